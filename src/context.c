@@ -1,0 +1,317 @@
+/* Context lifetime: the function table, device facts, and the enable flag. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VKPROF_DEFAULT_ENV "VKPROF_GPU_PROFILE"
+
+uint32_t vkprof_version(void)
+{
+    return VKPROF_VERSION;
+}
+
+vkprof_context_desc vkprof_default_desc(void)
+{
+    vkprof_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.enable = VKPROF_ENABLE_FROM_ENV;
+    d.env_var = VKPROF_DEFAULT_ENV;
+    d.log_level = VKPROF_LOG_WARN;
+    return d;
+}
+
+static bool equal_nocase(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] == '\0' || tolower((unsigned char)a[i]) != tolower((unsigned char)b[i])) {
+            return false;
+        }
+    }
+    return b[n] == '\0';
+}
+
+bool vkprof_parse_flag(const char *text, bool *out)
+{
+    if (text == NULL || out == NULL) {
+        return false;
+    }
+    while (isspace((unsigned char)*text)) {
+        text++;
+    }
+    size_t n = strlen(text);
+    while (n > 0 && isspace((unsigned char)text[n - 1])) {
+        n--;
+    }
+    static const char *const on[] = {"1", "on", "true", "yes"};
+    static const char *const off[] = {"0", "off", "false", "no"};
+    if (n == 0) {
+        *out = false;
+        return true;
+    }
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        if (equal_nocase(text, on[i], n)) {
+            *out = true;
+            return true;
+        }
+        if (equal_nocase(text, off[i], n)) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+void vkprof__update_active(vkprof_context ctx)
+{
+    ctx->info.requested = ctx->requested;
+    ctx->head.active = (ctx->requested && ctx->info.supported) ? 1 : 0;
+}
+
+#define LOAD_I(field, name) \
+    ctx->vk.field = (void *)ctx->desc.get_instance_proc_addr(ctx->desc.instance, name)
+#define LOAD_D(field, name) \
+    ctx->vk.field = (void *)ctx->desc.get_device_proc_addr(ctx->desc.device, name)
+
+static vkprof_result load_functions(vkprof_context ctx)
+{
+    /* Casting between function pointer types through void* is what every
+     * Vulkan loader does; silence -Wpedantic locally. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+    LOAD_I(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
+    LOAD_I(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
+    LOAD_I(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
+    LOAD_I(GetPhysicalDeviceCalibrateableTimeDomains,
+           "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR");
+    if (ctx->vk.GetPhysicalDeviceCalibrateableTimeDomains == NULL) {
+        LOAD_I(GetPhysicalDeviceCalibrateableTimeDomains,
+               "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+    }
+    LOAD_D(CreateQueryPool, "vkCreateQueryPool");
+    LOAD_D(DestroyQueryPool, "vkDestroyQueryPool");
+    LOAD_D(CmdResetQueryPool, "vkCmdResetQueryPool");
+    LOAD_D(CmdWriteTimestamp, "vkCmdWriteTimestamp");
+    LOAD_D(CmdWriteTimestamp2, "vkCmdWriteTimestamp2");
+    if (ctx->vk.CmdWriteTimestamp2 == NULL) {
+        LOAD_D(CmdWriteTimestamp2, "vkCmdWriteTimestamp2KHR");
+    }
+    LOAD_D(GetQueryPoolResults, "vkGetQueryPoolResults");
+    if (ctx->desc.host_query_reset) {
+        LOAD_D(ResetQueryPool, "vkResetQueryPool");
+        if (ctx->vk.ResetQueryPool == NULL) {
+            LOAD_D(ResetQueryPool, "vkResetQueryPoolEXT");
+        }
+    }
+    LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsKHR");
+    if (ctx->vk.GetCalibratedTimestamps == NULL) {
+        LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsEXT");
+    }
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+    if (ctx->vk.GetPhysicalDeviceProperties == NULL ||
+        ctx->vk.GetPhysicalDeviceQueueFamilyProperties == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_MISSING_FUNCTION,
+                            "vkGetPhysicalDeviceProperties/QueueFamilyProperties not loadable");
+    }
+    return VKPROF_OK;
+}
+
+/* Timestamps need every device-level entry point of the 2-slot cycle. */
+static bool timing_functions_present(const vkprof_vk *vk)
+{
+    return vk->CreateQueryPool != NULL && vk->DestroyQueryPool != NULL &&
+           vk->CmdResetQueryPool != NULL && vk->CmdWriteTimestamp != NULL &&
+           vk->GetQueryPoolResults != NULL;
+}
+
+static void read_device_facts(vkprof_context ctx)
+{
+    VkPhysicalDeviceProperties props;
+    memset(&props, 0, sizeof props);
+    ctx->vk.GetPhysicalDeviceProperties(ctx->desc.physical_device, &props);
+    vkprof_device_info *info = &ctx->info;
+    memcpy(info->device_name, props.deviceName, sizeof info->device_name);
+    info->device_name[sizeof info->device_name - 1] = '\0';
+    info->vendor_id = props.vendorID;
+    info->device_id = props.deviceID;
+    info->api_version = props.apiVersion;
+    info->driver_version = props.driverVersion;
+    info->timestamp_period = props.limits.timestampPeriod;
+    info->queue_family_index = ctx->desc.queue_family_index;
+
+    uint32_t n = 0;
+    ctx->vk.GetPhysicalDeviceQueueFamilyProperties(ctx->desc.physical_device, &n, NULL);
+    VkQueueFamilyProperties *fam = n ? calloc(n, sizeof *fam) : NULL;
+    uint32_t bits = 0;
+    if (fam != NULL) {
+        ctx->vk.GetPhysicalDeviceQueueFamilyProperties(ctx->desc.physical_device, &n, fam);
+        if (ctx->desc.queue_family_index < n) {
+            bits = fam[ctx->desc.queue_family_index].timestampValidBits;
+        } else {
+            vkprof__log(ctx, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                        "queue family %u does not exist (the device has %u); timing stays off",
+                        ctx->desc.queue_family_index, n);
+        }
+        free(fam);
+    }
+    /* The spec allows 0 or 36..64. Anything else is a driver bug: refuse it
+     * rather than mask with a nonsense width. */
+    if (bits != 0 && (bits < 36 || bits > 64)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_DISABLED,
+                    "queue family %u reports timestampValidBits=%u (valid: 0 or 36..64); "
+                    "treating it as having no timestamps",
+                    ctx->desc.queue_family_index, bits);
+        bits = 0;
+    }
+    if (bits != 0 && !(props.limits.timestampPeriod > 0.0f)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_DISABLED,
+                    "timestampPeriod is %g; treating the device as having no timestamps",
+                    (double)props.limits.timestampPeriod);
+        bits = 0;
+    }
+    if (bits != 0 && !timing_functions_present(&ctx->vk)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_MISSING_FUNCTION,
+                    "query-pool entry points are missing; timing stays off");
+        bits = 0;
+    }
+    info->timestamp_valid_bits = bits;
+    ctx->valid_mask = bits == 0 ? 0 : bits >= 64 ? UINT64_MAX : ((UINT64_C(1) << bits) - 1u);
+    info->supported = bits != 0;
+
+    ctx->host_reset = ctx->desc.host_query_reset && ctx->vk.ResetQueryPool != NULL;
+    info->timestamp2 = !ctx->desc.no_synchronization2 && ctx->vk.CmdWriteTimestamp2 != NULL;
+    if (!ctx->desc.no_synchronization2 && ctx->vk.CmdWriteTimestamp2 == NULL && info->supported) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_MISSING_FUNCTION,
+                    "vkCmdWriteTimestamp2 is not available; using vkCmdWriteTimestamp");
+    }
+}
+
+static bool requested_from_env(vkprof_context ctx)
+{
+    const char *v = getenv(ctx->env_var);
+    if (v == NULL) {
+        return false;
+    }
+    bool on = false;
+    if (!vkprof_parse_flag(v, &on)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "%s='%.64s' is not a flag (use 1/0, on/off, true/false, yes/no); "
+                    "GPU profiling stays off",
+                    ctx->env_var, v);
+        return false;
+    }
+    return on;
+}
+
+vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out)
+{
+    if (out == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    if (desc == NULL || desc->instance == VK_NULL_HANDLE ||
+        desc->physical_device == VK_NULL_HANDLE || desc->device == VK_NULL_HANDLE ||
+        desc->get_instance_proc_addr == NULL || desc->get_device_proc_addr == NULL) {
+        vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "vkprof_create: instance, physical_device, device, get_instance_proc_addr "
+                    "and get_device_proc_addr are required");
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; i < sizeof desc->reserved / sizeof desc->reserved[0]; i++) {
+        if (desc->reserved[i] != 0) {
+            vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                        "vkprof_create: reserved fields must be zero");
+            return VKPROF_ERROR_INVALID_ARGUMENT;
+        }
+    }
+    if ((unsigned)desc->enable > VKPROF_ENABLE_OFF ||
+        (unsigned)desc->log_level > VKPROF_LOG_INFO) {
+        vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "vkprof_create: enable or log_level out of range");
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    vkprof_context ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL) {
+        return VKPROF_ERROR_OUT_OF_MEMORY;
+    }
+    ctx->desc = *desc;
+    const char *env = desc->env_var != NULL && desc->env_var[0] != '\0' ? desc->env_var
+                                                                         : VKPROF_DEFAULT_ENV;
+    if (strlen(env) >= sizeof ctx->env_var) {
+        vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "vkprof_create: env_var name longer than %zu bytes", sizeof ctx->env_var - 1);
+        free(ctx);
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    memcpy(ctx->env_var, env, strlen(env) + 1);
+    ctx->desc.env_var = ctx->env_var;
+
+    vkprof_result r = load_functions(ctx);
+    if (r == VKPROF_OK) {
+        r = vkprof__phases_init(ctx);
+    }
+    if (r != VKPROF_OK) {
+        vkprof__phases_free(ctx);
+        free(ctx);
+        return r;
+    }
+    read_device_facts(ctx);
+
+    switch (desc->enable) {
+    case VKPROF_ENABLE_ON: ctx->requested = true; break;
+    case VKPROF_ENABLE_OFF: ctx->requested = false; break;
+    default: ctx->requested = requested_from_env(ctx); break;
+    }
+    if (ctx->requested && !ctx->info.supported) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_DISABLED,
+                    "GPU profiling requested, but queue family %u of '%s' has no timestamps; "
+                    "every vkprof call is a no-op",
+                    desc->queue_family_index, ctx->info.device_name);
+    }
+    vkprof__update_active(ctx);
+    *out = ctx;
+    return VKPROF_OK;
+}
+
+void vkprof_destroy(vkprof_context ctx)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    vkprof__timing_shutdown(ctx);
+    vkprof__phases_free(ctx);
+    free(ctx);
+}
+
+bool vkprof_enabled(vkprof_context ctx)
+{
+    return vkprof_active(ctx);
+}
+
+void vkprof_set_enabled(vkprof_context ctx, bool on)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    if (!on && ctx->state != VKPROF_SCOPE_IDLE) {
+        /* An open or unfolded scope cannot be completed once off. */
+        ctx->errors.discarded++;
+        ctx->state = VKPROF_SCOPE_IDLE;
+    }
+    ctx->requested = on;
+    vkprof__update_active(ctx);
+}
+
+vkprof_result vkprof_get_device_info(vkprof_context ctx, vkprof_device_info *out)
+{
+    if (ctx == NULL || out == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    *out = ctx->info;
+    return VKPROF_OK;
+}

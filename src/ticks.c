@@ -1,0 +1,55 @@
+/* Exact timestamp arithmetic: masking across counter wraps, and tick -> ns
+ * scaling without ever turning absolute ticks into floating point. */
+#include "internal.h"
+
+#include <math.h>
+
+uint64_t vkprof_tick_delta(uint64_t begin, uint64_t end, uint32_t valid_bits)
+{
+    if (valid_bits == 0) {
+        return 0;
+    }
+    uint64_t mask = valid_bits >= 64 ? UINT64_MAX : ((UINT64_C(1) << valid_bits) - 1u);
+    return (end - begin) & mask;
+}
+
+/* 64 x 64 -> 128-bit product as (hi, lo), portable C11. */
+static void mul_64x64(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
+{
+    uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32;
+    uint64_t b_lo = b & 0xffffffffu, b_hi = b >> 32;
+    uint64_t p0 = a_lo * b_lo;
+    uint64_t p1 = a_lo * b_hi;
+    uint64_t p2 = a_hi * b_lo;
+    uint64_t p3 = a_hi * b_hi;
+    uint64_t mid = (p0 >> 32) + (p1 & 0xffffffffu) + (p2 & 0xffffffffu);
+    *lo = (p0 & 0xffffffffu) | (mid << 32);
+    *hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
+/* The float period as an unsigned 32.32 fixed-point number. A float has a
+ * 24-bit mantissa, so for any period >= 2^-8 ns this is exact; smaller
+ * periods round to the nearest 2^-32 ns. Negative/NaN periods give 0. */
+static uint64_t period_q32(float period)
+{
+    double p = (double)period;
+    if (!(p > 0.0)) {
+        return 0;
+    }
+    double q = ldexp(p, 32);
+    if (q >= 18446744073709551615.0) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)(q + 0.5);
+}
+
+uint64_t vkprof_ticks_to_ns(uint64_t ticks, float timestamp_period)
+{
+    uint64_t hi, lo;
+    mul_64x64(ticks, period_q32(timestamp_period), &hi, &lo);
+    /* result = (hi:lo) >> 32 */
+    if ((hi >> 32) != 0) {
+        return UINT64_MAX;
+    }
+    return (hi << 32) | (lo >> 32);
+}

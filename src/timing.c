@@ -1,0 +1,214 @@
+/* The 2-slot timing cycle: begin/end stamps, resolve, accumulate. */
+#include "internal.h"
+
+#include <string.h>
+
+static vkprof_result ensure_pool(vkprof_context ctx)
+{
+    if (ctx->pool != VK_NULL_HANDLE) {
+        return VKPROF_OK;
+    }
+    VkQueryPoolCreateInfo ci;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    ci.queryCount = 2;
+    VkResult vr = ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &ctx->pool);
+    if (vr != VK_SUCCESS) {
+        ctx->pool = VK_NULL_HANDLE;
+        return vkprof__fail(ctx, VKPROF_ERROR_VULKAN, "vkCreateQueryPool failed (VkResult %d)",
+                            (int)vr);
+    }
+    if (ctx->host_reset) {
+        ctx->vk.ResetQueryPool(ctx->desc.device, ctx->pool, 0, 2);
+    }
+    ctx->have_last_pair = false;
+    return VKPROF_OK;
+}
+
+void vkprof__timing_shutdown(vkprof_context ctx)
+{
+    if (ctx->pool != VK_NULL_HANDLE) {
+        ctx->vk.DestroyQueryPool(ctx->desc.device, ctx->pool, ctx->desc.vk_allocator);
+        ctx->pool = VK_NULL_HANDLE;
+    }
+}
+
+static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)
+{
+    if (ctx->info.timestamp2) {
+        /* ALL_COMMANDS: the stamp waits for every earlier command to finish. */
+        ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, ctx->pool, slot);
+    } else {
+        ctx->vk.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->pool, slot);
+    }
+}
+
+vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    if (cmd == VK_NULL_HANDLE) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "begin: command buffer is NULL");
+    }
+    if (!vkprof__phase_valid(ctx, phase)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "begin: unknown phase id %u", phase);
+    }
+    if (ctx->state == VKPROF_SCOPE_BEGUN) {
+        /* Not re-entrant: abandon the open scope, so neither folds. */
+        vkprof_phase open = ctx->scope_phase;
+        ctx->state = VKPROF_SCOPE_IDLE;
+        return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
+                            "begin('%s') while '%s' is open; both scopes are dropped",
+                            ctx->phases[phase].name, ctx->phases[open].name);
+    }
+    if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
+        ctx->errors.discarded++;
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                    "begin('%s'): the previous '%s' scope was never accumulated; discarded",
+                    ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
+        ctx->state = VKPROF_SCOPE_IDLE;
+    }
+    vkprof_result r = ensure_pool(ctx);
+    if (r != VKPROF_OK) {
+        return r;
+    }
+    ctx->vk.CmdResetQueryPool(cmd, ctx->pool, 0, 2);
+    stamp(ctx, cmd, 0);
+    ctx->state = VKPROF_SCOPE_BEGUN;
+    ctx->scope_phase = phase;
+    return VKPROF_OK;
+}
+
+vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    if (cmd == VK_NULL_HANDLE) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "end: command buffer is NULL");
+    }
+    if (!vkprof__phase_valid(ctx, phase)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "end: unknown phase id %u", phase);
+    }
+    if (ctx->state != VKPROF_SCOPE_BEGUN) {
+        return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN, "end('%s') without begin",
+                            ctx->phases[phase].name);
+    }
+    if (phase != ctx->scope_phase) {
+        ctx->state = VKPROF_SCOPE_IDLE;
+        return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
+                            "end('%s') but begin was '%s'; the scope is dropped",
+                            ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
+    }
+    stamp(ctx, cmd, 1);
+    ctx->state = VKPROF_SCOPE_ENDED;
+    return VKPROF_OK;
+}
+
+vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                              vkprof_record_fn record, void *user)
+{
+    if (record == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "both: record callback is NULL");
+    }
+    if (!vkprof_active(ctx)) {
+        record(cmd, user);
+        return VKPROF_DISABLED;
+    }
+    vkprof_result r = vkprof_cmd_begin(ctx, cmd, phase);
+    record(cmd, user);
+    if (r != VKPROF_OK) {
+        return r;
+    }
+    return vkprof_cmd_end(ctx, cmd, phase);
+}
+
+vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    switch (ctx->state) {
+    case VKPROF_SCOPE_IDLE:
+        return vkprof__fail(ctx, VKPROF_ERROR_NOTHING_PENDING, "resolve: no scope was recorded");
+    case VKPROF_SCOPE_BEGUN:
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_ENDED, "resolve: the '%s' scope was not ended",
+                            ctx->phases[ctx->scope_phase].name);
+    case VKPROF_SCOPE_RESOLVED:
+        if (out_ns != NULL) {
+            *out_ns = vkprof_ticks_to_ns(ctx->scope_ticks, ctx->info.timestamp_period);
+        }
+        return VKPROF_OK;
+    case VKPROF_SCOPE_ENDED: break;
+    }
+    /* Two (value, availability) pairs; never WAIT, never PARTIAL. */
+    uint64_t data[4] = {0, 0, 0, 0};
+    VkResult vr = ctx->vk.GetQueryPoolResults(
+        ctx->desc.device, ctx->pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    if (vr != VK_SUCCESS && vr != VK_NOT_READY) {
+        return vkprof__fail(ctx, VKPROF_ERROR_VULKAN, "vkGetQueryPoolResults failed (VkResult %d)",
+                            (int)vr);
+    }
+    if (vr == VK_NOT_READY || data[1] == 0 || data[3] == 0) {
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_READY,
+                            "resolve('%s'): timestamps not available yet (submit and wait first)",
+                            ctx->phases[ctx->scope_phase].name);
+    }
+    /* Without a host reset, the previous scope's results stay available until
+     * the GPU executes this scope's vkCmdResetQueryPool. The device clock
+     * moves on between scopes, so an identical pair is that stale result. */
+    if (ctx->have_last_pair && data[0] == ctx->last_pair[0] && data[2] == ctx->last_pair[1]) {
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_READY,
+                            "resolve('%s'): only the previous scope's results are there yet "
+                            "(submit and wait first)",
+                            ctx->phases[ctx->scope_phase].name);
+    }
+    ctx->last_pair[0] = data[0];
+    ctx->last_pair[1] = data[2];
+    ctx->have_last_pair = true;
+    if (ctx->host_reset) {
+        /* Both writes have completed: the range is idle. */
+        ctx->vk.ResetQueryPool(ctx->desc.device, ctx->pool, 0, 2);
+    }
+    ctx->scope_ticks = (data[2] - data[0]) & ctx->valid_mask;
+    ctx->state = VKPROF_SCOPE_RESOLVED;
+    if (out_ns != NULL) {
+        *out_ns = vkprof_ticks_to_ns(ctx->scope_ticks, ctx->info.timestamp_period);
+    }
+    return VKPROF_OK;
+}
+
+vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    if (!vkprof__phase_valid(ctx, phase)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "accumulate: unknown phase id %u",
+                            phase);
+    }
+    switch (ctx->state) {
+    case VKPROF_SCOPE_IDLE:
+        return vkprof__fail(ctx, VKPROF_ERROR_NOTHING_PENDING,
+                            "accumulate('%s'): no scope was recorded", ctx->phases[phase].name);
+    case VKPROF_SCOPE_BEGUN:
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_ENDED,
+                            "accumulate('%s') without end: the scope is still open",
+                            ctx->phases[phase].name);
+    case VKPROF_SCOPE_ENDED:
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_RESOLVED,
+                            "accumulate('%s') before a successful resolve", ctx->phases[phase].name);
+    case VKPROF_SCOPE_RESOLVED: break;
+    }
+    if (phase != ctx->scope_phase) {
+        return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
+                            "accumulate('%s') but the scope is '%s'; nothing folded",
+                            ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
+    }
+    vkprof__phase_fold(ctx, phase, ctx->scope_ticks);
+    ctx->state = VKPROF_SCOPE_IDLE;
+    return VKPROF_OK;
+}

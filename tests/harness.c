@@ -1,0 +1,64 @@
+#include "harness.h"
+
+#include <string.h>
+
+int th_failures = 0;
+const char *th_case = "setup";
+
+void th_gpu_init(th_gpu *g)
+{
+    memset(g, 0, sizeof *g);
+    if (getenv("XDG_RUNTIME_DIR") == NULL) {
+        /* keeps the loader quiet; harmless */
+    }
+    if (vku_instance_create(&g->inst, true, "vkprof tests") != VK_SUCCESS) {
+        fprintf(stderr, "FAIL: cannot create a Vulkan instance with the validation layer\n");
+        exit(1);
+    }
+    VkPhysicalDevice phys;
+    char err[256] = "";
+    if (vku_pick_device(g->inst.instance, getenv("VKPROF_TEST_DEVICE"), &phys, err, sizeof err) !=
+        VK_SUCCESS) {
+        fprintf(stderr, "FAIL: %s\n", err);
+        exit(1);
+    }
+    uint32_t fam = vku_compute_family(phys);
+    if (fam == UINT32_MAX || vku_device_create(&g->dev, phys, fam) != VK_SUCCESS) {
+        fprintf(stderr, "FAIL: cannot create a device with a compute queue\n");
+        exit(1);
+    }
+    printf("device: %s, family %u, sync2 %d\n", g->dev.props.deviceName, fam, g->dev.sync2);
+}
+
+void th_gpu_finish(th_gpu *g)
+{
+    vku_device_destroy(&g->dev);
+    uint32_t msgs = g->inst.messages;
+    vku_instance_destroy(&g->inst);
+    if (msgs != 0) {
+        fprintf(stderr, "FAIL: %u validation message(s)\n", msgs);
+        th_failures += (int)msgs;
+    }
+}
+
+void th_log_fn(void *user, vkprof_log_level level, vkprof_result code, const char *msg)
+{
+    th_log *l = user;
+    l->calls++;
+    if (level == VKPROF_LOG_ERROR) {
+        l->errors++;
+    } else if (level == VKPROF_LOG_WARN) {
+        l->warnings++;
+    }
+    l->last_code = code;
+    snprintf(l->last, sizeof l->last, "%s", msg);
+    if (!l->quiet) {
+        printf("  log: %s (%s)\n", msg, vkprof_result_name(code));
+    }
+}
+
+int th_done(void)
+{
+    printf("%s: %d failure(s)\n", th_failures ? "FAILED" : "PASSED", th_failures);
+    return th_failures ? 1 : 0;
+}

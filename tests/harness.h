@@ -1,0 +1,77 @@
+/* Test harness: a real Vulkan device (lavapipe in CI) with the Khronos
+ * validation layer on. Any validation warning or error fails the test. */
+#ifndef VKPROF_TEST_HARNESS_H
+#define VKPROF_TEST_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vkutil.h"
+
+extern int th_failures;
+extern const char *th_case;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "FAIL %s:%d [%s]: %s\n", __FILE__, __LINE__, th_case, #cond); \
+            th_failures++;                                                            \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_EQ_U64(a, b)                                                                \
+    do {                                                                                  \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);    \
+        if (a_ != b_) {                                                                   \
+            fprintf(stderr, "FAIL %s:%d [%s]: %s == %s (%llu != %llu)\n", __FILE__, __LINE__, \
+                    th_case, #a, #b, a_, b_);                                             \
+            th_failures++;                                                                \
+        }                                                                                 \
+    } while (0)
+
+#define CHECK_VK(expr)                                                                    \
+    do {                                                                                  \
+        VkResult r_ = (expr);                                                             \
+        if (r_ != VK_SUCCESS) {                                                           \
+            fprintf(stderr, "FAIL %s:%d [%s]: %s -> %s\n", __FILE__, __LINE__, th_case, #expr, \
+                    vku_result_name(r_));                                                 \
+            th_failures++;                                                                \
+        }                                                                                 \
+    } while (0)
+
+typedef struct th_gpu {
+    vku_instance inst;
+    vku_device dev;
+} th_gpu;
+
+/* Instance with validation (required) and a device on the compute family of
+ * the default device (or VKPROF_TEST_DEVICE). Exits with 1 on failure. */
+void th_gpu_init(th_gpu *g);
+/* Destroys everything; counts every validation message as a failure. */
+void th_gpu_finish(th_gpu *g);
+
+/* A logger that records the last message and counts calls, for tests. */
+typedef struct th_log {
+    int calls;
+    int errors;
+    int warnings;
+    vkprof_result last_code;
+    char last[512];
+    int quiet;
+} th_log;
+void th_log_fn(void *user, vkprof_log_level level, vkprof_result code, const char *msg);
+
+/* Run a case: sets th_case and prints it. */
+#define RUN(fn, ...)                              \
+    do {                                          \
+        th_case = #fn;                            \
+        int before_ = th_failures;                \
+        fn(__VA_ARGS__);                          \
+        printf("%s %s\n", th_failures == before_ ? "ok  " : "FAIL", #fn); \
+        fflush(stdout);                           \
+    } while (0)
+
+/* Final line and exit status. */
+int th_done(void);
+
+#endif

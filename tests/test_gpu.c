@@ -1,0 +1,236 @@
+/* Real-device timing on lavapipe (or VKPROF_TEST_DEVICE) with validation on. */
+#include <string.h>
+
+#include "harness.h"
+
+static th_gpu g;
+static vku_busy busy;
+static vkprof_context ctx;
+
+/* Fixed work size; iterations scale the time. On lavapipe (2 CPU cores) one
+ * 1x dispatch takes a few ms, far above the ~10-50 us fixed cost per dispatch. */
+#define COUNT (16 * 1024)
+#define ITERS_1X 1500u
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Time `dispatches` busy dispatches of `iters` as one scope; returns ns (0 on failure). */
+static uint64_t time_scope(vkprof_phase phase, uint32_t iters, int dispatches)
+{
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, phase) == VKPROF_OK);
+    for (int i = 0; i < dispatches; i++) {
+        if (i) {
+            vku_compute_barrier(g.dev.cmd);
+        }
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, iters);
+    }
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, phase) == VKPROF_OK);
+    CHECK_VK(vku_submit_wait(&g.dev));
+    uint64_t ns = 0;
+    CHECK(vkprof_resolve(ctx, &ns) == VKPROF_OK);
+    CHECK(vkprof_accumulate(ctx, phase) == VKPROF_OK);
+    return ns;
+}
+
+static uint64_t median_scope(vkprof_phase phase, uint32_t iters, int dispatches, int reps,
+                             uint64_t *sum)
+{
+    uint64_t v[16];
+    *sum = 0;
+    for (int i = 0; i < reps; i++) {
+        v[i] = time_scope(phase, iters, dispatches);
+        *sum += v[i];
+    }
+    qsort(v, (size_t)reps, sizeof v[0], cmp_u64);
+    return v[reps / 2];
+}
+
+/* The measured time follows the work: 8x the iterations gives ~8x the time.
+ * Tolerance: the ratio of medians must lie in [6, 10] (8 +- 25%). lavapipe
+ * runs the shader on the same 2 CPU cores as everything else, so single runs
+ * jitter by 10-20%; the fixed per-dispatch cost (thread wake-up, launch) is
+ * tens of us against >= 1 ms of work, so it bends the ratio by < 5%. */
+static void test_scaling(void)
+{
+    vkprof_phase p1, p8;
+    CHECK(vkprof_register_phase(ctx, "busy_1x", &p1) == VKPROF_OK);
+    CHECK(vkprof_register_phase(ctx, "busy_8x", &p8) == VKPROF_OK);
+    (void)time_scope(p1, ITERS_1X, 1); /* warm-up: JIT, caches */
+    vkprof_reset(ctx);
+    const int reps = 7;
+    uint64_t sum1 = 0, sum8 = 0;
+    uint64_t m1 = median_scope(p1, ITERS_1X, 1, reps, &sum1);
+    uint64_t m8 = median_scope(p8, ITERS_1X * 8, 1, reps, &sum8);
+    double ratio = (double)m8 / (double)m1;
+    printf("  1x median %.3f ms, 8x median %.3f ms, ratio %.2f\n", m1 / 1e6, m8 / 1e6, ratio);
+    CHECK(m1 > 0);
+    CHECK(ratio >= 6.0 && ratio <= 10.0);
+
+    vkprof_phase_stats st[VKPROF_MAX_PHASES];
+    uint32_t n = 0;
+    vkprof_error_counts errs;
+    CHECK(vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, &errs) == VKPROF_OK);
+    CHECK(n == vkprof_phase_count(ctx));
+    CHECK_EQ_U64(st[p1].count, reps);
+    CHECK_EQ_U64(st[p8].count, reps);
+    /* period is 1.0 on lavapipe, but the sum is exact on any device */
+    CHECK(st[p1].total_ns >= sum1 - reps && st[p1].total_ns <= sum1 + reps);
+    CHECK(st[p1].min_ns <= m1 && m1 <= st[p1].max_ns);
+    CHECK(st[p8].min_ns > st[p1].max_ns);
+    CHECK(strcmp(st[p8].name, "busy_8x") == 0);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i != p1 && i != p8) {
+            CHECK(st[i].count == 0);
+        }
+    }
+    CHECK(memcmp(&errs, &(vkprof_error_counts){0}, sizeof errs) == 0);
+}
+
+/* A two-dispatch kernel timed with begin before the first dispatch and end
+ * after the second covers both: about twice one dispatch (1.5x..2.6x). */
+static void test_two_dispatch(void)
+{
+    vkprof_reset(ctx);
+    uint64_t s1 = 0, s2 = 0;
+    uint64_t one = median_scope(VKPROF_PHASE_MLP_GATE_UP, ITERS_1X, 1, 5, &s1);
+    uint64_t two = median_scope(VKPROF_PHASE_MLP_DOWN, ITERS_1X, 2, 5, &s2);
+    double ratio = (double)two / (double)one;
+    printf("  one dispatch %.3f ms, two dispatches %.3f ms, ratio %.2f\n", one / 1e6, two / 1e6,
+           ratio);
+    CHECK(ratio >= 1.5 && ratio <= 2.6);
+    vkprof_phase_stats st[VKPROF_MAX_PHASES];
+    uint32_t n;
+    CHECK(vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, NULL) == VKPROF_OK);
+    CHECK_EQ_U64(st[VKPROF_PHASE_MLP_DOWN].count, 5);
+    CHECK_EQ_U64(st[VKPROF_PHASE_MLP_GATE_UP].count, 5);
+}
+
+static int recorded;
+static void record_busy(VkCommandBuffer cmd, void *user)
+{
+    (void)user;
+    recorded++;
+    vku_busy_record(&g.dev, &busy, cmd, ITERS_1X);
+}
+
+/* "both": one dispatch between two stamps, recorded by the app's callback. */
+static void test_both(void)
+{
+    vkprof_reset(ctx);
+    recorded = 0;
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_both(ctx, g.dev.cmd, VKPROF_PHASE_NORM, record_busy, NULL) == VKPROF_OK);
+    CHECK_VK(vku_submit_wait(&g.dev));
+    uint64_t ns = 0;
+    CHECK(vkprof_resolve(ctx, &ns) == VKPROF_OK);
+    CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_NORM) == VKPROF_OK);
+    CHECK(recorded == 1);
+    CHECK(ns > 0);
+    CHECK(vkprof_any_recorded(ctx));
+    /* the callback is required */
+    CHECK(vkprof_cmd_both(ctx, g.dev.cmd, VKPROF_PHASE_NORM, NULL, NULL) ==
+          VKPROF_ERROR_INVALID_ARGUMENT);
+}
+
+/* A result that is not ready: the scope is recorded but not yet executed.
+ * resolve must say NOT_READY and fold nothing, never hand back an earlier
+ * scope's values, and succeed once the GPU has written both stamps. Run with
+ * the host query reset (lavapipe has it) and without it (stale-pair check). */
+static void not_ready_case(bool host_reset)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.enable = VKPROF_ENABLE_ON;
+    d.host_query_reset = host_reset && g.dev.host_query_reset;
+    static th_log quiet = {.quiet = 1};
+    d.log = th_log_fn;
+    d.log_user = &quiet;
+    vkprof_context c = NULL;
+    CHECK(vkprof_create(&d, &c) == VKPROF_OK);
+    uint64_t ns = 12345;
+    int expect_not_ready = 0;
+    if (d.host_query_reset) {
+        /* a fresh pool: nothing written yet */
+        CHECK_VK(vku_begin(&g.dev));
+        CHECK(vkprof_cmd_begin(c, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, 10);
+        CHECK(vkprof_cmd_end(c, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+        CHECK(vkprof_resolve(c, &ns) == VKPROF_ERROR_NOT_READY);
+        expect_not_ready++;
+        CHECK(ns == 12345);
+        CHECK(vkprof_accumulate(c, VKPROF_PHASE_ROPE) == VKPROF_ERROR_NOT_RESOLVED);
+        CHECK(!vkprof_any_recorded(c));
+        CHECK_VK(vku_submit_wait(&g.dev));
+    } else {
+        CHECK_VK(vku_begin(&g.dev));
+        CHECK(vkprof_cmd_begin(c, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, 10);
+        CHECK(vkprof_cmd_end(c, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+        CHECK_VK(vku_submit_wait(&g.dev));
+    }
+    CHECK(vkprof_resolve(c, &ns) == VKPROF_OK);
+    CHECK(ns != 12345);
+    CHECK(vkprof_accumulate(c, VKPROF_PHASE_ROPE) == VKPROF_OK);
+
+    /* the next scope is recorded, not submitted: the first scope's results
+     * are still in the pool (unless host-reset) and must not be read as new */
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(c, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 10);
+    CHECK(vkprof_cmd_end(c, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+    CHECK(vkprof_resolve(c, &ns) == VKPROF_ERROR_NOT_READY);
+    expect_not_ready++;
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_resolve(c, &ns) == VKPROF_OK);
+    CHECK(vkprof_accumulate(c, VKPROF_PHASE_ROPE) == VKPROF_OK);
+
+    vkprof_error_counts e;
+    uint32_t n;
+    vkprof_phase_stats st[VKPROF_MAX_PHASES];
+    CHECK(vkprof_snapshot(c, st, VKPROF_MAX_PHASES, &n, &e) == VKPROF_OK);
+    CHECK_EQ_U64(e.not_ready, expect_not_ready);
+    CHECK_EQ_U64(st[VKPROF_PHASE_ROPE].count, 2);
+    vkprof_destroy(c);
+}
+
+static void test_not_ready_host_reset(void)
+{
+    CHECK(g.dev.host_query_reset); /* lavapipe offers it; the test needs it */
+    not_ready_case(true);
+}
+
+static void test_not_ready_stale_pair(void)
+{
+    not_ready_case(false);
+}
+
+int main(void)
+{
+    th_gpu_init(&g);
+    if (vku_busy_create(&g.dev, COUNT, &busy) != VK_SUCCESS) {
+        fprintf(stderr, "FAIL: busy pipeline\n");
+        return 1;
+    }
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.enable = VKPROF_ENABLE_ON;
+    static th_log log;
+    d.log = th_log_fn;
+    d.log_user = &log;
+    if (vkprof_create(&d, &ctx) != VKPROF_OK || !vkprof_enabled(ctx)) {
+        fprintf(stderr, "FAIL: context not enabled on a device with timestamps\n");
+        return 1;
+    }
+    RUN(test_scaling);
+    RUN(test_two_dispatch);
+    RUN(test_both);
+    RUN(test_not_ready_host_reset);
+    RUN(test_not_ready_stale_pair);
+    vkprof_destroy(ctx);
+    vku_busy_destroy(&g.dev, &busy);
+    th_gpu_finish(&g);
+    return th_done();
+}

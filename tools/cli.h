@@ -1,0 +1,7 @@
+/* Subcommands of the vkprof tool. Each returns the process exit status. */
+#ifndef VKPROF_CLI_H
+#define VKPROF_CLI_H
+
+int vkprof_cmd_devices(int argc, char **argv);
+
+#endif

@@ -1,0 +1,43 @@
+/* vkprof: command-line entry point. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "vkprof/vkprof.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vkprof <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  devices [--device INDEX|NAME] [--no-dispatch]\n"
+            "      list every Vulkan device: queue families and their timestamp bits,\n"
+            "      timestampPeriod, calibrated-timestamp domains, one measured dispatch\n"
+            "  version\n"
+            "      print the library version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "devices") == 0) {
+        return vkprof_cmd_devices(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "version") == 0) {
+        unsigned v = vkprof_version();
+        printf("vkprof %u.%u.%u\n", v / 10000, (v / 100) % 100, v % 100);
+        return 0;
+    }
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "vkprof: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}
