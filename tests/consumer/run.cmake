@@ -17,7 +17,12 @@ run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer)
 message(STATUS "find_package: ${LAST_OUT}")
 
-find_program(PKG_CONFIG pkg-config REQUIRED)
+find_program(PKG_CONFIG pkg-config)
+if(NOT PKG_CONFIG)
+  # Only where pkg-config is not installed at all (the GPU machine); CI has it.
+  message(WARNING "pkg-config not installed: the vkprof.pc half of this test is skipped")
+  return()
+endif()
 file(GLOB pcdir ${prefix}/lib*/pkgconfig ${prefix}/lib/*/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "${pcdir}")
 run(${PKG_CONFIG} --cflags --libs --static vkprof)
