@@ -10,7 +10,7 @@ static vkprof_context ctx;
 /* Fixed work size; iterations scale the time. On lavapipe (2 CPU cores) one
  * 1x dispatch takes a few ms, far above the ~10-50 us fixed cost per dispatch. */
 #define COUNT (16 * 1024)
-#define ITERS_1X 1500u
+static uint32_t ITERS_1X = 1500u; /* raised by calibrate() on fast devices */
 
 /* Time `dispatches` busy dispatches of `iters` as one scope; returns ns (0 on failure). */
 static uint64_t time_scope(vkprof_phase phase, uint32_t iters, int dispatches)
@@ -74,6 +74,16 @@ static void test_scaling(void)
     CHECK(vkprof_register_phase(ctx, "busy_1x", &p1) == VKPROF_OK);
     CHECK(vkprof_register_phase(ctx, "busy_8x", &p8) == VKPROF_OK);
     (void)time_scope(p1, ITERS_1X, 1); /* warm-up: JIT, caches */
+    /* On a real GPU 1500 iterations take microseconds, where the fixed cost
+     * of a dispatch and its stamps would dominate: grow the work until one
+     * 1x scope takes >= 2 ms on whatever device runs the test. */
+    for (uint64_t t = time_scope(p1, ITERS_1X, 1); t < 2000000 && ITERS_1X < (1u << 27);
+         t = time_scope(p1, ITERS_1X, 1)) {
+        uint64_t grow = t ? (2000000 / t) + 1 : 64;
+        ITERS_1X *= (uint32_t)(grow < 2 ? 2 : grow > 64 ? 64 : grow);
+    }
+    printf("  1x = %u iterations per invocation\n", ITERS_1X);
+    vkprof_reset(ctx);
     const int reps = 5;
     uint64_t sum1 = 0, sum8 = 0;
     double ratio =
