@@ -159,14 +159,21 @@ static void read_device_facts(vkprof_context ctx)
         }
         free(fam);
     }
-    /* The spec allows 0 or 36..64. Anything else is a driver bug: refuse it
-     * rather than mask with a nonsense width. */
-    if (bits != 0 && (bits < 36 || bits > 64)) {
+    /* The spec asks 36..64 of graphics/compute families, but transfer-only
+     * families report less (the H200's family 3 has 32). Any width 1..64 is
+     * masked correctly; a narrow one only wraps sooner, so say so. */
+    if (bits > 64) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_DISABLED,
-                    "queue family %u reports timestampValidBits=%u (valid: 0 or 36..64); "
+                    "queue family %u reports timestampValidBits=%u (more than 64); "
                     "treating it as having no timestamps",
                     ctx->desc.queue_family_index, bits);
         bits = 0;
+    } else if (bits != 0 && bits < 36) {
+        vkprof__log(ctx, VKPROF_LOG_INFO, VKPROF_OK,
+                    "queue family %u has only %u valid timestamp bits: the counter wraps "
+                    "every 2^%u ticks; deltas are masked, but a scope longer than that is "
+                    "ambiguous",
+                    ctx->desc.queue_family_index, bits, bits);
     }
     if (bits != 0 && !(props.limits.timestampPeriod > 0.0f)) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_DISABLED,

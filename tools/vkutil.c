@@ -257,10 +257,12 @@ VkResult vku_device_create(vku_device *out, VkPhysicalDevice phys, uint32_t fami
 
     const char *exts[1];
     uint32_t next = 0;
-    if (has_device_ext(phys, "VK_KHR_calibrated_timestamps")) {
-        exts[next++] = "VK_KHR_calibrated_timestamps";
-    } else if (has_device_ext(phys, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME)) {
+    /* The EXT first: Debian's validation layer (1.3.239) predates the KHR
+     * name and warns about it; both have the same entry points. */
+    if (has_device_ext(phys, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME)) {
         exts[next++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+    } else if (has_device_ext(phys, "VK_KHR_calibrated_timestamps")) {
+        exts[next++] = "VK_KHR_calibrated_timestamps";
     }
     out->calibrated_ext = next > 0;
 
