@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,12 +86,14 @@ static vkprof_result load_functions(vkprof_context ctx)
     LOAD_I(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
     LOAD_I(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
     LOAD_I(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
+    /* EXT first: older loaders do not know the KHR name (same signature). */
     LOAD_I(GetPhysicalDeviceCalibrateableTimeDomains,
-           "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR");
+           "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
     if (ctx->vk.GetPhysicalDeviceCalibrateableTimeDomains == NULL) {
         LOAD_I(GetPhysicalDeviceCalibrateableTimeDomains,
-               "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+               "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR");
     }
+    LOAD_I(GetPhysicalDeviceProperties2, "vkGetPhysicalDeviceProperties2");
     LOAD_D(CreateQueryPool, "vkCreateQueryPool");
     LOAD_D(DestroyQueryPool, "vkDestroyQueryPool");
     LOAD_D(CmdResetQueryPool, "vkCmdResetQueryPool");
@@ -106,10 +109,25 @@ static vkprof_result load_functions(vkprof_context ctx)
             LOAD_D(ResetQueryPool, "vkResetQueryPoolEXT");
         }
     }
-    LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsKHR");
+    /* A device-level entry point of an extension the app did not enable is
+     * NULL; whichever name the app enabled is the one found. */
+    ctx->cal.extension = "VK_EXT_calibrated_timestamps";
+    LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsEXT");
     if (ctx->vk.GetCalibratedTimestamps == NULL) {
-        LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsEXT");
+        LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsKHR");
+        ctx->cal.extension = "VK_KHR_calibrated_timestamps";
     }
+    LOAD_D(CreateCommandPool, "vkCreateCommandPool");
+    LOAD_D(DestroyCommandPool, "vkDestroyCommandPool");
+    LOAD_D(AllocateCommandBuffers, "vkAllocateCommandBuffers");
+    LOAD_D(BeginCommandBuffer, "vkBeginCommandBuffer");
+    LOAD_D(EndCommandBuffer, "vkEndCommandBuffer");
+    LOAD_D(ResetCommandBuffer, "vkResetCommandBuffer");
+    LOAD_D(CreateFence, "vkCreateFence");
+    LOAD_D(DestroyFence, "vkDestroyFence");
+    LOAD_D(ResetFences, "vkResetFences");
+    LOAD_D(WaitForFences, "vkWaitForFences");
+    LOAD_D(QueueSubmit, "vkQueueSubmit");
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
@@ -142,6 +160,22 @@ static void read_device_facts(vkprof_context ctx)
     info->api_version = props.apiVersion;
     info->driver_version = props.driverVersion;
     info->timestamp_period = props.limits.timestampPeriod;
+    snprintf(ctx->driver_name, sizeof ctx->driver_name, "driver version 0x%x",
+             props.driverVersion);
+    if (ctx->vk.GetPhysicalDeviceProperties2 != NULL && props.apiVersion >= VK_API_VERSION_1_2) {
+        VkPhysicalDeviceDriverProperties drv;
+        memset(&drv, 0, sizeof drv);
+        drv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+        VkPhysicalDeviceProperties2 p2;
+        memset(&p2, 0, sizeof p2);
+        p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+        p2.pNext = &drv;
+        ctx->vk.GetPhysicalDeviceProperties2(ctx->desc.physical_device, &p2);
+        drv.driverName[sizeof drv.driverName - 1] = '\0';
+        drv.driverInfo[sizeof drv.driverInfo - 1] = '\0';
+        snprintf(ctx->driver_name, sizeof ctx->driver_name, "%s %s", drv.driverName,
+                 drv.driverInfo);
+    }
     info->queue_family_index = ctx->desc.queue_family_index;
 
     uint32_t n = 0;
@@ -268,6 +302,20 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         return r;
     }
     read_device_facts(ctx);
+    r = vkprof__host_init(ctx);
+    if (r == VKPROF_OK) {
+        r = vkprof__cal_init(ctx);
+    }
+    if (r == VKPROF_OK) {
+        r = vkprof__trace_init(ctx);
+    }
+    if (r != VKPROF_OK) {
+        vkprof__trace_shutdown(ctx);
+        vkprof__cal_shutdown(ctx);
+        vkprof__phases_free(ctx);
+        free(ctx);
+        return r;
+    }
 
     switch (desc->enable) {
     case VKPROF_ENABLE_ON: ctx->requested = true; break;
@@ -281,6 +329,10 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
                     desc->queue_family_index, ctx->info.device_name);
     }
     vkprof__update_active(ctx);
+    /* The first calibration point, so GPU scopes can be placed from the start. */
+    if (ctx->cal.method != VKPROF_CALIBRATION_NONE && ctx->head.active) {
+        (void)vkprof_calibrate(ctx);
+    }
     *out = ctx;
     return VKPROF_OK;
 }
@@ -290,6 +342,11 @@ void vkprof_destroy(vkprof_context ctx)
     if (ctx == NULL) {
         return;
     }
+    if (ctx->trace.path[0] != '\0') {
+        (void)vkprof_flush(ctx);
+    }
+    vkprof__trace_shutdown(ctx);
+    vkprof__cal_shutdown(ctx);
     vkprof__timing_shutdown(ctx);
     vkprof__phases_free(ctx);
     free(ctx);

@@ -5,6 +5,7 @@
 #include "vkprof/vkprof.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 
 /* Vulkan headers older than 1.3.272 have only the EXT calibrated-timestamps
  * names; the KHR ones share their values and signatures. */
@@ -30,7 +31,107 @@ typedef struct vkprof_vk {
     PFN_vkGetQueryPoolResults GetQueryPoolResults;
     PFN_vkResetQueryPool ResetQueryPool; /* core 1.2 or the EXT alias */
     vkprof_PFN_GetCalibratedTimestamps GetCalibratedTimestamps;
+    PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+    /* the bracket calibration fallback submits one timestamp itself */
+    PFN_vkCreateCommandPool CreateCommandPool;
+    PFN_vkDestroyCommandPool DestroyCommandPool;
+    PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
+    PFN_vkBeginCommandBuffer BeginCommandBuffer;
+    PFN_vkEndCommandBuffer EndCommandBuffer;
+    PFN_vkResetCommandBuffer ResetCommandBuffer;
+    PFN_vkCreateFence CreateFence;
+    PFN_vkDestroyFence DestroyFence;
+    PFN_vkResetFences ResetFences;
+    PFN_vkWaitForFences WaitForFences;
+    PFN_vkQueueSubmit QueueSubmit;
 } vkprof_vk;
+
+/* ---- host spans ---- */
+typedef struct vkprof_bucket_slot {
+    char name[VKPROF_MAX_NAME + 1];
+    bool hot;
+    _Atomic uint64_t calls;
+    _Atomic uint64_t total_ns;
+} vkprof_bucket_slot;
+
+typedef struct vkprof_host {
+    _Atomic int level; /* vkprof_host_level, never FROM_ENV */
+    vkprof_bucket_slot buckets[VKPROF_MAX_BUCKETS];
+    _Atomic uint32_t bucket_count;
+    atomic_flag register_lock;
+    _Atomic uint64_t steps;
+    uint32_t report_every;
+    /* report window, under report_lock */
+    atomic_flag report_lock;
+    uint64_t window_start_ns;
+    uint64_t window_first_step;
+    uint64_t window_calls[VKPROF_MAX_BUCKETS];
+    uint64_t window_total[VKPROF_MAX_BUCKETS];
+    char env_var[128];
+} vkprof_host;
+
+/* ---- calibration ---- */
+typedef struct vkprof_cal_point {
+    uint64_t ticks;   /* device ticks (absolute, as queries report them) */
+    uint64_t host_ns; /* host CLOCK_MONOTONIC */
+    uint64_t err_ns;  /* half-width of the uncertainty */
+} vkprof_cal_point;
+
+#define VKPROF_CAL_POINTS 4096u
+
+typedef struct vkprof_cal {
+    vkprof_calibration_method method;
+    const char *extension;
+    bool raw_bridge;   /* the device offers only CLOCK_MONOTONIC_RAW */
+    VkTimeDomainEXT host_domain;
+    vkprof_cal_point *points;
+    uint32_t count;
+    uint64_t taken;
+    uint64_t last_ns;  /* host time of the newest point */
+    /* bracket fallback */
+    VkCommandPool cmd_pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkQueryPool pool;
+} vkprof_cal;
+
+/* ---- timeline ---- */
+enum { VKPROF_EV_SPAN = 1, VKPROF_EV_GPU = 2, VKPROF_EV_STEP = 3 };
+enum { VKPROF_EVF_HOT = 1, VKPROF_EVF_SYNC = 2, VKPROF_EVF_PROBE = 4 };
+
+typedef struct vkprof_event {
+    uint64_t start; /* host ns (spans, steps) or device ticks (GPU) */
+    uint64_t end;
+    uint64_t id;    /* span: its flow id; GPU: the flow id of the span that recorded it */
+    uint64_t step;
+    uint32_t name;  /* bucket or phase */
+    uint32_t annot; /* 1 + index into the annotation store; 0: none */
+    uint16_t tid;   /* host thread index or GPU queue track */
+    uint8_t kind;
+    uint8_t flags;
+    _Atomic uint32_t ready;
+} vkprof_event;
+
+typedef struct vkprof_annot {
+    uint32_t count;
+    const char *key[VKPROF_SPAN_MAX_ANNOTATIONS];
+    char value[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_MAX + 1];
+} vkprof_annot;
+
+typedef struct vkprof_trace {
+    _Atomic int on;
+    vkprof_event *events;
+    uint32_t capacity;
+    _Atomic uint64_t next;
+    _Atomic uint64_t dropped;
+    vkprof_annot *annots;
+    uint32_t annot_capacity;
+    _Atomic uint64_t annot_next;
+    _Atomic uint64_t annot_dropped;
+    uint64_t start_ns;
+    char path[1024];
+    char env_var[128];
+} vkprof_trace;
 
 typedef struct vkprof_phase_acc {
     char name[VKPROF_MAX_NAME + 1];
@@ -72,6 +173,15 @@ struct vkprof_context_T {
     uint32_t phase_cap;
 
     vkprof_error_counts errors;
+
+    /* 2-slot scope, for the timeline */
+    uint64_t scope_begin_ticks, scope_end_ticks;
+    uint64_t scope_flow; /* the span open on this thread at begin */
+
+    vkprof_host host;
+    vkprof_cal cal;
+    vkprof_trace trace;
+    char driver_name[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE + 2];
 };
 
 /* log.c */
@@ -99,5 +209,36 @@ void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
 
 /* timing.c */
 void vkprof__timing_shutdown(vkprof_context ctx);
+
+/* clock.c */
+uint64_t vkprof__raw_now_ns(void);
+uint64_t vkprof__realtime_ns(void);
+int64_t vkprof__raw_to_mono_offset(uint64_t *err_ns);
+int64_t vkprof__realtime_to_mono_offset(uint64_t *err_ns);
+
+/* ticks.c */
+/* round(a * b / c) for c > 0, saturating; exact in 128-bit arithmetic */
+uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c);
+
+/* host.c */
+vkprof_result vkprof__host_init(vkprof_context ctx);
+uint64_t vkprof__current_span(void);
+uint16_t vkprof__thread_index(void);
+const char *vkprof__thread_name(uint16_t tid);
+uint32_t vkprof__thread_count(void);
+
+/* calib.c */
+vkprof_result vkprof__cal_init(vkprof_context ctx);
+void vkprof__cal_shutdown(vkprof_context ctx);
+void vkprof__cal_maybe_refresh(vkprof_context ctx);
+bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
+
+/* trace.c */
+vkprof_result vkprof__trace_init(vkprof_context ctx);
+void vkprof__trace_shutdown(vkprof_context ctx);
+void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns);
+void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
+                       uint64_t end_ticks, uint64_t flow);
+void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);
 
 #endif

@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *level_name(vkprof_log_level level)
 {
@@ -19,15 +20,32 @@ static void vlog(vkprof_context ctx, vkprof_log_level level, vkprof_result code,
     if (ctx != NULL && ctx->desc.log_level != VKPROF_LOG_DEFAULT) {
         max = ctx->desc.log_level;
     }
-    if (level > max) {
+    /* reports are asked for by turning host profiling on: always delivered */
+    if (level > max && level != VKPROF_LOG_REPORT) {
         return;
     }
-    char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    char small[512];
+    char *msg = small;
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small) {
+        char *big = malloc((size_t)n + 1);
+        if (big != NULL) {
+            vsnprintf(big, (size_t)n + 1, fmt, copy);
+            msg = big;
+        }
+    }
+    va_end(copy);
     if (ctx != NULL && ctx->desc.log != NULL) {
         ctx->desc.log(ctx->desc.log_user, level, code, msg);
+    } else if (level == VKPROF_LOG_REPORT) {
+        fputs(msg, stderr);
     } else {
         fprintf(stderr, "vkprof %s: %s (%s)\n", level_name(level), msg, vkprof_result_name(code));
+    }
+    if (msg != small) {
+        free(msg);
     }
 }
 

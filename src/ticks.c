@@ -53,3 +53,34 @@ uint64_t vkprof_ticks_to_ns(uint64_t ticks, float timestamp_period)
     }
     return (hi << 32) | (lo >> 32);
 }
+
+uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (c == 0) {
+        return UINT64_MAX;
+    }
+    uint64_t hi, lo;
+    mul_64x64(a, b, &hi, &lo);
+    /* add c/2 for rounding to nearest */
+    uint64_t half = c / 2;
+    lo += half;
+    if (lo < half) {
+        hi++;
+    }
+    if (hi >= c) {
+        return UINT64_MAX; /* the quotient does not fit */
+    }
+    /* 128 / 64 long division, one bit at a time; hi < c keeps it in range */
+    uint64_t q = 0;
+    for (int i = 63; i >= 0; i--) {
+        uint64_t carry = hi >> 63;
+        hi = (hi << 1) | (lo >> 63);
+        lo <<= 1;
+        q <<= 1;
+        if (carry || hi >= c) {
+            hi -= c;
+            q |= 1;
+        }
+    }
+    return q;
+}

@@ -78,6 +78,7 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     stamp(ctx, cmd, 0);
     ctx->state = VKPROF_SCOPE_BEGUN;
     ctx->scope_phase = phase;
+    ctx->scope_flow = vkprof__current_span();
     return VKPROF_OK;
 }
 
@@ -174,6 +175,9 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
         ctx->vk.ResetQueryPool(ctx->desc.device, ctx->pool, 0, 2);
     }
     ctx->scope_ticks = (data[2] - data[0]) & ctx->valid_mask;
+    ctx->scope_begin_ticks = data[0] & ctx->valid_mask;
+    ctx->scope_end_ticks = data[2] & ctx->valid_mask;
+    vkprof__cal_maybe_refresh(ctx);
     ctx->state = VKPROF_SCOPE_RESOLVED;
     if (out_ns != NULL) {
         *out_ns = vkprof_ticks_to_ns(ctx->scope_ticks, ctx->info.timestamp_period);
@@ -209,6 +213,10 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
                             ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
     }
     vkprof__phase_fold(ctx, phase, ctx->scope_ticks);
+    if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
+        vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks,
+                          ctx->scope_flow);
+    }
     ctx->state = VKPROF_SCOPE_IDLE;
     return VKPROF_OK;
 }

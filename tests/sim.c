@@ -1,6 +1,8 @@
+#define _POSIX_C_SOURCE 200809L
 #include "sim.h"
 
 #include <string.h>
+#include <time.h>
 
 sim_state g_sim;
 
@@ -86,7 +88,73 @@ static VkResult VKAPI_CALL w_GetQueryPoolResults(VkDevice d, VkQueryPool p, uint
     return r;
 }
 
-typedef VkResult(VKAPI_PTR *pfn_domains)(VkPhysicalDevice, uint32_t *, VkTimeDomainEXT *);
+static VkResult VKAPI_CALL w_GetCalibrateableTimeDomains(VkPhysicalDevice p, uint32_t *n,
+                                                          VkTimeDomainEXT *out)
+{
+    if (g_sim.calib_mode != 2) {
+        return vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(p, n, out);
+    }
+    static const VkTimeDomainEXT raw_only[2] = {VK_TIME_DOMAIN_DEVICE_EXT,
+                                                VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT};
+    if (out == NULL) {
+        *n = 2;
+        return VK_SUCCESS;
+    }
+    uint32_t k = *n < 2 ? *n : 2;
+    memcpy(out, raw_only, k * sizeof *out);
+    *n = k;
+    return k < 2 ? VK_INCOMPLETE : VK_SUCCESS;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static VkResult VKAPI_CALL w_GetCalibratedTimestamps(VkDevice d, uint32_t count,
+                                                     const VkCalibratedTimestampInfoEXT *info,
+                                                     uint64_t *ts, uint64_t *dev)
+{
+    g_sim.calib_calls++;
+    if (g_sim.calib_mode == 0) {
+        return vkGetCalibratedTimestampsEXT(d, count, info, ts, dev);
+    }
+    /* Ask the real device (lavapipe: DEVICE + CLOCK_MONOTONIC) and translate. */
+    VkCalibratedTimestampInfoEXT real[4];
+    if (count > 4) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        real[i] = info[i];
+        if (real[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) {
+            real[i].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+        }
+    }
+    VkResult r = vkGetCalibratedTimestampsEXT(d, count, real, ts, dev);
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    uint64_t mono_minus_raw = clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_MONOTONIC_RAW);
+    uint64_t host = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (real[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT) {
+            host = ts[i];
+        }
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (info[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) {
+            ts[i] -= mono_minus_raw;
+        } else if (info[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT && g_sim.calib_mode == 1) {
+            int64_t since = (int64_t)(host - g_sim.drift_ref_ns);
+            ts[i] = (uint64_t)((int64_t)host + g_sim.drift_offset_ns +
+                               since / 1000000000 * g_sim.drift_ppb +
+                               (since % 1000000000) * g_sim.drift_ppb / 1000000000);
+        }
+    }
+    return VK_SUCCESS;
+}
 
 #define FN(f) ((PFN_vkVoidFunction)(void *)(f))
 
@@ -99,6 +167,12 @@ PFN_vkVoidFunction VKAPI_CALL sim_get_instance_proc_addr(VkInstance inst, const 
         return FN(w_GetPhysicalDeviceQueueFamilyProperties);
     }
     if (g_sim.hide_calibration && strstr(name, "Calibrat") != NULL) {
+        return NULL;
+    }
+    if (strcmp(name, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT") == 0) {
+        return FN(w_GetCalibrateableTimeDomains);
+    }
+    if (strcmp(name, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR") == 0) {
         return NULL;
     }
     if (strncmp(name, "vkCmd", 5) == 0) {
@@ -130,6 +204,12 @@ PFN_vkVoidFunction VKAPI_CALL sim_get_device_proc_addr(VkDevice dev, const char 
     }
     if (g_sim.hide_calibration && strstr(name, "Calibrat") != NULL) {
         return NULL;
+    }
+    if (strcmp(name, "vkGetCalibratedTimestampsEXT") == 0) {
+        return FN(w_GetCalibratedTimestamps);
+    }
+    if (strcmp(name, "vkGetCalibratedTimestampsKHR") == 0) {
+        return NULL; /* the test device enables the EXT */
     }
     if (strncmp(name, "vkCmd", 5) == 0) {
         /* The library may only record through the wrapped entry points. */

@@ -19,6 +19,14 @@ typedef struct sim_state {
     bool fake_results;       /* replace query results by fake_value[] */
     uint64_t fake_value[2];
     bool fake_unavailable;   /* report results as not available */
+    /* calibrated timestamps: 0 as the device has them; 1: the device clock
+     * drifts by drift_ppb against the host (device = host + offset + drift);
+     * 2: the device offers only DEVICE + CLOCK_MONOTONIC_RAW */
+    int calib_mode;
+    int64_t drift_ppb;
+    uint64_t drift_ref_ns;   /* host ns where the simulated drift is zero */
+    int64_t drift_offset_ns;
+    uint64_t calib_calls;
 
     /* what the library did */
     uint64_t cmd_calls;         /* every vkCmd* recorded */

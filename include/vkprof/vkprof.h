@@ -60,7 +60,11 @@ uint32_t vkprof_version(void);
     X(VKPROF_ERROR_OUT_OF_MEMORY, -11, "host memory allocation failed")                    \
     X(VKPROF_ERROR_MISSING_FUNCTION, -12, "a required Vulkan entry point is missing")       \
     X(VKPROF_ERROR_TOO_MANY_PHASES, -13, "the phase table is full")                        \
-    X(VKPROF_ERROR_BUFFER_TOO_SMALL, -14, "the output buffer is too small")
+    X(VKPROF_ERROR_BUFFER_TOO_SMALL, -14, "the output buffer is too small")               \
+    X(VKPROF_ERROR_IO, -15, "a file could not be written (see the log for why)")          \
+    X(VKPROF_ERROR_UNKNOWN_BUCKET, -16, "the bucket id was never registered")             \
+    X(VKPROF_ERROR_NO_CALIBRATION, -17, "no GPU-to-host clock mapping is available")      \
+    X(VKPROF_ERROR_NOT_TRACING, -18, "tracing is off")
 
 typedef enum vkprof_result {
 #define VKPROF_X_(name, value, text) name = value,
@@ -118,8 +122,24 @@ typedef enum vkprof_log_level {
     VKPROF_LOG_DEFAULT = 0, /**< as a desc field: WARN */
     VKPROF_LOG_ERROR = 1,
     VKPROF_LOG_WARN = 2,
-    VKPROF_LOG_INFO = 3
+    VKPROF_LOG_INFO = 3,
+    VKPROF_LOG_REPORT = 4 /**< the per-token host report: always delivered while host profiling is on */
 } vkprof_log_level;
+
+/** Host span levels (VKPROF_HOST_PROFILE: "1" all spans, "2" hot spans only, else off). */
+typedef enum vkprof_host_level {
+    VKPROF_HOST_FROM_ENV = 0, /**< as a desc field: read the env var once */
+    VKPROF_HOST_OFF = 1,
+    VKPROF_HOST_ALL = 2, /**< level 1: every span */
+    VKPROF_HOST_HOT = 3  /**< level 2: only spans opened with vkprof_span_start_hot() */
+} vkprof_host_level;
+
+/** How GPU ticks are related to the host clock. */
+typedef enum vkprof_calibration_method {
+    VKPROF_CALIBRATION_NONE = 0,       /**< no mapping yet: GPU scopes cannot be placed */
+    VKPROF_CALIBRATION_EXTENSION = 1,  /**< VK_KHR/EXT_calibrated_timestamps */
+    VKPROF_CALIBRATION_BRACKET = 2     /**< a submitted timestamp between two host reads */
+} vkprof_calibration_method;
 
 /* ---- handles ----------------------------------------------------------- */
 
@@ -172,6 +192,25 @@ typedef struct vkprof_context_desc {
     vkprof_log_fn log;     /**< default: lines on stderr */
     void *log_user;
     vkprof_log_level log_level; /**< most verbose level passed to log; default WARN */
+
+    /* ---- host spans ---- */
+    vkprof_host_level host_level; /**< default VKPROF_HOST_FROM_ENV */
+    const char *host_env_var;     /**< default "VKPROF_HOST_PROFILE"; copied */
+    uint32_t report_every;        /**< per-token report every N steps; default 8; UINT32_MAX: never */
+
+    /* ---- calibration and timeline ---- */
+    /** The queue the timed work is submitted to. Optional; needed only for
+     *  the bracket calibration fallback (devices without calibrated
+     *  timestamps), which submits one timestamp to it from vkprof_create()
+     *  and vkprof_calibrate(): those calls then need the queue externally
+     *  synchronised, like any vkQueueSubmit. */
+    VkQueue queue;
+    uint32_t queue_index;         /**< index of `queue` in its family (trace track naming) */
+    uint32_t recalibrate_ms;      /**< extension path: recalibrate at most this often; default 1000 */
+    uint32_t calibration_tries;   /**< samples per calibration (best maxDeviation kept); default 8, max 64 */
+    const char *trace_env_var;    /**< default "VKPROF_TRACE": a path; tracing on when set */
+    const char *trace_path;       /**< overrides the env var; NULL: use the env var */
+    uint32_t trace_capacity;      /**< events kept; default 1 << 20; more are counted as dropped */
 
     uint32_t reserved[8]; /**< must be zero */
 } vkprof_context_desc;
@@ -353,6 +392,199 @@ uint64_t vkprof_ticks_to_ns(uint64_t ticks, float timestamp_period);
 
 /** (end - begin) masked to `valid_bits` (36..64; 0 gives 0). Right across a wrap. */
 uint64_t vkprof_tick_delta(uint64_t begin, uint64_t end, uint32_t valid_bits);
+
+
+/* ======================================================================== */
+/* Host section spans                                                        */
+/* ======================================================================== */
+/*
+ * Thread safety: every vkprof_span_*, vkprof_bucket_*, vkprof_step,
+ * vkprof_rendezvous and vkprof_set_thread_name call may come from any number
+ * of threads at once (counters are atomic). vkprof_register_bucket takes a
+ * short lock. Spans nest per thread (close the inner one first).
+ */
+
+/** The default buckets for LLM decode; `hot` ones are timed at level 2 too. */
+#define VKPROF_DEFAULT_BUCKETS(X)                                                      \
+    X(VKPROF_BUCKET_NORM, "norm", 0)                                                   \
+    X(VKPROF_BUCKET_ATTN_PROJ, "attn_proj", 0)                                         \
+    X(VKPROF_BUCKET_ATTENTION, "attention", 0)                                         \
+    X(VKPROF_BUCKET_MLP, "mlp", 0)                                                     \
+    X(VKPROF_BUCKET_MOE_ROUTER, "moe_router", 0)                                       \
+    X(VKPROF_BUCKET_MOE_HOST_SYNC, "moe_host_sync", 0)                                 \
+    X(VKPROF_BUCKET_MOE_EXPERTS, "moe_experts", 0)                                     \
+    X(VKPROF_BUCKET_MOE_SHARED, "moe_shared", 0)                                       \
+    X(VKPROF_BUCKET_MOE_COMBINE, "moe_combine", 0)                                     \
+    X(VKPROF_BUCKET_ALLREDUCE_ATTN, "allreduce_attn", 1)                               \
+    X(VKPROF_BUCKET_ALLREDUCE_ATTN_ENQUEUE, "allreduce_attn_enqueue", 1)               \
+    X(VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, "allreduce_attn_rendezvous", 1)         \
+    X(VKPROF_BUCKET_ALLREDUCE_MLP, "allreduce_mlp", 1)                                 \
+    X(VKPROF_BUCKET_ALLREDUCE_MLP_ENQUEUE, "allreduce_mlp_enqueue", 1)                 \
+    X(VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, "allreduce_mlp_rendezvous", 1)
+
+typedef enum vkprof_default_bucket {
+#define VKPROF_X_(id, name, hot) id,
+    VKPROF_DEFAULT_BUCKETS(VKPROF_X_)
+#undef VKPROF_X_
+    VKPROF_BUCKET_DEFAULT_COUNT
+} vkprof_default_bucket;
+
+typedef uint32_t vkprof_bucket;
+#define VKPROF_MAX_BUCKETS 128u
+#define VKPROF_SPAN_MAX_ANNOTATIONS 4u
+#define VKPROF_ANNOTATION_MAX 47u /**< longest annotation value kept, in bytes */
+
+/** A span token: returned by start, closed by end. Empty (start_ns == 0)
+ *  when that level is off; closing an empty token does nothing. Lives on the
+ *  caller's stack; copyable; not shared between threads. */
+typedef struct vkprof_span {
+    uint64_t start_ns; /**< host CLOCK_MONOTONIC; 0: empty token */
+    vkprof_bucket bucket;
+    uint32_t flags;    /* internal */
+    uint64_t id;       /* internal: flow id while tracing */
+    uint64_t parent;   /* internal */
+    uint32_t annotation_count;
+    const char *annotation_key[VKPROF_SPAN_MAX_ANNOTATIONS]; /**< static strings */
+    char annotation_value[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_MAX + 1];
+} vkprof_span;
+
+/** The app's synchronisation before a span reads the clock (a fence wait,
+ *  vkQueueWaitIdle, ...). The span then covers GPU work, and the run is
+ *  knowingly serialised. */
+typedef void (*vkprof_sync_fn)(void *user);
+
+/** Register a bucket by name (1..VKPROF_MAX_NAME bytes); an existing name
+ *  returns its id. `hot` spans of it are timed at level 2. */
+vkprof_result vkprof_register_bucket(vkprof_context ctx, const char *name, bool hot,
+                                     vkprof_bucket *out);
+const char *vkprof_bucket_name(vkprof_context ctx, vkprof_bucket bucket);
+uint32_t vkprof_bucket_count(vkprof_context ctx);
+
+/** Current level; vkprof_set_host_level() changes it at runtime. */
+vkprof_host_level vkprof_host_level_get(vkprof_context ctx);
+void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level);
+
+/** Open a span (timed at level 1 only). */
+vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket);
+/** Open a hot span (timed at levels 1 and 2). */
+vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket);
+/** Attach a key/value to an open span (key: a string that outlives the
+ *  trace, e.g. a literal; value copied, cut at VKPROF_ANNOTATION_MAX bytes).
+ *  Ignored on an empty token. Returns false when the span is full. */
+bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value);
+/** The same with a list of integers, written "3,17,42" (e.g. MoE expert ids). */
+bool vkprof_span_annotate_ids(vkprof_span *span, const char *key, const uint32_t *ids,
+                              uint32_t count);
+/** Close: host time only, no synchronisation. Returns the span in ns (0 if empty). */
+uint64_t vkprof_span_end(vkprof_context ctx, vkprof_span *span);
+/** Close after calling `sync(user)`, so the span covers the GPU work. */
+uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
+                              void *user);
+/** The same, returning microseconds (0.0 if empty). */
+double vkprof_span_end_sync_us(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
+                               void *user);
+
+/**
+ * Rendezvous probe: time `wait(user)` (the app's barrier that returns once
+ * every rank has arrived) as a hot span of `probe_bucket`, marked as a probe.
+ * Call it right before the collective's own span: the wait for the slowest
+ * rank is then charged to the probe, and the collective's span measures only
+ * the collective. Returns the wait in ns (0 when hot spans are off; `wait`
+ * is called either way).
+ */
+uint64_t vkprof_rendezvous(vkprof_context ctx, vkprof_bucket probe_bucket, vkprof_sync_fn wait,
+                           void *user);
+
+/** Name the calling thread's track in the trace (copied; 63 bytes kept). */
+void vkprof_set_thread_name(vkprof_context ctx, const char *name);
+
+/** Count one decode step (token). Every `report_every` steps, while host
+ *  profiling is on, emits the per-token report through the logger
+ *  (VKPROF_LOG_REPORT). While tracing, marks the step on the timeline. */
+void vkprof_step(vkprof_context ctx);
+uint64_t vkprof_step_count(vkprof_context ctx);
+
+/** Figures of one bucket. */
+typedef struct vkprof_bucket_stats {
+    vkprof_bucket id;
+    char name[VKPROF_MAX_NAME + 1];
+    bool hot;
+    uint64_t calls;
+    uint64_t total_ns;
+} vkprof_bucket_stats;
+
+/** Copy every bucket's figures since the context was created. */
+vkprof_result vkprof_bucket_snapshot(vkprof_context ctx, vkprof_bucket_stats *out, uint32_t cap,
+                                     uint32_t *count);
+
+/** Input of the per-token report formatter. */
+typedef struct vkprof_report_row {
+    const char *name;
+    uint64_t total_ns; /**< in the window */
+    uint64_t calls;    /**< in the window */
+} vkprof_report_row;
+
+/**
+ * Format the per-token host report for a window of `tokens` steps that took
+ * `wall_ns` of host time: a header (ms/token under profiling, and a plain
+ * warning that profiled throughput is not a serving figure), then one line
+ * per row sorted by time: name, ms/token, %, calls/token, us/call. Rows with
+ * no calls are left out. Returns the bytes needed (without NUL), like
+ * snprintf. `rows` is sorted in place.
+ */
+size_t vkprof_format_report(char *buf, size_t cap, uint64_t first_step, uint64_t tokens,
+                            uint64_t wall_ns, vkprof_report_row *rows, uint32_t count);
+
+/* ======================================================================== */
+/* GPU <-> host clock calibration                                            */
+/* ======================================================================== */
+
+typedef struct vkprof_calibration {
+    vkprof_calibration_method method;
+    const char *extension;      /**< "VK_KHR_calibrated_timestamps", "VK_EXT_...", or "" */
+    const char *host_domain;    /**< "CLOCK_MONOTONIC", or "CLOCK_MONOTONIC_RAW bridged" */
+    uint64_t error_bound_ns;    /**< worst bound of the points in use */
+    uint64_t last_error_ns;     /**< bound of the newest point */
+    uint32_t points;            /**< calibration points kept (piecewise-linear map) */
+    uint64_t recalibrations;    /**< points taken in all */
+    uint64_t anchor_ticks;      /**< newest point: device ticks ... */
+    uint64_t anchor_host_ns;    /**< ... and the host CLOCK_MONOTONIC ns they map to */
+    double drift_ppm;           /**< host ns per device ns over the kept points, - 1, in ppm */
+} vkprof_calibration;
+
+/** Take a calibration point now (bounded tries; the best maxDeviation is
+ *  kept). With the bracket fallback it submits to desc.queue and waits. */
+vkprof_result vkprof_calibrate(vkprof_context ctx);
+vkprof_result vkprof_get_calibration(vkprof_context ctx, vkprof_calibration *out);
+/** Map absolute device ticks (as written by a timestamp query) to host
+ *  CLOCK_MONOTONIC ns, piecewise-linearly between calibration points, in
+ *  integer arithmetic. VKPROF_ERROR_NO_CALIBRATION without a point. */
+vkprof_result vkprof_device_to_host_ns(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
+/** Host CLOCK_MONOTONIC now, in ns (the clock spans and the trace use). */
+uint64_t vkprof_host_now_ns(void);
+
+/* ======================================================================== */
+/* Timeline and Chrome Trace Event export                                    */
+/* ======================================================================== */
+
+/** Start recording events (if not yet), keeping at most `capacity` events
+ *  (0: desc.trace_capacity). Host spans, steps and GPU scopes are recorded
+ *  from now on. */
+vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity);
+bool vkprof_tracing(vkprof_context ctx);
+/** Events recorded, and events dropped because the store was full. */
+void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropped);
+/**
+ * Write the trace as Chrome Trace Event JSON to `path`, atomically: a
+ * temporary file in the same folder, flushed and synced, then renamed over
+ * `path`. On any error (full disk, read-only folder) the temporary file is
+ * removed, `path` is left as it was, and VKPROF_ERROR_IO is returned with the
+ * reason logged. Events keep being recorded; writing twice is fine.
+ */
+vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path);
+/** Write to desc.trace_path / $VKPROF_TRACE when set (VKPROF_ERROR_NOT_TRACING otherwise).
+ *  vkprof_destroy() does the same. */
+vkprof_result vkprof_flush(vkprof_context ctx);
 
 /* ---- call-site macros --------------------------------------------------- */
 /*

@@ -1,0 +1,556 @@
+/* The timeline: a bounded, lock-free event store filled by spans, steps and
+ * GPU scopes from any thread, and its export as Chrome Trace Event JSON
+ * (docs/trace-format.md), written atomically. */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define VKPROF_DEFAULT_TRACE_ENV "VKPROF_TRACE"
+#define PID_HOST 1
+#define PID_GPU 2
+
+vkprof_result vkprof__trace_init(vkprof_context ctx)
+{
+    vkprof_trace *t = &ctx->trace;
+    const char *env = ctx->desc.trace_env_var && ctx->desc.trace_env_var[0]
+                          ? ctx->desc.trace_env_var
+                          : VKPROF_DEFAULT_TRACE_ENV;
+    if (strlen(env) >= sizeof t->env_var) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_env_var is too long");
+    }
+    memcpy(t->env_var, env, strlen(env) + 1);
+    const char *path = ctx->desc.trace_path;
+    if (path == NULL) {
+        path = getenv(t->env_var);
+    }
+    if (path != NULL && path[0] != '\0') {
+        if (strlen(path) >= sizeof t->path) {
+            return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace path is too long");
+        }
+        memcpy(t->path, path, strlen(path) + 1);
+        return vkprof_trace_start(ctx, 0);
+    }
+    return VKPROF_OK;
+}
+
+void vkprof__trace_shutdown(vkprof_context ctx)
+{
+    vkprof_trace *t = &ctx->trace;
+    atomic_store(&t->on, 0);
+    free(t->events);
+    free(t->annots);
+    t->events = NULL;
+    t->annots = NULL;
+}
+
+vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
+{
+    if (ctx == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    vkprof_trace *t = &ctx->trace;
+    if (t->events != NULL) {
+        atomic_store(&t->on, 1);
+        return VKPROF_OK;
+    }
+    if (capacity == 0) {
+        capacity = ctx->desc.trace_capacity ? ctx->desc.trace_capacity : (1u << 20);
+    }
+    t->events = calloc(capacity, sizeof *t->events);
+    t->annot_capacity = capacity / 16 + 64;
+    t->annots = calloc(t->annot_capacity, sizeof *t->annots);
+    if (t->events == NULL || t->annots == NULL) {
+        free(t->events);
+        free(t->annots);
+        t->events = NULL;
+        t->annots = NULL;
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY,
+                            "trace: cannot allocate %u events", capacity);
+    }
+    t->capacity = capacity;
+    t->start_ns = vkprof_host_now_ns();
+    atomic_store(&t->on, 1);
+    return VKPROF_OK;
+}
+
+bool vkprof_tracing(vkprof_context ctx)
+{
+    return ctx != NULL && atomic_load(&ctx->trace.on) != 0;
+}
+
+void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropped)
+{
+    uint64_t n = 0, d = 0;
+    if (ctx != NULL) {
+        n = atomic_load(&ctx->trace.next);
+        d = atomic_load(&ctx->trace.dropped);
+        if (n > ctx->trace.capacity) {
+            n = ctx->trace.capacity;
+        }
+    }
+    if (recorded != NULL) {
+        *recorded = n;
+    }
+    if (dropped != NULL) {
+        *dropped = d;
+    }
+}
+
+static vkprof_event *claim(vkprof_trace *t)
+{
+    uint64_t i = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+    if (i >= t->capacity) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    return &t->events[i];
+}
+
+static void publish(vkprof_event *e)
+{
+    atomic_store_explicit(&e->ready, 1, memory_order_release);
+}
+
+void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns)
+{
+    vkprof_trace *t = &ctx->trace;
+    vkprof_event *e = claim(t);
+    if (e == NULL) {
+        return;
+    }
+    e->kind = VKPROF_EV_SPAN;
+    e->start = span->start_ns;
+    e->end = end_ns;
+    e->id = span->id;
+    e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    e->name = span->bucket;
+    e->tid = vkprof__thread_index();
+    e->flags = (uint8_t)(((span->flags & 1u) ? VKPROF_EVF_HOT : 0) |
+                         ((span->flags & 2u) ? VKPROF_EVF_PROBE : 0) |
+                         ((span->flags & 0x100u) ? VKPROF_EVF_SYNC : 0));
+    e->annot = 0;
+    if (span->annotation_count > 0) {
+        uint64_t a = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
+        if (a < t->annot_capacity) {
+            vkprof_annot *an = &t->annots[a];
+            an->count = span->annotation_count;
+            for (uint32_t i = 0; i < an->count; i++) {
+                an->key[i] = span->annotation_key[i];
+                memcpy(an->value[i], span->annotation_value[i], sizeof an->value[i]);
+            }
+            e->annot = (uint32_t)a + 1;
+        } else {
+            atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+        }
+    }
+    publish(e);
+}
+
+void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
+                       uint64_t end_ticks, uint64_t flow)
+{
+    vkprof_event *e = claim(&ctx->trace);
+    if (e == NULL) {
+        return;
+    }
+    e->kind = VKPROF_EV_GPU;
+    e->start = begin_ticks;
+    e->end = end_ticks;
+    e->id = flow;
+    e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    e->name = phase;
+    e->tid = (uint16_t)(ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u);
+    e->flags = 0;
+    e->annot = 0;
+    publish(e);
+}
+
+void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns)
+{
+    vkprof_event *e = claim(&ctx->trace);
+    if (e == NULL) {
+        return;
+    }
+    e->kind = VKPROF_EV_STEP;
+    e->start = e->end = now_ns;
+    e->id = 0;
+    e->step = step;
+    e->name = 0;
+    e->tid = vkprof__thread_index();
+    e->flags = 0;
+    e->annot = 0;
+    publish(e);
+}
+
+/* ---- export ----------------------------------------------------------- */
+
+typedef struct out_event {
+    uint64_t start, end; /* host ns */
+    const vkprof_event *src;
+} out_event;
+
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        switch (*c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*c < 0x20) {
+                fprintf(f, "\\u%04x", *c);
+            } else {
+                fputc(*c, f);
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+/* ns after the trace start, as microseconds with three decimals */
+static void put_us(FILE *f, uint64_t ns)
+{
+    fprintf(f, "%" PRIu64 ".%03u", ns / 1000u, (unsigned)(ns % 1000u));
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+    const out_event *x = a, *y = b;
+    if (x->src->kind != y->src->kind) {
+        return x->src->kind < y->src->kind ? -1 : 1;
+    }
+    if (x->src->tid != y->src->tid) {
+        return x->src->tid < y->src->tid ? -1 : 1;
+    }
+    if (x->start != y->start) {
+        return x->start < y->start ? -1 : 1;
+    }
+    /* same start: the longer (the parent) first */
+    if (x->end != y->end) {
+        return x->end > y->end ? -1 : 1;
+    }
+    return 0;
+}
+
+static const char *name_of(vkprof_context ctx, const vkprof_event *e)
+{
+    const char *n = NULL;
+    if (e->kind == VKPROF_EV_GPU) {
+        n = vkprof_phase_name(ctx, e->name);
+    } else if (e->kind == VKPROF_EV_SPAN) {
+        n = vkprof_bucket_name(ctx, e->name);
+    }
+    return n ? n : "?";
+}
+
+static int write_json(vkprof_context ctx, FILE *f)
+{
+    vkprof_trace *t = &ctx->trace;
+    uint64_t n = atomic_load(&t->next);
+    if (n > t->capacity) {
+        n = t->capacity;
+    }
+    out_event *ev = n ? malloc(n * sizeof *ev) : NULL;
+    if (n && ev == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    uint64_t kept = 0, unmapped = 0;
+    uint64_t t0 = t->start_ns;
+    for (uint64_t i = 0; i < n; i++) {
+        const vkprof_event *e = &t->events[i];
+        if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
+            continue; /* still being written by another thread */
+        }
+        out_event o = {e->start, e->end, e};
+        if (e->kind == VKPROF_EV_GPU) {
+            uint64_t hs, he;
+            if (!vkprof__cal_map(ctx, e->start, &hs) || !vkprof__cal_map(ctx, e->end, &he)) {
+                unmapped++;
+                continue;
+            }
+            /* the duration is exact from the ticks; the start is mapped */
+            o.start = hs;
+            o.end = hs + vkprof_ticks_to_ns(vkprof_tick_delta(e->start, e->end,
+                                                              ctx->info.timestamp_valid_bits),
+                                            ctx->info.timestamp_period);
+            (void)he;
+        }
+        if (o.start < t0) {
+            t0 = o.start;
+        }
+        ev[kept++] = o;
+    }
+    if (kept > 1) {
+        qsort(ev, kept, sizeof *ev, cmp_out);
+    }
+
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    /* track names and order; every later event starts with ",\n" */
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,"
+               "\"args\":{\"name\":\"vkprof host (pid %ld)\"}}",
+            PID_HOST, (long)getpid());
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+               "\"args\":{\"sort_index\":0}}",
+            PID_HOST);
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
+            PID_GPU);
+    char gpu_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 8];
+    snprintf(gpu_name, sizeof gpu_name, "GPU: %s", ctx->info.device_name);
+    put_json_string(f, gpu_name);
+    fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+               "\"args\":{\"sort_index\":1}}",
+            PID_GPU);
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
+               "\"args\":{\"name\":\"queue family %u, queue %u\"}}",
+            PID_GPU, ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u,
+            ctx->desc.queue_family_index, ctx->desc.queue_index);
+    uint32_t threads = vkprof__thread_count();
+    for (uint32_t tid = 1; tid <= threads; tid++) {
+        const char *tn = vkprof__thread_name((uint16_t)tid);
+        char fallback[32];
+        if (tn == NULL) {
+            snprintf(fallback, sizeof fallback, "thread %u", tid);
+            tn = fallback;
+        }
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
+                PID_HOST, tid);
+        put_json_string(f, tn);
+        fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%u,"
+                   "\"args\":{\"sort_index\":%u}}",
+                PID_HOST, tid, tid);
+    }
+
+    uint64_t host_spans = 0, gpu_scopes = 0, flows = 0;
+    for (uint64_t i = 0; i < kept; i++) {
+        const vkprof_event *e = ev[i].src;
+        uint64_t ts = ev[i].start - t0;
+        uint64_t dur = ev[i].end >= ev[i].start ? ev[i].end - ev[i].start : 0;
+        if (e->kind == VKPROF_EV_STEP) {
+            fprintf(f, ",\n{\"ph\":\"i\",\"cat\":\"step\",\"name\":\"token\",\"s\":\"p\",\"pid\":%d,"
+                       "\"tid\":%u,\"ts\":",
+                    PID_HOST, e->tid);
+            put_us(f, ts);
+            fprintf(f, ",\"args\":{\"step\":%" PRIu64 "}}", e->step);
+            continue;
+        }
+        bool gpu = e->kind == VKPROF_EV_GPU;
+        const char *name = name_of(ctx, e);
+        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu ? "gpu" : "host");
+        put_json_string(f, name);
+        fprintf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", gpu ? PID_GPU : PID_HOST, e->tid);
+        put_us(f, ts);
+        fprintf(f, ",\"dur\":");
+        put_us(f, dur);
+        if (gpu) {
+            gpu_scopes++;
+            fprintf(f, ",\"args\":{\"phase\":");
+            put_json_string(f, name);
+            fprintf(f, ",\"ns\":%" PRIu64 ",\"step\":%" PRIu64 "}}", dur, e->step);
+        } else {
+            host_spans++;
+            fprintf(f, ",\"args\":{\"bucket\":");
+            put_json_string(f, name);
+            fprintf(f, ",\"hot\":%s,\"sync\":%s,\"step\":%" PRIu64,
+                    (e->flags & VKPROF_EVF_HOT) ? "true" : "false",
+                    (e->flags & VKPROF_EVF_SYNC) ? "true" : "false", e->step);
+            if (e->flags & VKPROF_EVF_PROBE) {
+                fprintf(f, ",\"probe\":true");
+            }
+            if (e->annot != 0) {
+                const vkprof_annot *an = &t->annots[e->annot - 1];
+                for (uint32_t k = 0; k < an->count; k++) {
+                    fputc(',', f);
+                    put_json_string(f, an->key[k]);
+                    fputc(':', f);
+                    put_json_string(f, an->value[k]);
+                }
+            }
+            fprintf(f, "}}");
+        }
+    }
+
+    /* Flow arrows: sort span ids, then look each GPU scope's parent up. */
+    typedef struct {
+        uint64_t id;
+        uint64_t start;
+        uint16_t tid;
+    } span_ref;
+    span_ref *refs = host_spans ? malloc(host_spans * sizeof *refs) : NULL;
+    uint64_t nrefs = 0;
+    for (uint64_t i = 0; refs != NULL && i < kept; i++) {
+        const vkprof_event *e = ev[i].src;
+        if (e->kind == VKPROF_EV_SPAN && e->id != 0) {
+            refs[nrefs].id = e->id;
+            refs[nrefs].start = ev[i].start - t0;
+            refs[nrefs].tid = e->tid;
+            nrefs++;
+        }
+    }
+    /* ids are handed out increasing, but spans are recorded at their end:
+     * sort by id (shell sort, in place) */
+    for (uint64_t gap = nrefs / 2; gap > 0; gap /= 2) {
+        for (uint64_t i = gap; i < nrefs; i++) {
+            span_ref tmp = refs[i];
+            uint64_t j = i;
+            for (; j >= gap && refs[j - gap].id > tmp.id; j -= gap) {
+                refs[j] = refs[j - gap];
+            }
+            refs[j] = tmp;
+        }
+    }
+    for (uint64_t i = 0; i < kept; i++) {
+        const vkprof_event *e = ev[i].src;
+        if (e->kind != VKPROF_EV_GPU || e->id == 0 || nrefs == 0) {
+            continue;
+        }
+        uint64_t lo = 0, hi = nrefs;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (refs[mid].id < e->id) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo >= nrefs || refs[lo].id != e->id) {
+            continue; /* the span is still open or was dropped */
+        }
+        flows++;
+        fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"recorded\",\"id\":%" PRIu64
+                   ",\"pid\":%d,\"tid\":%u,\"ts\":",
+                flows, PID_HOST, refs[lo].tid);
+        put_us(f, refs[lo].start);
+        fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"recorded\","
+                   "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
+                flows, PID_GPU, e->tid);
+        put_us(f, ev[i].start - t0);
+        fprintf(f, "}");
+    }
+    free(refs);
+    free(ev);
+
+    fprintf(f, "\n],\n");
+    vkprof_calibration cal;
+    vkprof_get_calibration(ctx, &cal);
+    uint64_t aerr = 0;
+    int64_t rt_off = vkprof__realtime_to_mono_offset(&aerr);
+    uint64_t mono_now = vkprof_host_now_ns();
+    static const char *const methods[] = {"none", "calibrated_timestamps", "bracket"};
+    fprintf(f, "\"metadata\":{\"vkprof_version\":%u,\"device\":", vkprof_version());
+    put_json_string(f, ctx->info.device_name);
+    fprintf(f, ",\"driver\":");
+    put_json_string(f, ctx->driver_name);
+    fprintf(f,
+            ",\"calibration\":{\"method\":\"%s\",\"extension\":\"%s\",\"host_domain\":\"%s\","
+            "\"error_bound_ns\":%" PRIu64 ",\"points\":%u,\"recalibrations\":%" PRIu64
+            ",\"drift_ppm\":%.4f},",
+            methods[cal.method], cal.extension ? cal.extension : "",
+            cal.host_domain ? cal.host_domain : "", cal.error_bound_ns, cal.points,
+            cal.recalibrations, cal.drift_ppm);
+    fprintf(f,
+            "\"dropped_events\":%" PRIu64 ",\"dropped_annotations\":%" PRIu64
+            ",\"unmapped_gpu_scopes\":%" PRIu64 ",\"event_capacity\":%u,"
+            "\"host_spans\":%" PRIu64 ",\"gpu_scopes\":%" PRIu64 ",\"flows\":%" PRIu64 ",",
+            atomic_load(&t->dropped), atomic_load(&t->annot_dropped), unmapped, t->capacity,
+            host_spans, gpu_scopes, flows);
+    fprintf(f,
+            "\"clock_anchor\":{\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64
+            ",\"error_ns\":%" PRIu64 "},",
+            (uint64_t)((int64_t)mono_now - rt_off), mono_now, aerr);
+    fprintf(f,
+            "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
+            ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,"
+            "\"gpu_sampling\":{\"mode\":\"2slot\",\"every_n_steps\":1}}}\n",
+            t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
+            ctx->info.timestamp_valid_bits);
+    return 0;
+}
+
+vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
+{
+    if (ctx == NULL || path == NULL || path[0] == '\0') {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_write: no path");
+    }
+    if (ctx->trace.events == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_TRACING,
+                            "trace_write('%s'): tracing was never started", path);
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (tmp == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "trace_write");
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        vkprof_result r = vkprof__fail(ctx, VKPROF_ERROR_IO,
+                                       "trace_write('%s'): cannot create a temporary file: %s",
+                                       path, strerror(e));
+        free(tmp);
+        return r;
+    }
+    FILE *f = fdopen(fd, "w");
+    int err = 0;
+    const char *what = "write";
+    if (f == NULL) {
+        err = errno;
+        close(fd);
+    } else {
+        setvbuf(f, NULL, _IOFBF, 1 << 20);
+        if (write_json(ctx, f) != 0) {
+            err = errno ? errno : EIO;
+        }
+        if (!err && fflush(f) != 0) {
+            err = errno;
+        }
+        if (!err && ferror(f)) {
+            err = EIO;
+        }
+        if (!err && fsync(fileno(f)) != 0) {
+            err = errno;
+            what = "fsync";
+        }
+        if (fclose(f) != 0 && !err) {
+            err = errno;
+            what = "close";
+        }
+    }
+    if (!err && rename(tmp, path) != 0) {
+        err = errno;
+        what = "rename";
+    }
+    if (err) {
+        unlink(tmp);
+        vkprof_result r = vkprof__fail(ctx, VKPROF_ERROR_IO,
+                                       "trace_write('%s'): %s failed: %s; the previous file, if "
+                                       "any, is untouched",
+                                       path, what, strerror(err));
+        free(tmp);
+        return r;
+    }
+    free(tmp);
+    return VKPROF_OK;
+}
+
+vkprof_result vkprof_flush(vkprof_context ctx)
+{
+    if (ctx == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (ctx->trace.path[0] == '\0') {
+        return VKPROF_ERROR_NOT_TRACING;
+    }
+    return vkprof_trace_write(ctx, ctx->trace.path);
+}
