@@ -18,3 +18,11 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs"
   ctest --test-dir build-asan --output-on-failure -j 1
 fi
+
+if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
+  # ThreadSanitizer where threads meet: spans from many threads, the trace store.
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
+        -DVKPROF_SANITIZE=thread
+  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline
+  ctest --test-dir build-tsan --output-on-failure -R '^(test_threads|test_timeline)$'
+fi

@@ -220,3 +220,16 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
     ctx->state = VKPROF_SCOPE_IDLE;
     return VKPROF_OK;
 }
+
+vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint64_t *end)
+{
+    if (ctx == NULL || begin == NULL || end == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (!ctx->have_last_pair) {
+        return VKPROF_ERROR_NOTHING_PENDING;
+    }
+    *begin = ctx->scope_begin_ticks;
+    *end = ctx->scope_end_ticks;
+    return VKPROF_OK;
+}

@@ -360,6 +360,11 @@ vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_ph
  */
 vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns);
 
+/** The raw device ticks (masked) of the last successfully resolved scope,
+ *  for apps that keep their own timeline; map them with
+ *  vkprof_device_to_host_ns(). VKPROF_ERROR_NOTHING_PENDING before any. */
+vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint64_t *end);
+
 /** Fold the resolved scope into `phase` (which must be the scope's phase). */
 vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase);
 
