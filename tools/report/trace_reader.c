@@ -96,7 +96,7 @@ static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
 
 /* A copy that is valid UTF-8 without control characters (each bad byte
  * becomes '?'), cut to VKPROF_TRACE_MAX_NAME bytes on a character boundary. */
-static char *clean_dup(const char *s)
+char *vkprof_trace_clean_string(const char *s)
 {
     size_t n = strlen(s);
     char *o = malloc((n < VKPROF_TRACE_MAX_NAME ? n : VKPROF_TRACE_MAX_NAME) + 1);
@@ -308,7 +308,7 @@ static int group_index(parser *p, bool gpu, const char *name, long idx, uint32_t
     vkprof_trace_group **arr = gpu ? &p->s->gpu : &p->s->host;
     size_t *n = gpu ? &p->s->n_gpu : &p->s->n_host;
     size_t *cap = gpu ? &p->cap_gpu : &p->cap_host;
-    char *clean = clean_dup(name);
+    char *clean = vkprof_trace_clean_string(name);
     if (clean == NULL) {
         return fail(p, "out of memory");
     }
@@ -423,7 +423,7 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
     if (gname == NULL) {
         gname = name;
     }
-    uint32_t g, t;
+    uint32_t g = 0, t = 0;
     if (group_index(p, gpu, gname, idx, &g) != 0 || track_index(p, pid, tid, idx, &t) != 0) {
         return -1;
     }
@@ -446,4 +446,801 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
                                            .is_gpu = gpu};
     s->n_slices++;
     return 0;
+}
+
+/* Keep the first name; count a different second one. */
+static void set_name(parser *p, char **slot, const char *name)
+{
+    char *c = vkprof_trace_clean_string(name);
+    if (c == NULL) {
+        return;
+    }
+    if (*slot == NULL) {
+        *slot = c;
+        return;
+    }
+    if (strcmp(*slot, c) != 0) {
+        p->s->n_dup_meta++;
+    }
+    free(c);
+}
+
+static int on_meta(parser *p, const cJSON *ev, long idx, const char *name)
+{
+    int64_t pid, tid;
+    const cJSON *args;
+    if (event_pid_tid(p, ev, idx, &pid, &tid) != 0 || event_args(p, ev, idx, &args) != 0) {
+        return -1;
+    }
+    p->s->n_meta_events++;
+    bool proc = strcmp(name, "process_name") == 0;
+    bool thread = strcmp(name, "thread_name") == 0;
+    if (!proc && !thread) {
+        return 0; /* sort indices and others: only the order of tracks */
+    }
+    const char *value = NULL;
+    if (args == NULL || get_string(args, "name", &value) != PRESENT) {
+        return fail(p, "%s without a string \"args.name\" (at event #%ld)", name, idx);
+    }
+    if (proc) {
+        if (pid == 2) {
+            set_name(p, &p->s->process_name_gpu, value);
+        }
+        return 0;
+    }
+    uint32_t t;
+    if (track_index(p, pid, tid, idx, &t) != 0) {
+        return -1;
+    }
+    set_name(p, &p->s->tracks[t].name, value);
+    return 0;
+}
+
+static int on_instant(parser *p, const cJSON *ev, long idx, const char *name, const char *cat)
+{
+    vkprof_trace_summary *s = p->s;
+    if (name == NULL || cat == NULL || strcmp(name, "token") != 0 || strcmp(cat, "step") != 0) {
+        s->n_other_instants++;
+        return 0;
+    }
+    int64_t ts;
+    if (get_time_ns(p, ev, "ts", idx, &ts) != 0) {
+        return -1;
+    }
+    int64_t *q = grow(s->token_ts_ns, &p->cap_tokens, s->n_token_events + 1, sizeof *q);
+    if (q == NULL) {
+        return fail(p, "out of memory");
+    }
+    s->token_ts_ns = q;
+    q[s->n_token_events++] = ts;
+    return 0;
+}
+
+static int on_event(parser *p, const cJSON *ev, long idx)
+{
+    vkprof_trace_summary *s = p->s;
+    s->n_events++;
+    if (!cJSON_IsObject(ev)) {
+        return fail(p, "the event is not an object (at event #%ld)", idx);
+    }
+    const char *ph, *name, *cat;
+    int r = get_string(ev, "ph", &ph);
+    if (r != PRESENT) {
+        return fail(p, "%s (at event #%ld)",
+                    r == ABSENT ? "\"ph\" is missing" : "\"ph\" is not a string", idx);
+    }
+    if (get_string(ev, "name", &name) == WRONG) {
+        return fail(p, "\"name\" is not a string (at event #%ld)", idx);
+    }
+    if (get_string(ev, "cat", &cat) == WRONG) {
+        return fail(p, "\"cat\" is not a string (at event #%ld)", idx);
+    }
+    if (strcmp(ph, "X") == 0) {
+        bool gpu = cat != NULL && strcmp(cat, "gpu") == 0;
+        bool host = cat != NULL && strcmp(cat, "host") == 0;
+        if (!gpu && !host) {
+            s->n_other_x++;
+            return 0;
+        }
+        if (name == NULL) {
+            return fail(p, "an X event without a \"name\" (at event #%ld)", idx);
+        }
+        return on_slice(p, ev, idx, name, gpu);
+    }
+    if (strcmp(ph, "M") == 0) {
+        if (name == NULL) {
+            return fail(p, "an M event without a \"name\" (at event #%ld)", idx);
+        }
+        return on_meta(p, ev, idx, name);
+    }
+    if (strcmp(ph, "i") == 0) {
+        return on_instant(p, ev, idx, name, cat);
+    }
+    if (strcmp(ph, "s") == 0) {
+        s->n_flows++;
+        return 0;
+    }
+    if (strcmp(ph, "f") == 0) {
+        return 0;
+    }
+    if (strcmp(ph, "C") == 0) {
+        s->n_counters++;
+        return 0;
+    }
+    if (s->n_unknown_ph++ == 0) {
+        char *c = vkprof_trace_clean_string(ph);
+        if (c != NULL) {
+            snprintf(s->first_unknown_ph, sizeof s->first_unknown_ph, "%s", c);
+            free(c);
+        }
+        s->first_unknown_index = (uint64_t)idx;
+    }
+    return 0;
+}
+
+static int parse_events(parser *p)
+{
+    if (p->pos >= p->len) {
+        return fail_syntax(p, p->len, "unexpected end of file", -1);
+    }
+    if (p->buf[p->pos] != '[') {
+        return fail_syntax(p, p->pos, "\"traceEvents\" is not an array", -1);
+    }
+    p->pos++;
+    skip_ws(p);
+    if (p->pos < p->len && p->buf[p->pos] == ']') {
+        p->pos++;
+        return 0;
+    }
+    for (long idx = 0;; idx++) {
+        skip_ws(p);
+        if (p->pos < p->len && p->buf[p->pos] != '{') {
+            cJSON *v = NULL;
+            if (parse_value(p, VKPROF_TRACE_MAX_EVENT_BYTES, "the event", idx, &v) != 0) {
+                return -1;
+            }
+            cJSON_Delete(v);
+            return fail(p, "the event is not an object (at event #%ld)", idx);
+        }
+        cJSON *ev = NULL;
+        if (parse_value(p, VKPROF_TRACE_MAX_EVENT_BYTES, "the event", idx, &ev) != 0) {
+            return -1;
+        }
+        int r = on_event(p, ev, idx);
+        cJSON_Delete(ev);
+        if (r != 0) {
+            return -1;
+        }
+        skip_ws(p);
+        if (p->pos >= p->len) {
+            return fail_syntax(p, p->len, "unexpected end of file", idx);
+        }
+        char c = p->buf[p->pos++];
+        if (c == ']') {
+            return 0;
+        }
+        if (c != ',') {
+            return fail_syntax(p, p->pos - 1, "expected ',' or ']' after the event", idx);
+        }
+    }
+}
+
+/* ---- metadata ------------------------------------------------------------------ */
+
+static int meta_string(parser *p, const cJSON *obj, const char *path, const char *key, char **out)
+{
+    const char *v;
+    int r = get_string(obj, key, &v);
+    if (r == WRONG) {
+        return fail(p, "%s%s is not a string", path, key);
+    }
+    if (r == PRESENT) {
+        free(*out);
+        *out = vkprof_trace_clean_string(v);
+        if (*out == NULL) {
+            return fail(p, "out of memory");
+        }
+    }
+    return 0;
+}
+
+static int meta_uint(parser *p, const cJSON *obj, const char *path, const char *key, int *has,
+                     uint64_t *out)
+{
+    int64_t v;
+    int r = get_int(obj, key, 0, &v);
+    if (r == WRONG) {
+        return fail(p, "%s%s is not a non-negative integer", path, key);
+    }
+    if (r == PRESENT) {
+        *has = 1;
+        *out = (uint64_t)v;
+    }
+    return 0;
+}
+
+static int meta_object(parser *p, const cJSON *obj, const char *path, const char *key,
+                       const cJSON **out)
+{
+    *out = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (*out != NULL && !cJSON_IsObject(*out)) {
+        return fail(p, "%s%s is not an object", path, key);
+    }
+    return 0;
+}
+
+/* A key that the report reads, twice in one object: which one counts is not
+ * defined, so it is an error. */
+static int no_duplicates(parser *p, const cJSON *obj, const char *path)
+{
+    static const char *const keys[] = {"vkprof_version", "device",      "driver",
+                                       "dropped_events", "event_capacity", "steps",
+                                       "calibration",    "gpu_sampling", "method",
+                                       "error_bound_ns", "mode",        "every_n_steps"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        int n = 0;
+        for (const cJSON *a = obj->child; a != NULL; a = a->next) {
+            n += a->string != NULL && strcmp(a->string, keys[k]) == 0;
+        }
+        if (n > 1) {
+            return fail(p, "%s has the key \"%s\" twice", path, keys[k]);
+        }
+    }
+    return 0;
+}
+
+static int on_metadata(parser *p, const cJSON *m)
+{
+    vkprof_trace_summary *s = p->s;
+    if (!cJSON_IsObject(m)) {
+        return fail(p, "\"metadata\" is not an object");
+    }
+    const cJSON *cal, *samp;
+    if (no_duplicates(p, m, "metadata") != 0 ||
+        meta_uint(p, m, "metadata.", "vkprof_version", &s->has_version, &s->version) != 0 ||
+        meta_string(p, m, "metadata.", "device", &s->device) != 0 ||
+        meta_string(p, m, "metadata.", "driver", &s->driver) != 0 ||
+        meta_uint(p, m, "metadata.", "dropped_events", &s->has_dropped, &s->dropped_events) != 0 ||
+        meta_uint(p, m, "metadata.", "event_capacity", &s->has_capacity, &s->event_capacity) != 0 ||
+        meta_uint(p, m, "metadata.", "steps", &s->has_steps, &s->steps) != 0 ||
+        meta_object(p, m, "metadata.", "calibration", &cal) != 0 ||
+        meta_object(p, m, "metadata.", "gpu_sampling", &samp) != 0) {
+        return -1;
+    }
+    if (cal != NULL) {
+        double eb;
+        int r = get_double(cal, "error_bound_ns", &eb);
+        if (r == WRONG || (r == PRESENT && (eb < 0 || eb > 1e18))) {
+            return fail(p, "metadata.calibration.error_bound_ns is not a non-negative number");
+        }
+        if (r == PRESENT) {
+            s->has_error_bound = 1;
+            s->error_bound_ns = (uint64_t)(eb + 0.5);
+        }
+        if (no_duplicates(p, cal, "metadata.calibration") != 0 ||
+            meta_string(p, cal, "metadata.calibration.", "method", &s->cal_method) != 0) {
+            return -1;
+        }
+    }
+    if (samp != NULL) {
+        if (no_duplicates(p, samp, "metadata.gpu_sampling") != 0 ||
+            meta_string(p, samp, "metadata.gpu_sampling.", "mode", &s->sampling_mode) != 0 ||
+            meta_uint(p, samp, "metadata.gpu_sampling.", "every_n_steps", &s->has_every_n,
+                      &s->every_n_steps) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the top level ---------------------------------------------------------------- */
+
+static int parse_top(parser *p)
+{
+    if (p->len >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0) {
+        p->pos = 3;
+    }
+    skip_ws(p);
+    if (p->pos >= p->len) {
+        return fail(p, "the file is empty");
+    }
+    if (p->buf[p->pos] == '[') { /* the JSON Array Format: events only */
+        p->seen_events = true;
+        if (parse_events(p) != 0) {
+            return -1;
+        }
+    } else if (p->buf[p->pos] != '{') {
+        return fail_syntax(p, p->pos, "not a JSON object", -1);
+    } else {
+        p->pos++;
+        skip_ws(p);
+        bool first = true;
+        for (;;) {
+            if (p->pos >= p->len) {
+                return fail_syntax(p, p->len, "unexpected end of file", -1);
+            }
+            if (first && p->buf[p->pos] == '}') {
+                p->pos++;
+                break;
+            }
+            first = false;
+            if (p->buf[p->pos] != '"') {
+                return fail_syntax(p, p->pos, "expected a key", -1);
+            }
+            cJSON *key = NULL;
+            size_t key_pos = p->pos;
+            if (parse_value(p, VKPROF_TRACE_MAX_VALUE_BYTES, "a key", -1, &key) != 0) {
+                return -1;
+            }
+            if (!cJSON_IsString(key) || key->valuestring == NULL) {
+                cJSON_Delete(key);
+                return fail_syntax(p, key_pos, "expected a key", -1);
+            }
+            bool is_events = strcmp(key->valuestring, "traceEvents") == 0;
+            bool is_meta = strcmp(key->valuestring, "metadata") == 0;
+            cJSON_Delete(key);
+            skip_ws(p);
+            if (p->pos >= p->len || p->buf[p->pos] != ':') {
+                return fail_syntax(p, p->pos, "expected ':'", -1);
+            }
+            p->pos++;
+            skip_ws(p);
+            if (is_events) {
+                if (p->seen_events) {
+                    return fail(p, "the top-level object has \"traceEvents\" twice");
+                }
+                p->seen_events = true;
+                if (parse_events(p) != 0) {
+                    return -1;
+                }
+            } else {
+                if (is_meta && p->seen_meta) {
+                    return fail(p, "the top-level object has \"metadata\" twice");
+                }
+                cJSON *v = NULL;
+                if (parse_value(p, VKPROF_TRACE_MAX_VALUE_BYTES,
+                                is_meta ? "\"metadata\"" : "a top-level value", -1, &v) != 0) {
+                    return -1;
+                }
+                int r = 0;
+                if (is_meta) {
+                    p->seen_meta = true;
+                    r = on_metadata(p, v);
+                }
+                cJSON_Delete(v);
+                if (r != 0) {
+                    return -1;
+                }
+            }
+            skip_ws(p);
+            if (p->pos >= p->len) {
+                return fail_syntax(p, p->len, "unexpected end of file", -1);
+            }
+            char c = p->buf[p->pos++];
+            if (c == '}') {
+                break;
+            }
+            if (c != ',') {
+                return fail_syntax(p, p->pos - 1, "expected ',' or '}'", -1);
+            }
+            skip_ws(p);
+        }
+    }
+    skip_ws(p);
+    if (p->pos < p->len) {
+        return fail_syntax(p, p->pos, "unexpected data after the JSON value", -1);
+    }
+    if (!p->seen_events) {
+        return fail(p, "no \"traceEvents\" array");
+    }
+    return 0;
+}
+
+/* ---- after the last event ----------------------------------------------------------- */
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const vkprof_trace_slice *x = a, *y = b;
+    if (x->track != y->track) {
+        return x->track < y->track ? -1 : 1;
+    }
+    if (x->ts_ns != y->ts_ns) {
+        return x->ts_ns < y->ts_ns ? -1 : 1;
+    }
+    if (x->dur_ns != y->dur_ns) {
+        return x->dur_ns > y->dur_ns ? -1 : 1; /* the parent first */
+    }
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) {
+        return x[0] < y[0] ? -1 : 1;
+    }
+    return x[1] < y[1] ? -1 : (x[1] > y[1]);
+}
+
+static const vkprof_trace_group *g_sort_groups; /* qsort has no context argument */
+
+static int cmp_group_idx(const void *a, const void *b)
+{
+    const vkprof_trace_group *x = &g_sort_groups[*(const uint32_t *)a];
+    const vkprof_trace_group *y = &g_sort_groups[*(const uint32_t *)b];
+    if (x->total_ns != y->total_ns) {
+        return x->total_ns > y->total_ns ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+/* Sort groups by total time and renumber the slices' group ids. */
+static int sort_groups(vkprof_trace_summary *s, bool gpu)
+{
+    vkprof_trace_group *g = gpu ? s->gpu : s->host;
+    size_t n = gpu ? s->n_gpu : s->n_host;
+    if (n == 0) {
+        return 0;
+    }
+    uint32_t *order = malloc(n * sizeof *order), *rank = malloc(n * sizeof *rank);
+    vkprof_trace_group *sorted = malloc(n * sizeof *sorted);
+    if (order == NULL || rank == NULL || sorted == NULL) {
+        free(order);
+        free(rank);
+        free(sorted);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        order[i] = (uint32_t)i;
+    }
+    g_sort_groups = g;
+    qsort(order, n, sizeof *order, cmp_group_idx);
+    for (size_t i = 0; i < n; i++) {
+        sorted[i] = g[order[i]];
+        rank[order[i]] = (uint32_t)i;
+    }
+    memcpy(g, sorted, n * sizeof *g);
+    for (size_t i = 0; i < s->n_slices; i++) {
+        if ((s->slices[i].is_gpu != 0) == gpu) {
+            s->slices[i].group = rank[s->slices[i].group];
+        }
+    }
+    free(order);
+    free(rank);
+    free(sorted);
+    return 0;
+}
+
+static int finish(parser *p)
+{
+    vkprof_trace_summary *s = p->s;
+    if (s->n_slices > 0) {
+        qsort(s->slices, s->n_slices, sizeof *s->slices, cmp_slice);
+    }
+    if (s->n_token_events > 0) {
+        qsort(s->token_ts_ns, s->n_token_events, sizeof *s->token_ts_ns, cmp_i64);
+    }
+
+    /* Nesting on each track: depth and self time. */
+    size_t *stack = malloc((s->n_slices ? s->n_slices : 1) * sizeof *stack);
+    int64_t *self = malloc((s->n_slices ? s->n_slices : 1) * sizeof *self);
+    if (stack == NULL || self == NULL) {
+        free(stack);
+        free(self);
+        return fail(p, "out of memory");
+    }
+    size_t sp = 0;
+    for (size_t i = 0; i < s->n_slices; i++) {
+        vkprof_trace_slice *x = &s->slices[i];
+        self[i] = x->dur_ns;
+        if (i == 0 || s->slices[i - 1].track != x->track) {
+            sp = 0;
+        }
+        int64_t end = x->ts_ns + x->dur_ns;
+        while (sp > 0) {
+            vkprof_trace_slice *top = &s->slices[stack[sp - 1]];
+            if (top->ts_ns + top->dur_ns <= x->ts_ns) {
+                sp--;
+            } else {
+                break;
+            }
+        }
+        if (sp > 0) {
+            vkprof_trace_slice *top = &s->slices[stack[sp - 1]];
+            if (end <= top->ts_ns + top->dur_ns) {
+                self[stack[sp - 1]] -= x->dur_ns; /* a child */
+            }
+        }
+        x->depth = (uint32_t)sp;
+        if (x->depth > s->tracks[x->track].max_depth) {
+            s->tracks[x->track].max_depth = x->depth;
+        }
+        stack[sp++] = i;
+        if (end > s->end_ns) {
+            s->end_ns = end;
+        }
+    }
+    for (size_t i = 0; i < s->n_slices; i++) {
+        vkprof_trace_slice *x = &s->slices[i];
+        uint64_t v = self[i] > 0 ? (uint64_t)self[i] : 0;
+        vkprof_trace_group *g = x->is_gpu ? &s->gpu[x->group] : &s->host[x->group];
+        g->self_ns += v;
+        if (x->is_gpu) {
+            s->gpu_busy_ns += v;
+        } else {
+            s->host_busy_ns += v;
+        }
+    }
+    free(self);
+
+    /* Tokens. */
+    if (s->n_token_events > 0) {
+        s->tokens = s->n_token_events;
+        s->token_source = VKPROF_TOKENS_FROM_EVENTS;
+        if (s->token_ts_ns[s->n_token_events - 1] > s->end_ns) {
+            s->end_ns = s->token_ts_ns[s->n_token_events - 1];
+        }
+    } else if (s->has_steps && s->steps > 0) {
+        s->tokens = s->steps;
+        s->token_source = VKPROF_TOKENS_FROM_METADATA;
+    } else {
+        s->tokens = 1;
+        s->token_source = VKPROF_TOKENS_DEFAULT;
+    }
+    s->gpu_tokens = s->tokens;
+    if (s->has_every_n && s->every_n_steps > 1) {
+        /* Only some steps carry GPU scopes: divide by the steps seen. */
+        size_t n = 0;
+        int64_t *steps = malloc((s->n_slices ? s->n_slices : 1) * sizeof *steps);
+        if (steps == NULL) {
+            free(stack);
+            return fail(p, "out of memory");
+        }
+        for (size_t i = 0; i < s->n_slices; i++) {
+            if (s->slices[i].is_gpu && s->slices[i].step >= 0) {
+                steps[n++] = s->slices[i].step;
+            }
+        }
+        if (n > 0) {
+            qsort(steps, n, sizeof *steps, cmp_i64);
+            uint64_t distinct = 1;
+            for (size_t i = 1; i < n; i++) {
+                distinct += steps[i] != steps[i - 1];
+            }
+            s->gpu_tokens = distinct;
+        } else {
+            free(steps);
+            steps = NULL;
+            s->gpu_tokens = (s->tokens + s->every_n_steps - 1) / s->every_n_steps;
+        }
+        free(steps);
+    }
+    free(stack);
+    if (s->gpu_tokens == 0) {
+        s->gpu_tokens = 1;
+    }
+    if (sort_groups(s, true) != 0 || sort_groups(s, false) != 0) {
+        return fail(p, "out of memory");
+    }
+    return 0;
+}
+
+/* ---- public ----------------------------------------------------------------------------- */
+
+void vkprof_trace_free(vkprof_trace_summary *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < s->n_gpu; i++) {
+        free(s->gpu[i].name);
+    }
+    for (size_t i = 0; i < s->n_host; i++) {
+        free(s->host[i].name);
+    }
+    for (size_t i = 0; i < s->n_tracks; i++) {
+        free(s->tracks[i].name);
+    }
+    free(s->gpu);
+    free(s->host);
+    free(s->tracks);
+    free(s->slices);
+    free(s->token_ts_ns);
+    free(s->process_name_gpu);
+    free(s->device);
+    free(s->driver);
+    free(s->cal_method);
+    free(s->sampling_mode);
+    free(s);
+}
+
+int vkprof_trace_parse(const char *buf, size_t len, vkprof_trace_summary **out, char *err,
+                       size_t err_size)
+{
+    *out = NULL;
+    if (err != NULL && err_size > 0) {
+        err[0] = '\0';
+    }
+    parser p = {.buf = buf, .len = len, .err = err, .err_size = err_size};
+    if (buf == NULL || len == 0) {
+        return fail(&p, "the file is empty");
+    }
+    p.s = calloc(1, sizeof *p.s);
+    if (p.s == NULL) {
+        return fail(&p, "out of memory");
+    }
+    if (parse_top(&p) != 0 || finish(&p) != 0) {
+        vkprof_trace_free(p.s);
+        return -1;
+    }
+    *out = p.s;
+    return 0;
+}
+
+int vkprof_trace_read_file(const char *path, size_t max_bytes, vkprof_trace_summary **out,
+                           char *err, size_t err_size)
+{
+    parser p = {.err = err, .err_size = err_size};
+    *out = NULL;
+    if (err != NULL && err_size > 0) {
+        err[0] = '\0';
+    }
+    if (max_bytes == 0) {
+        max_bytes = VKPROF_TRACE_MAX_FILE_BYTES;
+    }
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return fail(&p, "cannot open: %s", strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        if (!is_stdin) {
+            close(fd);
+        }
+        return fail(&p, "cannot stat: %s", strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (!is_stdin) {
+            close(fd);
+        }
+        return fail(&p, "is a directory, not a trace file");
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > (uint64_t)max_bytes) {
+        if (!is_stdin) {
+            close(fd);
+        }
+        return fail(&p, "the file is too large (%lld bytes; the limit is %zu)",
+                    (long long)st.st_size, max_bytes);
+    }
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    size_t n = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf != NULL) {
+        if (n == cap) {
+            if (cap > max_bytes) {
+                rc = fail(&p, "the file is too large (more than %zu bytes)", max_bytes);
+                break;
+            }
+            size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
+            char *q = realloc(buf, ncap);
+            if (q == NULL) {
+                break;
+            }
+            buf = q;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            rc = fail(&p, "read error: %s", strerror(errno));
+            break;
+        }
+        if (r == 0) {
+            break;
+        }
+        n += (size_t)r;
+    }
+    if (!is_stdin) {
+        close(fd);
+    }
+    if (buf == NULL) {
+        free(buf);
+        return fail(&p, "out of memory");
+    }
+    if (rc != 0) {
+        free(buf);
+        return -1;
+    }
+    if (n == 0) {
+        free(buf);
+        return fail(&p, "the file is empty");
+    }
+    rc = vkprof_trace_parse(buf, n, out, err, err_size);
+    free(buf);
+    return rc;
+}
+
+long vkprof_trace_pick_token(const vkprof_trace_summary *s, int64_t *t0, int64_t *t1)
+{
+    int64_t start = s->end_ns;
+    for (size_t i = 0; i < s->n_slices; i++) {
+        if (s->slices[i].ts_ns < start) {
+            start = s->slices[i].ts_ns;
+        }
+    }
+    size_t nt = s->n_token_events;
+    if (nt == 0) {
+        *t0 = start;
+        *t1 = s->end_ns > start ? s->end_ns : start + 1;
+        return -1;
+    }
+    const int64_t *tk = s->token_ts_ns;
+    if (nt == 1) {
+        *t0 = tk[0];
+        *t1 = s->end_ns > tk[0] ? s->end_ns : tk[0] + 1;
+        return 0;
+    }
+    /* Windows [tk[i], tk[i+1]): the median-duration one among those that hold
+     * GPU work (all of them when none does). */
+    size_t nw = nt - 1;
+    size_t *cand = malloc(nw * sizeof *cand);
+    int64_t *gstart = malloc((s->n_slices ? s->n_slices : 1) * sizeof *gstart);
+    if (cand == NULL || gstart == NULL) {
+        free(cand);
+        free(gstart);
+        *t0 = tk[nt - 2];
+        *t1 = tk[nt - 1];
+        return (long)(nt - 2);
+    }
+    size_t ng = 0;
+    for (size_t i = 0; i < s->n_slices; i++) {
+        if (s->slices[i].is_gpu) {
+            gstart[ng++] = s->slices[i].ts_ns;
+        }
+    }
+    qsort(gstart, ng, sizeof *gstart, cmp_i64);
+    size_t nc = 0, g = 0;
+    for (size_t w = 0; w < nw; w++) {
+        while (g < ng && gstart[g] < tk[w]) {
+            g++;
+        }
+        if (g < ng && gstart[g] < tk[w + 1]) {
+            cand[nc++] = w;
+        }
+    }
+    if (nc == 0) {
+        for (size_t w = 0; w < nw; w++) {
+            cand[nc++] = w;
+        }
+    }
+    /* Sort the candidates by duration (ties: the earlier one first). */
+    int64_t (*key)[2] = malloc(nc * sizeof *key);
+    if (key != NULL) {
+        for (size_t i = 0; i < nc; i++) {
+            key[i][0] = tk[cand[i] + 1] - tk[cand[i]];
+            key[i][1] = (int64_t)cand[i];
+        }
+        qsort(key, nc, sizeof *key, cmp_pair);
+        for (size_t i = 0; i < nc; i++) {
+            cand[i] = (size_t)key[i][1];
+        }
+        free(key);
+    }
+    size_t w = cand[(nc - 1) / 2];
+    free(cand);
+    free(gstart);
+    *t0 = tk[w];
+    *t1 = tk[w + 1];
+    return (long)w;
 }

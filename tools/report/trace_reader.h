@@ -103,6 +103,11 @@ int vkprof_trace_read_file(const char *path, size_t max_bytes, vkprof_trace_summ
 
 void vkprof_trace_free(vkprof_trace_summary *s);
 
+/** A malloc'd copy that is valid UTF-8 without control characters (each bad
+ * byte becomes '?'), cut to VKPROF_TRACE_MAX_NAME bytes; NULL when out of
+ * memory. Every name in a summary is cleaned so. */
+char *vkprof_trace_clean_string(const char *s);
+
 /** Print the text summary. Returns 0, or -1 on a write error. */
 int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *out);
 
