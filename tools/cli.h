@@ -3,5 +3,7 @@
 #define VKPROF_CLI_H
 
 int vkprof_cmd_devices(int argc, char **argv);
+int vkprof_cmd_decode(int argc, char **argv);
+int vkprof_cmd_report(int argc, char **argv);
 
 #endif

@@ -14,6 +14,13 @@ static void usage(FILE *f)
             "  devices [--device INDEX|NAME] [--no-dispatch]\n"
             "      list every Vulkan device: queue families and their timestamp bits,\n"
             "      timestampPeriod, calibrated-timestamp domains, one measured dispatch\n"
+            "  report TRACE.json [--svg FILE]\n"
+            "      time per token of each GPU phase and host bucket in a vkprof trace;\n"
+            "      --svg draws them and one token's timeline\n"
+            "  decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N] [--device D]\n"
+            "         [--profile off|gpu] [--json FILE] [--seed S] [--peak-gbps X]\n"
+            "      greedy decode with a Llama-shaped model on Vulkan compute (random fp16\n"
+            "      weights); --profile gpu times each kernel family with vkprof\n"
             "  version\n"
             "      print the library version\n");
 }
@@ -27,6 +34,12 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "devices") == 0) {
         return vkprof_cmd_devices(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "report") == 0) {
+        return vkprof_cmd_report(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "decode") == 0) {
+        return vkprof_cmd_decode(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0) {
         unsigned v = vkprof_version();

@@ -1,0 +1,416 @@
+/* The decode engine against its plain-C reference (tiny preset, validation
+ * layer on), the phase counts of --profile gpu, and the `vkprof decode` CLI.
+ *
+ *   test_decode              engine cases
+ *   test_decode --cli VKPROF CLI cases, running the given vkprof binary */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "decode.h"
+#include "harness.h"
+
+#define STEPS 16u
+#define SEED 7u
+
+static th_gpu g;
+
+static dec_engine *make_engine(dec_profile mode, vkprof_context prof)
+{
+    dec_config cfg = {.preset = dec_find_preset("tiny"),
+                      .seed = SEED,
+                      .profile = mode,
+                      .prof = prof,
+                      .keep_logits = true};
+    dec_engine *e = NULL;
+    char err[512] = "";
+    int rc = dec_create(&g.dev, &cfg, &e, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "dec_create: %s\n", err);
+    }
+    CHECK(rc == 0 && e != NULL);
+    return e;
+}
+
+static void test_presets(void)
+{
+    const dec_preset *t = dec_find_preset("tiny"), *b1 = dec_find_preset("llama-1b"),
+                     *b8 = dec_find_preset("llama-8b");
+    CHECK(t != NULL && b1 != NULL && b8 != NULL);
+    CHECK(dec_find_preset("llama-70b") == NULL);
+    CHECK(dec_find_preset(NULL) == NULL);
+    if (b1 == NULL || b8 == NULL) {
+        return;
+    }
+    /* Llama 3.2 1B: 1.24B parameters (tied); Llama 3.1 8B: 8.03B */
+    double p1 = (double)dec_param_count(b1) * 1e-9, p8 = (double)dec_param_count(b8) * 1e-9;
+    printf("  params: llama-1b %.3fB, llama-8b %.3fB\n", p1, p8);
+    CHECK(p1 > 1.23 && p1 < 1.25);
+    CHECK(p8 > 8.02 && p8 < 8.04);
+    dec_mem_plan m = dec_plan_memory(b8, 512);
+    CHECK(m.kv_cache == 2ull * 32 * 512 * 1024 * 4);
+    CHECK(m.total == m.weights + m.kv_cache + m.activations);
+}
+
+static void test_half(void)
+{
+    /* exact fp16 bits for q * 2^-shift, normal and subnormal */
+    CHECK(dec_half_bits(0, 14) == 0);
+    CHECK(dec_half_bits(1, 10) == 0x1400);                 /* 2^-10 */
+    CHECK(dec_half_bits(-1023, 10) == (0x8000 | 0x3bfe));   /* -0.9990234375 */
+    CHECK(dec_half_bits(1, 24) == 0x0001);                 /* smallest subnormal */
+    CHECK(dec_half_bits(5, 17) == 0x0280);                 /* 5 * 2^-17 = 640 * 2^-24 */
+    for (int32_t q = -1023; q <= 1023; q++) {
+        for (uint32_t s = 8; s <= 24; s += 4) {
+            float v = dec_half_to_float(dec_half_bits(q, s));
+            if (v != ldexpf((float)q, -(int)s)) {
+                CHECK(v == ldexpf((float)q, -(int)s));
+                return;
+            }
+        }
+    }
+}
+
+static void test_weights_bit_identical(void)
+{
+    dec_engine *e = make_engine(DEC_PROFILE_OFF, NULL);
+    dec_ref *r = dec_ref_create(dec_find_preset("tiny"), 0, SEED);
+    CHECK(r != NULL);
+    enum { N = 8192 };
+    uint32_t *w = calloc(N, sizeof *w);
+    if (e != NULL && r != NULL && w != NULL) {
+        CHECK(dec_read_qkv_words(e, w, N) == 0);
+        int bad = 0;
+        for (uint32_t i = 0; i < N && bad < 4; i++) {
+            uint16_t lo = (uint16_t)(w[i] & 0xffffu), hi = (uint16_t)(w[i] >> 16);
+            if (lo != dec_ref_qkv_half(r, 2 * i) || hi != dec_ref_qkv_half(r, 2 * i + 1)) {
+                fprintf(stderr, "  word %u: gpu %08x, cpu %04x%04x\n", i, w[i],
+                        dec_ref_qkv_half(r, 2 * i + 1), dec_ref_qkv_half(r, 2 * i));
+                bad++;
+            }
+        }
+        CHECK(bad == 0);
+    }
+    free(w);
+    dec_ref_destroy(r);
+    dec_destroy(e);
+}
+
+/*
+ * Logit tolerance. Both sides use the same fp16 weights (bit-identical, see
+ * above) and fp32 math, so the only differences are the order of fp32
+ * additions (the GPU sums dot products as 128 strided partials and a tree;
+ * the CPU sums left to right) and the GPU's exp/sqrt/division, which are
+ * a few ulp off C's. Each dot product of length n then differs by about
+ * sqrt(n) * 2^-24 relative to the sum of |terms|, i.e. ~1e-6 of the logit
+ * scale; 4 layers and the norms amplify that by a small factor. We allow
+ * 1e-3 of the logits' RMS (the observed figure is printed; it is ~1e-6),
+ * which still catches any real error: a wrong row, head, RoPE pair or
+ * off-by-one position moves logits by the order of their RMS.
+ */
+#define LOGIT_REL_TOL 1e-3
+
+static void test_matches_reference(void)
+{
+    const dec_preset *p = dec_find_preset("tiny");
+    dec_engine *e = make_engine(DEC_PROFILE_OFF, NULL);
+    dec_ref *r = dec_ref_create(p, 0, SEED);
+    CHECK(r != NULL);
+    if (e == NULL || r == NULL) {
+        dec_ref_destroy(r);
+        dec_destroy(e);
+        return;
+    }
+    uint32_t tg = 1, tc = 1, distinct = 0;
+    uint32_t seen[STEPS];
+    double worst = 0.0;
+    for (uint32_t i = 0; i < STEPS; i++) {
+        uint32_t ng = 0;
+        char err[256] = "";
+        int rc = dec_step(e, tg, &ng, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr, "  dec_step: %s\n", err);
+        }
+        CHECK(rc == 0);
+        const float *lc = NULL;
+        uint32_t nc = dec_ref_step(r, tc, &lc);
+        const float *lg = dec_logits(e);
+        CHECK(lg != NULL);
+        if (rc != 0 || lg == NULL) {
+            break;
+        }
+        double ss = 0.0, maxd = 0.0;
+        bool finite = true;
+        for (uint32_t v = 0; v < p->vocab; v++) {
+            ss += (double)lc[v] * lc[v];
+            maxd = fmax(maxd, fabs((double)lg[v] - lc[v]));
+            finite = finite && isfinite(lg[v]);
+        }
+        double rms = sqrt(ss / p->vocab), rel = maxd / rms;
+        worst = fmax(worst, rel);
+        CHECK(finite);
+        CHECK(rel <= LOGIT_REL_TOL);
+        if (ng != nc) {
+            fprintf(stderr, "  step %u: gpu token %u, cpu token %u\n", i, ng, nc);
+        }
+        CHECK_EQ_U64(ng, nc);
+        /* the GPU's logit of its token is the maximum */
+        CHECK(lg[ng] >= lg[nc]);
+        bool dup = false;
+        for (uint32_t k = 0; k < distinct; k++) {
+            dup = dup || seen[k] == ng;
+        }
+        if (!dup) {
+            seen[distinct++] = ng;
+        }
+        tg = ng;
+        tc = nc;
+    }
+    printf("  %u steps: max |gpu - cpu| logit = %.3g of the logit RMS (tolerance %.0e); "
+           "%u distinct tokens\n",
+           STEPS, worst, LOGIT_REL_TOL, distinct);
+    CHECK(distinct >= 4); /* argmax is not degenerate */
+    dec_ref_destroy(r);
+    dec_destroy(e);
+}
+
+static void test_profile_gpu(void)
+{
+    const dec_preset *p = dec_find_preset("tiny");
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.enable = VKPROF_ENABLE_ON;
+    vkprof_context prof = NULL;
+    CHECK(vkprof_create(&d, &prof) == VKPROF_OK);
+    CHECK(vkprof_enabled(prof));
+    dec_engine *e = make_engine(DEC_PROFILE_GPU, prof);
+    dec_engine *ref = make_engine(DEC_PROFILE_OFF, NULL);
+    enum { T = 4 };
+    if (e != NULL && ref != NULL) {
+        uint32_t tg = 1, to = 1;
+        for (uint32_t i = 0; i < T; i++) {
+            char err[256] = "";
+            uint32_t a = 0, b = 0;
+            int rc = dec_step(e, tg, &a, err, sizeof err);
+            if (rc != 0) {
+                fprintf(stderr, "  dec_step (gpu): %s\n", err);
+            }
+            CHECK(rc == 0);
+            CHECK(dec_step(ref, to, &b, err, sizeof err) == 0);
+            CHECK_EQ_U64(a, b); /* profiling does not change the result */
+            tg = a;
+            to = b;
+        }
+        vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT];
+        uint32_t n = 0;
+        vkprof_error_counts ec;
+        CHECK(vkprof_snapshot(prof, st, VKPROF_PHASE_DEFAULT_COUNT, &n, &ec) == VKPROF_OK);
+        uint64_t L = p->n_layers;
+        uint64_t expect[VKPROF_PHASE_DEFAULT_COUNT] = {0};
+        expect[VKPROF_PHASE_EMBEDDING] = 1;
+        expect[VKPROF_PHASE_NORM] = 2 * L + 1;
+        expect[VKPROF_PHASE_QKV] = L;
+        expect[VKPROF_PHASE_ROPE] = L;
+        expect[VKPROF_PHASE_ATTENTION] = L;
+        expect[VKPROF_PHASE_ATTN_OUTPUT] = L;
+        expect[VKPROF_PHASE_MLP_GATE_UP] = L;
+        expect[VKPROF_PHASE_ACTIVATION] = L;
+        expect[VKPROF_PHASE_MLP_DOWN] = L;
+        expect[VKPROF_PHASE_LM_HEAD] = 1;
+        expect[VKPROF_PHASE_SAMPLING] = 1;
+        for (uint32_t k = 0; k < VKPROF_PHASE_DEFAULT_COUNT; k++) {
+            const dec_phase_cost *c = dec_costs(e, k);
+            th_case = st[k].name;
+            CHECK_EQ_U64(st[k].count, expect[k] * T);
+            CHECK_EQ_U64(st[k].count, c->calls);            /* what the engine dispatched */
+            CHECK_EQ_U64(dec_costs(ref, k)->calls, c->calls); /* same calls when off */
+            if (expect[k] != 0) {
+                CHECK(st[k].total_ns > 0);
+                CHECK(c->dispatches >= c->calls);
+                CHECK(c->bytes > 0);
+            }
+        }
+        th_case = "test_profile_gpu";
+        CHECK_EQ_U64(ec.vulkan_errors + ec.not_ready + ec.discarded + ec.begin_twice, 0);
+    }
+    dec_destroy(ref);
+    dec_destroy(e);
+    vkprof_destroy(prof);
+}
+
+static void test_errors(void)
+{
+    char err[512] = "";
+    dec_engine *e = NULL;
+    /* the KV cache of llama-8b for 2^20 positions is 256 GiB */
+    dec_config cfg = {.preset = dec_find_preset("llama-8b"), .ctx = 1u << 20, .seed = 1};
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) == 2);
+    CHECK(e == NULL);
+    CHECK(strstr(err, "not enough device memory") != NULL);
+    printf("  %s\n", err);
+    /* gpu profiling without an active context */
+    dec_config c2 = {.preset = dec_find_preset("tiny"), .profile = DEC_PROFILE_GPU};
+    CHECK(dec_create(&g.dev, &c2, &e, err, sizeof err) != 0);
+    CHECK(e == NULL);
+    /* stepping past the context */
+    dec_config c3 = {.preset = dec_find_preset("tiny"), .ctx = 2, .seed = 1};
+    CHECK(dec_create(&g.dev, &c3, &e, err, sizeof err) == 0);
+    if (e != NULL) {
+        uint32_t t = 1;
+        CHECK(dec_step(e, t, &t, err, sizeof err) == 0);
+        CHECK(dec_step(e, t, &t, err, sizeof err) == 0);
+        CHECK(dec_step(e, t, &t, err, sizeof err) != 0);
+        CHECK(strstr(err, "context is full") != NULL);
+        CHECK(dec_step(e, 999999, &t, err, sizeof err) != 0);
+    }
+    dec_destroy(e);
+}
+
+/* ---- CLI ------------------------------------------------------------------------ */
+
+static const char *vkprof_bin;
+static char dir[256];
+
+/* Run `vkprof decode ARGS`; returns the exit status, stderr in errbuf. */
+static int run_cli(const char *args, char *errbuf, size_t n)
+{
+    char cmd[1024], errf[300];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' decode %s > '%s/stdout.txt' 2> '%s'", vkprof_bin, args, dir,
+             errf);
+    int st = system(cmd);
+    errbuf[0] = '\0';
+    FILE *f = fopen(errf, "r");
+    if (f != NULL) {
+        size_t got = fread(errbuf, 1, n - 1, f);
+        errbuf[got] = '\0';
+        fclose(f);
+    }
+    return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b != NULL) {
+        size_t got = fread(b, 1, (size_t)n, f);
+        b[got] = '\0';
+    }
+    fclose(f);
+    return b;
+}
+
+static void test_cli_json(void)
+{
+    char err[4096], args[512], path[300];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    snprintf(args, sizeof args, "--preset tiny --tokens 4 --profile gpu --json '%s'", path);
+    int rc = run_cli(args, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "  stderr: %s\n", err);
+    }
+    CHECK_EQ_U64(rc, 0);
+    char *text = slurp(path);
+    CHECK(text != NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL);
+    if (j != NULL) {
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "preset")) &&
+              strcmp(cJSON_GetObjectItem(j, "preset")->valuestring, "tiny") == 0);
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "device")));
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "precision")));
+        CHECK(cJSON_GetObjectItem(j, "tokens")->valuedouble == 4);
+        CHECK(cJSON_GetObjectItem(j, "tokens_per_s")->valuedouble > 0);
+        cJSON *ids = cJSON_GetObjectItem(j, "token_ids");
+        CHECK(cJSON_IsArray(ids) && cJSON_GetArraySize(ids) == 4);
+        cJSON *ph = cJSON_GetObjectItem(j, "phases");
+        CHECK(cJSON_IsArray(ph) && cJSON_GetArraySize(ph) == DEC_NUM_PHASES);
+        cJSON *it;
+        cJSON_ArrayForEach(it, ph)
+        {
+            CHECK(cJSON_GetObjectItem(it, "bytes_per_token")->valuedouble > 0);
+            CHECK(cJSON_GetObjectItem(it, "total_ns")->valuedouble > 0);
+            CHECK(cJSON_IsNumber(cJSON_GetObjectItem(it, "gbps")));
+        }
+        cJSON *vk = cJSON_GetObjectItem(j, "vkprof");
+        CHECK(cJSON_IsObject(vk));
+    }
+    cJSON_Delete(j);
+    free(text);
+    /* --profile off: JSON without the vkprof snapshot, still parses */
+    snprintf(args, sizeof args, "--tokens 2 --json '%s'", path);
+    CHECK_EQ_U64(run_cli(args, err, sizeof err), 0);
+    text = slurp(path);
+    j = text ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL && cJSON_IsNull(cJSON_GetObjectItem(j, "vkprof")));
+    cJSON_Delete(j);
+    free(text);
+    remove(path);
+}
+
+static void expect_fail(const char *args, int code, const char *msg)
+{
+    char err[4096];
+    int rc = run_cli(args, err, sizeof err);
+    if (rc != code || strstr(err, msg) == NULL) {
+        fprintf(stderr, "  '%s': exit %d, stderr: %s\n", args, rc, err);
+    }
+    CHECK_EQ_U64(rc, code);
+    CHECK(strstr(err, msg) != NULL);
+}
+
+static void test_cli_errors(void)
+{
+    expect_fail("--preset llama-70b", 2, "unknown preset 'llama-70b'");
+    expect_fail("--bogus", 2, "unknown option '--bogus'");
+    expect_fail("--tokens 12x", 2, "bad number for --tokens");
+    expect_fail("--tokens", 2, "needs a value");
+    expect_fail("--profile host", 2, "not available yet");
+    expect_fail("--profile sometimes", 2, "unknown profile");
+    expect_fail("--device no-such-device-name", 1, "no device name contains");
+    expect_fail("--preset llama-8b --ctx 1048576 --tokens 1", 1, "not enough device memory");
+    expect_fail("--json /nonexistent-dir/x.json --tokens 1", 1, "cannot write");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--cli") == 0) {
+        vkprof_bin = argv[2];
+        snprintf(dir, sizeof dir, "/tmp/vkprof_decode_cli.%ld", (long)getpid());
+        char mk[300];
+        snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+        if (system(mk) != 0) {
+            fprintf(stderr, "cannot create %s\n", dir);
+            return 1;
+        }
+        RUN(test_cli_json);
+        RUN(test_cli_errors);
+        char rm[300];
+        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+        if (system(rm) != 0) {
+            fprintf(stderr, "cannot remove %s\n", dir);
+        }
+        return th_done();
+    }
+    RUN(test_presets);
+    RUN(test_half);
+    th_gpu_init(&g);
+    RUN(test_weights_bit_identical);
+    RUN(test_matches_reference);
+    RUN(test_profile_gpu);
+    RUN(test_errors);
+    th_gpu_finish(&g);
+    return th_done();
+}

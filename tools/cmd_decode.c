@@ -1,0 +1,488 @@
+/* `vkprof decode`: a Llama-shaped decode loop on Vulkan compute (random
+ * weights), optionally timed per phase with the library's 2-slot cycle. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "decode.h"
+#include "vkutil.h"
+
+#define SHOW_TOKENS 16u
+
+static void decode_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
+            "                     [--device INDEX|NAME] [--profile off|gpu|host|all]\n"
+            "                     [--json FILE] [--seed S] [--peak-gbps X]\n"
+            "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
+            "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
+            "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
+            "  phase call: tokens/s is then serialised, not a serving figure).\n"
+            "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 || v > UINT32_MAX || v < min) {
+        fprintf(stderr, "vkprof decode: bad number for %s: '%s'\n", opt, s);
+        return 0;
+    }
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static int parse_pos_double(const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (s[0] == '\0' || *end != '\0' || errno != 0 || !(v > 0.0) || v > 1e12) {
+        fprintf(stderr, "vkprof decode: bad number for %s: '%s'\n", opt, s);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            fprintf(f, "\\%c", *p);
+        } else if (*p < 0x20) {
+            fprintf(f, "\\u%04x", *p);
+        } else {
+            fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+typedef struct phase_row {
+    uint32_t id;
+    const char *name;
+    double ms_per_token, pct, calls_per_token, us_per_call, gbps, gflops;
+    double bytes_per_token, flops_per_token;
+    uint64_t count, total_ns;
+} phase_row;
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const phase_row *x = a, *y = b;
+    return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+typedef struct run_result {
+    const dec_preset *p;
+    const char *device;
+    uint32_t ctx, seed, tokens, first_token;
+    const char *profile;
+    double seconds, init_seconds, tokens_per_s;
+    uint32_t *ids;
+    phase_row rows[DEC_NUM_PHASES];
+    uint32_t nrows;
+    double phase_total_ms_per_token;
+    double bytes_per_token, flops_per_token;
+    double peak_gbps;
+    uint64_t device_bytes;
+    const char *snapshot; /* vkprof_snapshot_json, or NULL */
+} run_result;
+
+static int write_json(const char *path, const run_result *r)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (tmp == NULL) {
+        fprintf(stderr, "vkprof decode: out of memory\n");
+        return 1;
+    }
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        fprintf(stderr, "vkprof decode: cannot write %s: %s\n", tmp, strerror(errno));
+        free(tmp);
+        return 1;
+    }
+    fprintf(f, "{\n  \"tool\": \"vkprof decode\",\n  \"preset\": ");
+    json_str(f, r->p->name);
+    fprintf(f, ",\n  \"device\": ");
+    json_str(f, r->device);
+    fprintf(f, ",\n  \"precision\": ");
+    json_str(f, DEC_PRECISION);
+    fprintf(f,
+            ",\n  \"model\": {\"dim\": %u, \"layers\": %u, \"heads\": %u, \"kv_heads\": %u, "
+            "\"head_dim\": %u, \"ffn\": %u, \"vocab\": %u, \"context\": %u, \"rope_theta\": %.1f, "
+            "\"tied_embeddings\": %s, \"params\": %llu},\n",
+            r->p->dim, r->p->n_layers, r->p->n_heads, r->p->n_kv_heads, r->p->head_dim, r->p->ffn,
+            r->p->vocab, r->ctx, (double)r->p->rope_theta, r->p->tie_embeddings ? "true" : "false",
+            (unsigned long long)dec_param_count(r->p));
+    fprintf(f, "  \"seed\": %u,\n  \"profile\": ", r->seed);
+    json_str(f, r->profile);
+    fprintf(f,
+            ",\n  \"serialised\": %s,\n  \"tokens\": %u,\n  \"first_token\": %u,\n"
+            "  \"seconds\": %.6f,\n  \"init_seconds\": %.6f,\n  \"tokens_per_s\": %.6f,\n"
+            "  \"device_bytes\": %llu,\n  \"bytes_per_token\": %.0f,\n"
+            "  \"flops_per_token\": %.0f,\n  \"token_ids\": [",
+            strcmp(r->profile, "gpu") == 0 ? "true" : "false", r->tokens, r->first_token,
+            r->seconds, r->init_seconds, r->tokens_per_s, (unsigned long long)r->device_bytes,
+            r->bytes_per_token, r->flops_per_token);
+    for (uint32_t i = 0; i < r->tokens; i++) {
+        fprintf(f, "%s%u", i ? ", " : "", r->ids[i]);
+    }
+    fprintf(f, "],\n  \"phases\": [");
+    for (uint32_t i = 0; i < r->nrows; i++) {
+        const phase_row *w = &r->rows[i];
+        fprintf(f,
+                "%s\n    {\"name\": \"%s\", \"id\": %u, \"calls_per_token\": %.3f, "
+                "\"bytes_per_token\": %.0f, \"flops_per_token\": %.0f",
+                i ? "," : "", w->name, w->id, w->calls_per_token, w->bytes_per_token,
+                w->flops_per_token);
+        if (r->snapshot != NULL) { /* timed (--profile gpu) */
+            fprintf(f,
+                    ", \"count\": %llu, \"total_ns\": %llu, \"ms_per_token\": %.6f, "
+                    "\"percent\": %.3f, \"us_per_call\": %.3f, \"gbps\": %.3f, "
+                    "\"gflops\": %.3f",
+                    (unsigned long long)w->count, (unsigned long long)w->total_ns,
+                    w->ms_per_token, w->pct, w->us_per_call, w->gbps, w->gflops);
+        }
+        if (r->peak_gbps > 0 && r->snapshot != NULL) {
+            fprintf(f, ", \"percent_of_peak\": %.3f", 100.0 * w->gbps / r->peak_gbps);
+        }
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ]");
+    if (r->peak_gbps > 0) {
+        fprintf(f, ",\n  \"peak_gbps\": %.3f", r->peak_gbps);
+    }
+    fprintf(f, ",\n  \"vkprof\": %s\n}\n", r->snapshot != NULL ? r->snapshot : "null");
+    int bad = ferror(f);
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "vkprof decode: writing %s failed: %s\n", tmp, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return 1;
+    }
+    if (rename(tmp, path) != 0) {
+        fprintf(stderr, "vkprof decode: cannot rename %s to %s: %s\n", tmp, path,
+                strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return 1;
+    }
+    free(tmp);
+    return 0;
+}
+
+int vkprof_cmd_decode(int argc, char **argv)
+{
+    const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
+    uint32_t tokens = 32, ctx = 0, seed = 1;
+    double peak = 0.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            decode_usage(stdout);
+            return 0;
+        }
+        const char *opts[] = {"--preset", "--tokens", "--ctx",  "--device",
+                              "--profile", "--json",  "--seed", "--peak-gbps"};
+        int known = -1;
+        for (int k = 0; k < (int)(sizeof opts / sizeof opts[0]); k++) {
+            if (strcmp(a, opts[k]) == 0) {
+                known = k;
+            }
+        }
+        if (known < 0) {
+            fprintf(stderr, "vkprof decode: unknown option '%s'\n", a);
+            decode_usage(stderr);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "vkprof decode: %s needs a value\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        int ok = 1;
+        switch (known) {
+        case 0: preset_name = v; break;
+        case 1: ok = parse_u32(a, v, 1, &tokens); break;
+        case 2: ok = parse_u32(a, v, 1, &ctx); break;
+        case 3: device = v; break;
+        case 4: profile = v; break;
+        case 5: json = v; break;
+        case 6: ok = parse_u32(a, v, 0, &seed); break;
+        default: ok = parse_pos_double(a, v, &peak); break;
+        }
+        if (!ok) {
+            return 2;
+        }
+    }
+    const dec_preset *p = dec_find_preset(preset_name);
+    if (p == NULL) {
+        fprintf(stderr, "vkprof decode: unknown preset '%s' (known: %s)\n", preset_name,
+                dec_preset_names());
+        return 2;
+    }
+    dec_profile mode;
+    if (strcmp(profile, "off") == 0) {
+        mode = DEC_PROFILE_OFF;
+    } else if (strcmp(profile, "gpu") == 0) {
+        mode = DEC_PROFILE_GPU;
+    } else if (strcmp(profile, "host") == 0 || strcmp(profile, "all") == 0) {
+        fprintf(stderr,
+                "vkprof decode: --profile %s is not available yet (host spans and the trace "
+                "are not wired into decode); use off or gpu\n",
+                profile);
+        return 2;
+    } else {
+        fprintf(stderr, "vkprof decode: unknown profile '%s' (off|gpu|host|all)\n", profile);
+        return 2;
+    }
+    if (ctx == 0) {
+        ctx = p->default_ctx;
+    }
+    if (tokens > ctx) {
+        fprintf(stderr, "vkprof decode: --tokens %u exceeds the context (%u); raise --ctx\n",
+                tokens, ctx);
+        return 2;
+    }
+
+    vku_instance inst;
+    if (vku_instance_create(&inst, false, "vkprof decode") != VK_SUCCESS) {
+        return 1;
+    }
+    int rc = 1;
+    VkPhysicalDevice phys;
+    char err[512] = "";
+    vku_device dev;
+    memset(&dev, 0, sizeof dev);
+    vkprof_context prof = NULL;
+    dec_engine *eng = NULL;
+    uint32_t *ids = calloc(tokens, sizeof *ids);
+    char *snap = NULL;
+    bool tty = isatty(STDERR_FILENO) != 0;
+    if (ids == NULL) {
+        fprintf(stderr, "vkprof decode: out of memory\n");
+        goto done;
+    }
+    if (vku_pick_device(inst.instance, device, &phys, err, sizeof err) != VK_SUCCESS) {
+        fprintf(stderr, "vkprof decode: %s\n", err);
+        goto done;
+    }
+    uint32_t fam = vku_compute_family(phys);
+    if (fam == UINT32_MAX || vku_device_create(&dev, phys, fam) != VK_SUCCESS) {
+        fprintf(stderr, "vkprof decode: cannot create a device with a compute queue\n");
+        goto done;
+    }
+    if (mode == DEC_PROFILE_GPU) {
+        vkprof_context_desc d = vku_vkprof_desc(&inst, &dev);
+        d.enable = VKPROF_ENABLE_ON;
+        vkprof_result pr = vkprof_create(&d, &prof);
+        if (pr != VKPROF_OK) {
+            fprintf(stderr, "vkprof decode: vkprof_create: %s\n", vkprof_result_text(pr));
+            goto done;
+        }
+        if (!vkprof_enabled(prof)) {
+            fprintf(stderr,
+                    "vkprof decode: the compute queue of %s has no timestamps: --profile gpu "
+                    "is not possible\n",
+                    dev.props.deviceName);
+            goto done;
+        }
+    }
+    dec_mem_plan plan = dec_plan_memory(p, ctx);
+    printf("device:    %s\n", dev.props.deviceName);
+    printf("preset:    %s (dim %u, %u layers, %u/%u heads, head dim %u, ffn %u, vocab %u, "
+           "%.2fB params%s)\n",
+           p->name, p->dim, p->n_layers, p->n_heads, p->n_kv_heads, p->head_dim, p->ffn,
+           p->vocab, (double)dec_param_count(p) * 1e-9,
+           p->tie_embeddings ? ", tied embeddings" : "");
+    printf("precision: %s\n", DEC_PRECISION);
+    printf("memory:    %.1f MiB (weights %.1f, KV cache %.1f for %u positions, activations "
+           "%.1f)\n",
+           (double)plan.total / 1048576.0, (double)plan.weights / 1048576.0,
+           (double)plan.kv_cache / 1048576.0, ctx, (double)plan.activations / 1048576.0);
+    fflush(stdout);
+
+    dec_config cfg = {.preset = p, .ctx = ctx, .seed = seed, .profile = mode, .prof = prof};
+    double t0 = now_s();
+    if (tty) {
+        fprintf(stderr, "generating weights on the GPU...");
+    }
+    int cr = dec_create(&dev, &cfg, &eng, err, sizeof err);
+    if (tty) {
+        fprintf(stderr, "\r\033[K");
+    }
+    if (cr != 0) {
+        fprintf(stderr, "vkprof decode: %s\n", err);
+        goto done;
+    }
+    double t1 = now_s();
+    uint32_t token = 1; /* a BOS-like start token */
+    for (uint32_t i = 0; i < tokens; i++) {
+        uint32_t next = 0;
+        if (dec_step(eng, token, &next, err, sizeof err) != 0) {
+            fprintf(stderr, "%svkprof decode: token %u: %s\n", tty ? "\n" : "", i, err);
+            goto done;
+        }
+        ids[i] = next;
+        token = next;
+        if (tty) {
+            double el = now_s() - t1;
+            fprintf(stderr, "\rtoken %u/%u  %.2f tokens/s", i + 1, tokens, (i + 1) / el);
+        }
+    }
+    double t2 = now_s();
+    if (tty) {
+        fprintf(stderr, "\r\033[K");
+    }
+
+    run_result r = {.p = p,
+                    .device = dev.props.deviceName,
+                    .ctx = ctx,
+                    .seed = seed,
+                    .tokens = tokens,
+                    .first_token = 1,
+                    .profile = profile,
+                    .seconds = t2 - t1,
+                    .init_seconds = t1 - t0,
+                    .tokens_per_s = tokens / (t2 - t1),
+                    .ids = ids,
+                    .peak_gbps = peak,
+                    .device_bytes = dec_allocated_bytes(eng)};
+    for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+        const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+        r.bytes_per_token += c->bytes / tokens;
+        r.flops_per_token += c->flops / tokens;
+    }
+    printf("init:      %.2f s (pipelines, weights generated on the GPU, %.1f MiB allocated)\n",
+           r.init_seconds, (double)r.device_bytes / 1048576.0);
+    printf("tokens:    %u in %.3f s = %.2f tokens/s (%.3f ms/token, positions 0..%u)\n", tokens,
+           r.seconds, r.tokens_per_s, 1e3 * r.seconds / tokens, tokens - 1);
+    if (mode == DEC_PROFILE_GPU) {
+        printf("           --profile gpu submits and waits once per phase call (2-slot mode): "
+               "this throughput\n           is serialised and NOT a serving figure; run "
+               "--profile off for that\n");
+    } else {
+        printf("effective: %.2f GB/s, %.2f GFLOP/s (bytes and FLOPs per token / token time)\n",
+               r.bytes_per_token * r.tokens_per_s * 1e-9, r.flops_per_token * r.tokens_per_s * 1e-9);
+    }
+    printf("token ids:");
+    for (uint32_t i = 0; i < tokens && i < SHOW_TOKENS; i++) {
+        printf(" %u", ids[i]);
+    }
+    printf("%s\n", tokens > SHOW_TOKENS ? " ..." : "");
+
+    if (mode == DEC_PROFILE_GPU) {
+        vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT + 8];
+        uint32_t count = 0;
+        vkprof_error_counts ec;
+        if (vkprof_snapshot(prof, st, VKPROF_PHASE_DEFAULT_COUNT + 8, &count, &ec) != VKPROF_OK) {
+            fprintf(stderr, "vkprof decode: vkprof_snapshot failed\n");
+            goto done;
+        }
+        uint64_t sum_ns = 0;
+        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+            sum_ns += st[dec_phase_ids[k]].total_ns;
+        }
+        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+            const vkprof_phase_stats *s = &st[dec_phase_ids[k]];
+            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+            phase_row *w = &r.rows[r.nrows++];
+            w->id = s->id;
+            w->name = vkprof_phase_name(prof, s->id);
+            w->count = s->count;
+            w->total_ns = s->total_ns;
+            w->ms_per_token = (double)s->total_ns * 1e-6 / tokens;
+            w->pct = sum_ns ? 100.0 * (double)s->total_ns / (double)sum_ns : 0.0;
+            w->calls_per_token = (double)s->count / tokens;
+            w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
+            w->bytes_per_token = c->bytes / tokens;
+            w->flops_per_token = c->flops / tokens;
+            w->gbps = s->total_ns ? c->bytes / (double)s->total_ns : 0.0;
+            w->gflops = s->total_ns ? c->flops / (double)s->total_ns : 0.0;
+        }
+        qsort(r.rows, r.nrows, sizeof r.rows[0], cmp_rows);
+        r.phase_total_ms_per_token = (double)sum_ns * 1e-6 / tokens;
+        printf("\nGPU time per phase (vkprof, %u tokens; sum %.3f ms/token = %.0f%% of the "
+               "serialised wall time):\n",
+               tokens, r.phase_total_ms_per_token,
+               100.0 * r.phase_total_ms_per_token / (1e3 * r.seconds / tokens));
+        printf("  %-12s %10s %7s %8s %10s %10s %10s%s\n", "phase", "ms/token", "%", "calls/tk",
+               "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
+        for (uint32_t k = 0; k < r.nrows; k++) {
+            const phase_row *w = &r.rows[k];
+            printf("  %-12s %10.4f %7.2f %8.1f %10.2f %10.2f %10.2f", w->name, w->ms_per_token,
+                   w->pct, w->calls_per_token, w->us_per_call, w->gbps, w->gflops);
+            if (peak > 0) {
+                printf("  %5.1f%%", 100.0 * w->gbps / peak);
+            }
+            printf("\n");
+        }
+        if (ec.vulkan_errors || ec.not_ready || ec.discarded) {
+            printf("  (vkprof errors: vulkan %llu, not ready %llu, discarded %llu)\n",
+                   (unsigned long long)ec.vulkan_errors, (unsigned long long)ec.not_ready,
+                   (unsigned long long)ec.discarded);
+        }
+        size_t need = 0;
+        vkprof_snapshot_json(prof, NULL, 0, &need);
+        snap = malloc(need ? need : 1);
+        if (snap != NULL && vkprof_snapshot_json(prof, snap, need, &need) == VKPROF_OK) {
+            r.snapshot = snap;
+        }
+    } else {
+        /* per-phase traffic without timing: still useful to read */
+        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+            phase_row *w = &r.rows[r.nrows++];
+            memset(w, 0, sizeof *w);
+            w->id = dec_phase_ids[k];
+            static const char *names[] = {
+#define VKPROF_X_(id, name) name,
+                VKPROF_DEFAULT_PHASES(VKPROF_X_)
+#undef VKPROF_X_
+            };
+            w->name = names[dec_phase_ids[k]];
+            w->calls_per_token = (double)c->calls / tokens;
+            w->bytes_per_token = c->bytes / tokens;
+            w->flops_per_token = c->flops / tokens;
+        }
+    }
+    if (json != NULL) {
+        if (write_json(json, &r) != 0) {
+            goto done;
+        }
+        printf("json:      %s\n", json);
+    }
+    rc = 0;
+
+done:
+    dec_destroy(eng);
+    vkprof_destroy(prof);
+    vku_device_destroy(&dev);
+    vku_instance_destroy(&inst);
+    free(ids);
+    free(snap);
+    return rc;
+}

@@ -1,0 +1,159 @@
+/* A Llama-shaped decode engine on Vulkan compute (one token per step,
+ * greedy), with a plain-C reference of the same model. Weights are random
+ * from a seed: the same hash on the GPU (shaders/decode_init.comp) and in C.
+ *
+ * Precision: fp16 weight matrices (two halves per uint32, unpackHalf2x16),
+ * fp32 norm gains, fp32 activations, fp32 KV cache, fp32 accumulation. */
+#ifndef VKPROF_DECODE_H
+#define VKPROF_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkutil.h"
+
+#define DEC_PRECISION "fp16 weights, fp32 activations/KV cache/accumulation"
+
+/* ---- model shape ------------------------------------------------------- */
+
+typedef struct dec_preset {
+    const char *name;
+    uint32_t dim, n_layers, n_heads, n_kv_heads, head_dim, ffn, vocab;
+    uint32_t default_ctx;
+    float rope_theta, norm_eps;
+    bool tie_embeddings; /* LM head reads the embedding table (Llama 3.2 1B) */
+} dec_preset;
+
+/* NULL when unknown. */
+const dec_preset *dec_find_preset(const char *name);
+/* "tiny|llama-1b|llama-8b" */
+const char *dec_preset_names(void);
+
+/* ---- weights: hash + exact fp16 ---------------------------------------- */
+
+/* Tensor ids fed to the hash. Per layer: DEC_T_LAYER(l) + kind. */
+enum {
+    DEC_T_EMBED = 1,
+    DEC_T_LM_HEAD = 2,
+    DEC_T_NORM_FINAL = 3,
+    DEC_T_QKV = 0,
+    DEC_T_O = 1,
+    DEC_T_GATE_UP = 2,
+    DEC_T_DOWN = 3,
+    DEC_T_NORM_ATT = 4,
+    DEC_T_NORM_FFN = 5
+};
+#define DEC_T_LAYER(l) (16u + 8u * (uint32_t)(l))
+
+uint32_t dec_hash32(uint32_t x);
+uint32_t dec_tensor_key(uint32_t seed, uint32_t tensor);
+/* q in [-1023, 1023] for element `idx` of a tensor with `key`. */
+int32_t dec_gen_q(uint32_t key, uint32_t idx);
+/* fp16 bits of q * 2^-shift (exact; shift <= 24). */
+uint16_t dec_half_bits(int32_t q, uint32_t shift);
+float dec_half_to_float(uint16_t h);
+/* Shift so that 1023 * 2^-shift ~ 1/sqrt(fan_in): uniform in +-1/sqrt(fan_in). */
+uint32_t dec_shift_for_fan_in(uint32_t fan_in);
+/* The embedding table is uniform in +-8/sqrt(dim) (tiny: +-0.5; llama-1b:
+ * +-0.125): large enough that the input token matters, small enough that
+ * the layers' outputs dominate the residual stream, so a tied LM head does
+ * not simply echo the input token. */
+#define DEC_EMBED_SHIFT(dim) (dec_shift_for_fan_in(dim) - 3)
+/* Norm gain value of element idx: 1 + q * 2^-13 (exact in fp32). */
+float dec_norm_gain(uint32_t key, uint32_t idx);
+
+/* ---- per-phase costs ------------------------------------------------------ */
+
+/* The phases the engine uses (vkprof default ids), in pipeline order. */
+#define DEC_NUM_PHASES 11
+extern const uint32_t dec_phase_ids[DEC_NUM_PHASES];
+
+typedef struct dec_phase_cost {
+    uint64_t calls;      /* phase scopes (kernel-family calls) */
+    uint64_t dispatches; /* vkCmdDispatch count */
+    double bytes;        /* bytes read + written (weights, activations, KV) */
+    double flops;        /* floating-point operations (multiply-add = 2) */
+} dec_phase_cost;
+
+/* ---- memory plan ---------------------------------------------------------- */
+
+typedef struct dec_mem_plan {
+    uint64_t weights;     /* fp16 matrices + fp32 norm gains */
+    uint64_t kv_cache;    /* fp32 K and V, every layer, `ctx` rows */
+    uint64_t activations; /* residual, scratch, scores, logits, RoPE table */
+    uint64_t total;
+} dec_mem_plan;
+
+dec_mem_plan dec_plan_memory(const dec_preset *p, uint32_t ctx);
+uint64_t dec_param_count(const dec_preset *p);
+
+/* ---- CPU reference --------------------------------------------------------- */
+
+typedef struct dec_ref dec_ref;
+/* NULL on allocation failure. */
+dec_ref *dec_ref_create(const dec_preset *p, uint32_t ctx, uint32_t seed);
+/* One token at the next position; returns the argmax, logits in *logits. */
+uint32_t dec_ref_step(dec_ref *r, uint32_t token, const float **logits);
+/* fp16 bits of element `idx` of layer-0's fused QKV matrix (for bit checks). */
+uint16_t dec_ref_qkv_half(const dec_ref *r, uint32_t idx);
+void dec_ref_destroy(dec_ref *r);
+
+/* ---- GPU engine ------------------------------------------------------------- */
+
+/*
+ * Hooks for host-side instrumentation (host spans and the trace are wired
+ * by the caller; every member may be NULL). Names are static strings:
+ * "token", "record", "submit_wait", or a vkprof phase name in gpu mode.
+ *   section_begin/section_end  nest properly, on the calling thread
+ *   pre_submit                 the command buffer is still recording: a place
+ *                              to add the caller's own timestamps
+ *   post_wait                  after the submit's fence wait
+ *   step                       after each token, with its index and id
+ */
+typedef struct dec_hooks {
+    void *user;
+    void (*section_begin)(void *user, const char *name);
+    void (*section_end)(void *user, const char *name);
+    void (*pre_submit)(void *user, VkCommandBuffer cmd, const char *what);
+    void (*post_wait)(void *user, const char *what);
+    void (*step)(void *user, uint32_t index, uint32_t token);
+} dec_hooks;
+
+typedef enum dec_profile {
+    DEC_PROFILE_OFF = 0, /* one command buffer, one submit per token */
+    DEC_PROFILE_GPU = 1  /* vkprof 2-slot: one submit+wait per phase call */
+} dec_profile;
+
+typedef struct dec_config {
+    const dec_preset *preset;
+    uint32_t ctx;          /* max context (positions); 0: preset default */
+    uint32_t seed;
+    dec_profile profile;
+    vkprof_context prof;   /* required (and active) for DEC_PROFILE_GPU */
+    const dec_hooks *hooks;
+    bool keep_logits;      /* copy the logits back each token (tests) */
+} dec_config;
+
+typedef struct dec_engine dec_engine;
+
+/* Checks memory and limits, allocates, builds pipelines, generates the
+ * weights on the GPU. Returns 0, or 1 with a message in err (2 for a
+ * configuration the device cannot run, e.g. not enough memory). */
+int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err,
+               size_t err_size);
+/* One token at the next position: returns 0 and the argmax in *next. */
+int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t err_size);
+/* Logits of the last step (keep_logits), else NULL. */
+const float *dec_logits(const dec_engine *e);
+uint32_t dec_position(const dec_engine *e);
+uint32_t dec_context(const dec_engine *e);
+/* Costs summed over every step so far, per phase id (index = vkprof id). */
+const dec_phase_cost *dec_costs(const dec_engine *e, uint32_t phase_id);
+/* Read back `n` uint32 words of layer-0's fused QKV weights (tests). */
+int dec_read_qkv_words(dec_engine *e, uint32_t *out, uint32_t n);
+/* Device memory allocated, and the heap it came from. */
+uint64_t dec_allocated_bytes(const dec_engine *e);
+void dec_destroy(dec_engine *e);
+
+#endif

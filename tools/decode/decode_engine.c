@@ -1,0 +1,1159 @@
+/* The decode engine on Vulkan compute: buffers, pipelines, weight
+ * generation, and one token per dec_step (see decode.h, docs/decode.md). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "decode_internal.h"
+
+#include "decode_argmax1_spv.h"
+#include "decode_argmax2_spv.h"
+#include "decode_attn_scores_spv.h"
+#include "decode_attn_wsum_spv.h"
+#include "decode_embed_spv.h"
+#include "decode_init_spv.h"
+#include "decode_matvec_spv.h"
+#include "decode_rmsnorm_spv.h"
+#include "decode_rope_spv.h"
+#include "decode_silu_mul_spv.h"
+#include "decode_softmax_spv.h"
+
+#define MAXC 64u          /* most buffers one matrix is split into */
+#define MV_ROWS 4u        /* rows per matvec workgroup (decode_matvec.comp) */
+#define PC_WORDS 8u       /* push-constant words every pipeline declares */
+
+enum {
+    P_INIT, P_EMBED, P_NORM, P_MATVEC, P_ROPE, P_SCORES, P_SOFTMAX, P_WSUM, P_SILU,
+    P_ARGMAX1, P_ARGMAX2, P_COUNT
+};
+
+static const struct {
+    const uint32_t *code;
+    size_t size;
+    uint32_t nbind;
+} shader_info[P_COUNT] = {
+    [P_INIT] = {decode_init_spv, sizeof decode_init_spv, 1},
+    [P_EMBED] = {decode_embed_spv, sizeof decode_embed_spv, 2},
+    [P_NORM] = {decode_rmsnorm_spv, sizeof decode_rmsnorm_spv, 3},
+    [P_MATVEC] = {decode_matvec_spv, sizeof decode_matvec_spv, 3},
+    [P_ROPE] = {decode_rope_spv, sizeof decode_rope_spv, 4},
+    [P_SCORES] = {decode_attn_scores_spv, sizeof decode_attn_scores_spv, 3},
+    [P_SOFTMAX] = {decode_softmax_spv, sizeof decode_softmax_spv, 1},
+    [P_WSUM] = {decode_attn_wsum_spv, sizeof decode_attn_wsum_spv, 3},
+    [P_SILU] = {decode_silu_mul_spv, sizeof decode_silu_mul_spv, 2},
+    [P_ARGMAX1] = {decode_argmax1_spv, sizeof decode_argmax1_spv, 2},
+    [P_ARGMAX2] = {decode_argmax2_spv, sizeof decode_argmax2_spv, 2},
+};
+
+typedef struct dbuf {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    void *map;
+} dbuf;
+
+typedef struct dmat {
+    uint32_t rows, cols, shift, tensor;
+    uint32_t nchunks, rows_per_chunk;
+    dbuf chunk[MAXC];
+} dmat;
+
+typedef struct dpipe {
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout layout;
+    VkShaderModule mod;
+    VkPipeline pipe;
+} dpipe;
+
+typedef struct dlayer {
+    dmat qkv, o, gu, down;
+    dbuf kc, vc;
+    VkDescriptorSet norm_att, norm_ffn, rope, scores, softmax, wsum, act;
+    VkDescriptorSet qkv_set[MAXC], o_set[MAXC], gu_set[MAXC], down_set[MAXC];
+} dlayer;
+
+struct dec_engine {
+    vku_device *dev;
+    dec_config cfg;
+    dec_preset p;
+    dec_shapes s;
+    uint32_t ctx, pos;
+    uint32_t max_groups[3];
+    VkDeviceSize max_range, max_chunk;
+    uint32_t mem_type_device, mem_type_host;
+    dpipe pipe[P_COUNT];
+    VkDescriptorPool pool;
+    dmat embed, lm_own;
+    dmat *lm;
+    dbuf norms, rope, x, xn, qkv, att, ao, gu, h, logits, part, result, logits_host;
+    dlayer *layers;
+    VkDescriptorSet embed_set[MAXC], lm_set[MAXC], norm_final, argmax1, argmax2;
+    uint32_t argmax_groups;
+    dec_phase_cost cost[VKPROF_PHASE_DEFAULT_COUNT];
+    uint64_t allocated;
+    /* per-step recording state */
+    VkCommandBuffer cmd;
+    uint32_t calls_in_cmd;
+    bool section_open;
+    int fail;
+    char *err;
+    size_t err_size;
+};
+
+static void set_err(dec_engine *e, const char *fmt, ...)
+{
+    if (e->fail) {
+        return; /* keep the first message */
+    }
+    e->fail = 1;
+    if (e->err != NULL && e->err_size > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->err, e->err_size, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static const dec_hooks *hooks(const dec_engine *e)
+{
+    static const dec_hooks none = {0};
+    return e->cfg.hooks != NULL ? e->cfg.hooks : &none;
+}
+
+static void hook_begin(const dec_engine *e, const char *name)
+{
+    if (hooks(e)->section_begin) {
+        hooks(e)->section_begin(hooks(e)->user, name);
+    }
+}
+
+static void hook_end(const dec_engine *e, const char *name)
+{
+    if (hooks(e)->section_end) {
+        hooks(e)->section_end(hooks(e)->user, name);
+    }
+}
+
+/* ---- memory and buffers ------------------------------------------------------ */
+
+static uint32_t find_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits,
+                          VkMemoryPropertyFlags want)
+{
+    for (uint32_t i = 0; i < m->memoryTypeCount; i++) {
+        if ((bits & (1u << i)) && (m->memoryTypes[i].propertyFlags & want) == want) {
+            return i;
+        }
+    }
+    return UINT32_MAX;
+}
+
+static VkResult buf_create(dec_engine *e, VkDeviceSize size, bool host, dbuf *out)
+{
+    VkDevice dv = e->dev->device;
+    memset(out, 0, sizeof *out);
+    out->size = size;
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = size,
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkResult r = vkCreateBuffer(dv, &bci, NULL, &out->buf);
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dv, out->buf, &req);
+    const VkPhysicalDeviceMemoryProperties *m = &e->dev->mem;
+    uint32_t type =
+        host ? find_type(m, req.memoryTypeBits,
+                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+             : find_type(m, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type == UINT32_MAX && !host) {
+        type = find_type(m, req.memoryTypeBits, 0);
+    }
+    if (type == UINT32_MAX) {
+        return VK_ERROR_FEATURE_NOT_PRESENT;
+    }
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = req.size,
+                               .memoryTypeIndex = type};
+    r = vkAllocateMemory(dv, &ai, NULL, &out->mem);
+    if (r == VK_SUCCESS) {
+        e->allocated += req.size;
+        r = vkBindBufferMemory(dv, out->buf, out->mem, 0);
+    }
+    if (r == VK_SUCCESS && host) {
+        r = vkMapMemory(dv, out->mem, 0, VK_WHOLE_SIZE, 0, &out->map);
+    }
+    return r;
+}
+
+static void buf_destroy(dec_engine *e, dbuf *b)
+{
+    if (b->buf != VK_NULL_HANDLE) {
+        vkDestroyBuffer(e->dev->device, b->buf, NULL);
+    }
+    if (b->mem != VK_NULL_HANDLE) {
+        vkFreeMemory(e->dev->device, b->mem, NULL);
+    }
+    memset(b, 0, sizeof *b);
+}
+
+static void mat_plan(dec_engine *e, dmat *m, uint32_t rows, uint32_t cols, uint32_t tensor,
+                     uint32_t shift)
+{
+    m->rows = rows;
+    m->cols = cols;
+    m->tensor = tensor;
+    m->shift = shift;
+    VkDeviceSize row_bytes = (VkDeviceSize)cols * 2;
+    VkDeviceSize rpc = e->max_chunk / row_bytes;
+    if (rpc >= MV_ROWS) {
+        rpc -= rpc % MV_ROWS;
+    }
+    if (rpc > rows) {
+        rpc = rows;
+    }
+    m->rows_per_chunk = (uint32_t)rpc;
+    m->nchunks = rpc == 0 ? 0 : (uint32_t)((rows + rpc - 1) / rpc);
+    if (rpc == 0 || m->nchunks > MAXC) {
+        set_err(e, "a %ux%u fp16 matrix needs more than %u buffers of at most %llu bytes "
+                   "(maxStorageBufferRange / maxMemoryAllocationSize)",
+                rows, cols, MAXC, (unsigned long long)e->max_chunk);
+    }
+    if ((uint64_t)rows * cols >= (UINT64_C(1) << 32)) {
+        set_err(e, "a %ux%u matrix has 2^32 elements or more (the weight hash index is 32-bit)",
+                rows, cols);
+    }
+}
+
+static uint32_t mat_chunk_rows(const dmat *m, uint32_t c)
+{
+    uint32_t first = c * m->rows_per_chunk;
+    uint32_t n = m->rows - first;
+    return n < m->rows_per_chunk ? n : m->rows_per_chunk;
+}
+
+static void mat_alloc(dec_engine *e, dmat *m)
+{
+    for (uint32_t c = 0; c < m->nchunks && !e->fail; c++) {
+        VkResult r = buf_create(e, (VkDeviceSize)mat_chunk_rows(m, c) * m->cols * 2, false,
+                                &m->chunk[c]);
+        if (r != VK_SUCCESS) {
+            set_err(e, "allocating a weight buffer of %llu bytes failed: %s",
+                    (unsigned long long)m->chunk[c].size, vku_result_name(r));
+        }
+    }
+}
+
+static void mat_destroy(dec_engine *e, dmat *m)
+{
+    for (uint32_t c = 0; c < MAXC; c++) {
+        buf_destroy(e, &m->chunk[c]);
+    }
+}
+
+/* ---- pipelines and descriptor sets ------------------------------------------ */
+
+static VkResult pipe_create(dec_engine *e, uint32_t which)
+{
+    VkDevice dv = e->dev->device;
+    dpipe *p = &e->pipe[which];
+    VkDescriptorSetLayoutBinding b[4];
+    for (uint32_t i = 0; i < shader_info[which].nbind; i++) {
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorCount = 1,
+                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    }
+    VkDescriptorSetLayoutCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = shader_info[which].nbind,
+        .pBindings = b};
+    VkResult r = vkCreateDescriptorSetLayout(dv, &dci, NULL, &p->dsl);
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+                               .offset = 0,
+                               .size = PC_WORDS * sizeof(uint32_t)};
+    if (r == VK_SUCCESS) {
+        VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                          .setLayoutCount = 1,
+                                          .pSetLayouts = &p->dsl,
+                                          .pushConstantRangeCount = 1,
+                                          .pPushConstantRanges = &pcr};
+        r = vkCreatePipelineLayout(dv, &lci, NULL, &p->layout);
+    }
+    if (r == VK_SUCCESS) {
+        VkShaderModuleCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                        .codeSize = shader_info[which].size,
+                                        .pCode = shader_info[which].code};
+        r = vkCreateShaderModule(dv, &sci, NULL, &p->mod);
+    }
+    if (r == VK_SUCCESS) {
+        VkComputePipelineCreateInfo pci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = p->mod,
+                      .pName = "main"},
+            .layout = p->layout};
+        r = vkCreateComputePipelines(dv, VK_NULL_HANDLE, 1, &pci, NULL, &p->pipe);
+    }
+    return r;
+}
+
+typedef struct bind {
+    const dbuf *b;
+    VkDeviceSize off, range; /* range 0: the rest of the buffer */
+} bind;
+
+static VkDescriptorSet make_set(dec_engine *e, uint32_t which, const bind *bs)
+{
+    if (e->fail) {
+        return VK_NULL_HANDLE;
+    }
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = e->pool,
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &e->pipe[which].dsl};
+    VkResult r = vkAllocateDescriptorSets(e->dev->device, &ai, &set);
+    if (r != VK_SUCCESS) {
+        set_err(e, "vkAllocateDescriptorSets failed: %s", vku_result_name(r));
+        return VK_NULL_HANDLE;
+    }
+    VkDescriptorBufferInfo bi[4];
+    VkWriteDescriptorSet w[4];
+    uint32_t n = shader_info[which].nbind;
+    for (uint32_t i = 0; i < n; i++) {
+        bi[i] = (VkDescriptorBufferInfo){.buffer = bs[i].b->buf,
+                                         .offset = bs[i].off,
+                                         .range = bs[i].range ? bs[i].range
+                                                              : bs[i].b->size - bs[i].off};
+        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                      .dstSet = set,
+                                      .dstBinding = i,
+                                      .descriptorCount = 1,
+                                      .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      .pBufferInfo = &bi[i]};
+    }
+    vkUpdateDescriptorSets(e->dev->device, n, w, 0, NULL);
+    return set;
+}
+
+static void dispatch(dec_engine *e, uint32_t which, VkDescriptorSet set, const uint32_t *pc,
+                     uint32_t gx, uint32_t gy)
+{
+    uint32_t words[PC_WORDS] = {0};
+    memcpy(words, pc, PC_WORDS * sizeof(uint32_t));
+    vkCmdBindPipeline(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->pipe[which].pipe);
+    vkCmdBindDescriptorSets(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->pipe[which].layout, 0, 1,
+                            &set, 0, NULL);
+    vkCmdPushConstants(e->cmd, e->pipe[which].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       sizeof words, words);
+    vkCmdDispatch(e->cmd, gx, gy, 1);
+}
+
+/* Everything written before (earlier commands and earlier submits, shaders
+ * and transfers) is visible to everything after. */
+static void full_barrier(VkCommandBuffer cmd)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT |
+                                           VK_ACCESS_TRANSFER_WRITE_BIT};
+    VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static void host_barrier(VkCommandBuffer cmd)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(cmd,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* ---- creation --------------------------------------------------------------------- */
+
+static uint32_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+
+static bool is_pow2(uint32_t v)
+{
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+static double gib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* Largest device-local heap and what is left of its budget (VK_EXT_memory_budget). */
+static void device_heap(dec_engine *e, uint64_t *size, uint64_t *avail, bool *has_budget)
+{
+    const VkPhysicalDeviceMemoryProperties *m = &e->dev->mem;
+    uint32_t heap = UINT32_MAX;
+    for (uint32_t i = 0; i < m->memoryTypeCount; i++) {
+        uint32_t hi = m->memoryTypes[i].heapIndex;
+        if ((m->memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) &&
+            (heap == UINT32_MAX || m->memoryHeaps[hi].size > m->memoryHeaps[heap].size)) {
+            heap = hi;
+        }
+    }
+    if (heap == UINT32_MAX) {
+        heap = 0;
+    }
+    *size = m->memoryHeaps[heap].size;
+    *avail = *size;
+    *has_budget = false;
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(e->dev->phys, NULL, &n, NULL);
+    VkExtensionProperties *ext = calloc(n ? n : 1, sizeof *ext);
+    if (ext != NULL && vkEnumerateDeviceExtensionProperties(e->dev->phys, NULL, &n, ext) >= 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            *has_budget = *has_budget ||
+                          strcmp(ext[i].extensionName, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) == 0;
+        }
+    }
+    free(ext);
+    if (*has_budget) {
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT bp = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryProperties2 mp = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &bp};
+        vkGetPhysicalDeviceMemoryProperties2(e->dev->phys, &mp);
+        uint64_t b = bp.heapBudget[heap], u = bp.heapUsage[heap];
+        *avail = b > u ? b - u : 0;
+    }
+}
+
+static void check_limits(dec_engine *e)
+{
+    const dec_preset *p = &e->p;
+    uint32_t g = p->head_dim / 4;
+    if (p->dim % 8 || p->ffn % 8 || e->s.q_dim % 8 || p->head_dim % 8 || !is_pow2(g) ||
+        g > 128 || p->n_kv_heads == 0 || p->n_heads % p->n_kv_heads) {
+        set_err(e, "unsupported shape: dim, ffn and n_heads*head_dim must be multiples of 8, "
+                   "head_dim/4 a power of two <= 128, n_heads a multiple of n_kv_heads");
+        return;
+    }
+    struct {
+        const char *what;
+        uint64_t bytes;
+    } ranges[] = {{"one layer's K (or V) cache", (uint64_t)e->ctx * e->s.kv_dim * 4},
+                  {"the attention scores", (uint64_t)p->n_heads * e->ctx * 4},
+                  {"the RoPE table", (uint64_t)e->ctx * p->head_dim * 4},
+                  {"the logits", (uint64_t)p->vocab * 4},
+                  {"the gate/up activations", (uint64_t)p->ffn * 8}};
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        if (ranges[i].bytes > e->max_range) {
+            set_err(e, "%s needs a %llu-byte binding, above maxStorageBufferRange (%llu); "
+                       "use a shorter --ctx",
+                    ranges[i].what, (unsigned long long)ranges[i].bytes,
+                    (unsigned long long)e->max_range);
+            return;
+        }
+    }
+    uint32_t ppw = 128 / g;
+    if (ceil_div(e->ctx, ppw) > e->max_groups[0] || p->n_heads > e->max_groups[1] ||
+        ceil_div(p->ffn, 256) > e->max_groups[0] || e->argmax_groups > e->max_groups[0] ||
+        e->argmax_groups > DEC_ARGMAX_MAX_GROUPS ||
+        ceil_div((uint64_t)e->s.q_dim + 2 * e->s.kv_dim, 256) > e->max_groups[0]) {
+        set_err(e, "the shape needs more workgroups than maxComputeWorkGroupCount (%u, %u, %u)",
+                e->max_groups[0], e->max_groups[1], e->max_groups[2]);
+    }
+}
+
+static void init_matrix(dec_engine *e, const dmat *m)
+{
+    for (uint32_t c = 0; c < m->nchunks && !e->fail; c++) {
+        bind b[1] = {{&m->chunk[c], 0, 0}};
+        VkDescriptorSet set = make_set(e, P_INIT, b);
+        uint32_t words = (uint32_t)(m->chunk[c].size / 4);
+        uint32_t pc[PC_WORDS] = {words, c * m->rows_per_chunk * m->cols, m->tensor,
+                                 e->cfg.seed, m->shift, 0};
+        uint32_t groups = ceil_div(words, 256);
+        dispatch(e, P_INIT, set, pc, groups < 4096 ? groups : 4096, 1);
+    }
+}
+
+static void init_gain(dec_engine *e, uint32_t index, uint32_t tensor)
+{
+    VkDeviceSize bytes = (VkDeviceSize)e->p.dim * 4;
+    bind b[1] = {{&e->norms, index * bytes, bytes}};
+    VkDescriptorSet set = make_set(e, P_INIT, b);
+    uint32_t pc[PC_WORDS] = {e->p.dim, 0, tensor, e->cfg.seed, 0, 1};
+    if (!e->fail) {
+        dispatch(e, P_INIT, set, pc, ceil_div(e->p.dim, 256), 1);
+    }
+}
+
+static void submit(dec_engine *e, const char *what)
+{
+    if (e->fail) {
+        return;
+    }
+    if (hooks(e)->pre_submit) {
+        hooks(e)->pre_submit(hooks(e)->user, e->cmd, what);
+    }
+    VkResult r = vku_submit_wait(e->dev);
+    if (hooks(e)->post_wait) {
+        hooks(e)->post_wait(hooks(e)->user, what);
+    }
+    if (r != VK_SUCCESS) {
+        set_err(e, "submit (%s) failed: %s", what, vku_result_name(r));
+    }
+}
+
+static void begin_cmd(dec_engine *e)
+{
+    if (e->fail) {
+        return;
+    }
+    VkResult r = vku_begin(e->dev);
+    if (r != VK_SUCCESS) {
+        set_err(e, "vkBeginCommandBuffer failed: %s", vku_result_name(r));
+        return;
+    }
+    e->cmd = e->dev->cmd;
+    full_barrier(e->cmd);
+}
+
+static void generate_weights(dec_engine *e)
+{
+    /* RoPE table through a staging buffer */
+    dbuf staging;
+    VkResult r = buf_create(e, e->rope.size, true, &staging);
+    if (r != VK_SUCCESS) {
+        set_err(e, "allocating the staging buffer failed: %s", vku_result_name(r));
+        buf_destroy(e, &staging);
+        return;
+    }
+    dec_rope_table(&e->p, e->ctx, staging.map);
+    begin_cmd(e);
+    if (!e->fail) {
+        VkBufferCopy bc = {.size = e->rope.size};
+        vkCmdCopyBuffer(e->cmd, staging.buf, e->rope.buf, 1, &bc);
+        init_matrix(e, &e->embed);
+        if (e->lm != &e->embed) {
+            init_matrix(e, e->lm);
+        }
+        init_gain(e, 2 * e->p.n_layers, DEC_T_NORM_FINAL);
+        submit(e, "init");
+    }
+    for (uint32_t l = 0; l < e->p.n_layers && !e->fail; l++) {
+        begin_cmd(e);
+        dlayer *L = &e->layers[l];
+        init_matrix(e, &L->qkv);
+        init_matrix(e, &L->o);
+        init_matrix(e, &L->gu);
+        init_matrix(e, &L->down);
+        init_gain(e, 2 * l, DEC_T_LAYER(l) + DEC_T_NORM_ATT);
+        init_gain(e, 2 * l + 1, DEC_T_LAYER(l) + DEC_T_NORM_FFN);
+        submit(e, "init");
+    }
+    buf_destroy(e, &staging);
+}
+
+static void build_sets(dec_engine *e)
+{
+    const dec_preset *p = &e->p;
+    VkDeviceSize gb = (VkDeviceSize)p->dim * 4;
+    for (uint32_t c = 0; c < e->embed.nchunks; c++) {
+        bind b[2] = {{&e->embed.chunk[c], 0, 0}, {&e->x, 0, 0}};
+        e->embed_set[c] = make_set(e, P_EMBED, b);
+    }
+    for (uint32_t c = 0; c < e->lm->nchunks; c++) {
+        bind b[3] = {{&e->lm->chunk[c], 0, 0}, {&e->xn, 0, 0}, {&e->logits, 0, 0}};
+        e->lm_set[c] = make_set(e, P_MATVEC, b);
+    }
+    {
+        bind b[3] = {{&e->x, 0, 0}, {&e->norms, 2 * p->n_layers * gb, gb}, {&e->xn, 0, 0}};
+        e->norm_final = make_set(e, P_NORM, b);
+        bind a1[2] = {{&e->logits, 0, 0}, {&e->part, 0, 0}};
+        e->argmax1 = make_set(e, P_ARGMAX1, a1);
+        bind a2[2] = {{&e->part, 0, 0}, {&e->result, 0, 0}};
+        e->argmax2 = make_set(e, P_ARGMAX2, a2);
+    }
+    for (uint32_t l = 0; l < p->n_layers; l++) {
+        dlayer *L = &e->layers[l];
+        bind na[3] = {{&e->x, 0, 0}, {&e->norms, 2 * l * gb, gb}, {&e->xn, 0, 0}};
+        L->norm_att = make_set(e, P_NORM, na);
+        bind nf[3] = {{&e->x, 0, 0}, {&e->norms, (2 * l + 1) * gb, gb}, {&e->xn, 0, 0}};
+        L->norm_ffn = make_set(e, P_NORM, nf);
+        for (uint32_t c = 0; c < L->qkv.nchunks; c++) {
+            bind b[3] = {{&L->qkv.chunk[c], 0, 0}, {&e->xn, 0, 0}, {&e->qkv, 0, 0}};
+            L->qkv_set[c] = make_set(e, P_MATVEC, b);
+        }
+        for (uint32_t c = 0; c < L->o.nchunks; c++) {
+            bind b[3] = {{&L->o.chunk[c], 0, 0}, {&e->ao, 0, 0}, {&e->x, 0, 0}};
+            L->o_set[c] = make_set(e, P_MATVEC, b);
+        }
+        for (uint32_t c = 0; c < L->gu.nchunks; c++) {
+            bind b[3] = {{&L->gu.chunk[c], 0, 0}, {&e->xn, 0, 0}, {&e->gu, 0, 0}};
+            L->gu_set[c] = make_set(e, P_MATVEC, b);
+        }
+        for (uint32_t c = 0; c < L->down.nchunks; c++) {
+            bind b[3] = {{&L->down.chunk[c], 0, 0}, {&e->h, 0, 0}, {&e->x, 0, 0}};
+            L->down_set[c] = make_set(e, P_MATVEC, b);
+        }
+        bind rb[4] = {{&e->qkv, 0, 0}, {&L->kc, 0, 0}, {&L->vc, 0, 0}, {&e->rope, 0, 0}};
+        L->rope = make_set(e, P_ROPE, rb);
+        bind sb[3] = {{&e->qkv, 0, 0}, {&L->kc, 0, 0}, {&e->att, 0, 0}};
+        L->scores = make_set(e, P_SCORES, sb);
+        bind xb[1] = {{&e->att, 0, 0}};
+        L->softmax = make_set(e, P_SOFTMAX, xb);
+        bind wb[3] = {{&e->att, 0, 0}, {&L->vc, 0, 0}, {&e->ao, 0, 0}};
+        L->wsum = make_set(e, P_WSUM, wb);
+        bind ab[2] = {{&e->gu, 0, 0}, {&e->h, 0, 0}};
+        L->act = make_set(e, P_SILU, ab);
+    }
+}
+
+int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err,
+               size_t err_size)
+{
+    *out = NULL;
+    if (err_size > 0) {
+        err[0] = '\0';
+    }
+    if (cfg->preset == NULL) {
+        snprintf(err, err_size, "no preset");
+        return 2;
+    }
+    dec_engine *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        snprintf(err, err_size, "out of host memory");
+        return 1;
+    }
+    e->dev = dev;
+    e->cfg = *cfg;
+    e->p = *cfg->preset;
+    e->s = dec_shapes_of(&e->p);
+    e->ctx = cfg->ctx ? cfg->ctx : e->p.default_ctx;
+    e->err = err;
+    e->err_size = err_size;
+    e->lm = &e->embed;
+    const dec_preset *p = &e->p;
+
+    if (cfg->profile == DEC_PROFILE_GPU && !vkprof_active(cfg->prof)) {
+        set_err(e, "--profile gpu needs an active vkprof context (timestamps on the compute "
+                   "queue)");
+    }
+
+    /* limits */
+    VkPhysicalDeviceMaintenance3Properties m3 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(dev->phys, &pp);
+    const VkPhysicalDeviceLimits *lim = &dev->props.limits;
+    memcpy(e->max_groups, lim->maxComputeWorkGroupCount, sizeof e->max_groups);
+    e->max_range = lim->maxStorageBufferRange;
+    e->max_chunk = e->max_range;
+    if (m3.maxMemoryAllocationSize != 0 && m3.maxMemoryAllocationSize < e->max_chunk) {
+        e->max_chunk = m3.maxMemoryAllocationSize;
+    }
+    e->max_chunk &= ~(VkDeviceSize)255;
+    e->argmax_groups = ceil_div(p->vocab, DEC_ARGMAX_BLOCK);
+
+    /* memory */
+    dec_mem_plan plan = dec_plan_memory(p, e->ctx);
+    uint64_t heap, avail;
+    bool budget;
+    device_heap(e, &heap, &avail, &budget);
+    if (!e->fail && plan.total > avail) {
+        char left[96] = "";
+        if (budget) {
+            snprintf(left, sizeof left, " (VK_EXT_memory_budget leaves %.2f GiB)", gib(avail));
+        }
+        set_err(e, "not enough device memory: preset %s with context %u needs %.2f GiB "
+                   "(weights %.2f GiB, KV cache %.2f GiB, activations %.3f GiB), the "
+                   "device-local heap has %.2f GiB%s",
+                p->name, e->ctx, gib(plan.total), gib(plan.weights), gib(plan.kv_cache),
+                gib(plan.activations), gib(heap), left);
+        dec_destroy(e);
+        return 2;
+    }
+    if (!e->fail) {
+        check_limits(e);
+    }
+
+    /* matrices (split into buffers of at most max_chunk bytes) */
+    e->layers = calloc(p->n_layers, sizeof *e->layers);
+    if (e->layers == NULL) {
+        set_err(e, "out of host memory");
+    }
+    uint32_t d = p->dim, total_chunks = 0;
+    if (!e->fail) {
+        mat_plan(e, &e->embed, p->vocab, d, DEC_T_EMBED, DEC_EMBED_SHIFT(d));
+        e->lm = &e->embed;
+        if (!p->tie_embeddings) {
+            mat_plan(e, &e->lm_own, p->vocab, d, DEC_T_LM_HEAD, dec_shift_for_fan_in(d));
+            e->lm = &e->lm_own;
+        }
+        total_chunks += 2 * e->embed.nchunks + e->lm_own.nchunks;
+        for (uint32_t l = 0; l < p->n_layers; l++) {
+            dlayer *L = &e->layers[l];
+            uint32_t t = DEC_T_LAYER(l);
+            mat_plan(e, &L->qkv, e->s.qkv_rows, d, t + DEC_T_QKV, dec_shift_for_fan_in(d));
+            mat_plan(e, &L->o, d, e->s.q_dim, t + DEC_T_O, dec_shift_for_fan_in(e->s.q_dim));
+            mat_plan(e, &L->gu, 2 * p->ffn, d, t + DEC_T_GATE_UP, dec_shift_for_fan_in(d));
+            mat_plan(e, &L->down, d, p->ffn, t + DEC_T_DOWN, dec_shift_for_fan_in(p->ffn));
+            total_chunks += L->qkv.nchunks + L->o.nchunks + L->gu.nchunks + L->down.nchunks;
+        }
+    }
+
+    /* pipelines and the descriptor pool */
+    for (uint32_t i = 0; i < P_COUNT && !e->fail; i++) {
+        VkResult r = pipe_create(e, i);
+        if (r != VK_SUCCESS) {
+            set_err(e, "creating compute pipeline %u failed: %s", i, vku_result_name(r));
+        }
+    }
+    if (!e->fail) {
+        uint32_t sets = 16 + 12 * p->n_layers + 2 * total_chunks;
+        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                   .descriptorCount = 4 * sets};
+        VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                          .maxSets = sets,
+                                          .poolSizeCount = 1,
+                                          .pPoolSizes = &ps};
+        VkResult r = vkCreateDescriptorPool(dev->device, &pci, NULL, &e->pool);
+        if (r != VK_SUCCESS) {
+            set_err(e, "vkCreateDescriptorPool failed: %s", vku_result_name(r));
+        }
+    }
+
+    /* buffers */
+    struct {
+        dbuf *b;
+        uint64_t size;
+        bool host;
+    } bufs[] = {
+        {&e->norms, (2ull * p->n_layers + 1) * d * 4, false},
+        {&e->rope, (uint64_t)e->ctx * p->head_dim * 4, false},
+        {&e->x, (uint64_t)d * 4, false},
+        {&e->xn, (uint64_t)d * 4, false},
+        {&e->qkv, (uint64_t)e->s.qkv_rows * 4, false},
+        {&e->att, (uint64_t)p->n_heads * e->ctx * 4, false},
+        {&e->ao, (uint64_t)e->s.q_dim * 4, false},
+        {&e->gu, (uint64_t)p->ffn * 8, false},
+        {&e->h, (uint64_t)p->ffn * 4, false},
+        {&e->logits, (uint64_t)p->vocab * 4, false},
+        {&e->part, (uint64_t)e->argmax_groups * 8, false},
+        {&e->result, 16, true},
+        {&e->logits_host, cfg->keep_logits ? (uint64_t)p->vocab * 4 : 16, true},
+    };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && !e->fail; i++) {
+        VkResult r = buf_create(e, bufs[i].size, bufs[i].host, bufs[i].b);
+        if (r != VK_SUCCESS) {
+            set_err(e, "allocating a buffer of %llu bytes failed: %s",
+                    (unsigned long long)bufs[i].size, vku_result_name(r));
+        }
+    }
+    mat_alloc(e, &e->embed);
+    if (e->lm != &e->embed) {
+        mat_alloc(e, e->lm);
+    }
+    for (uint32_t l = 0; l < p->n_layers && !e->fail; l++) {
+        dlayer *L = &e->layers[l];
+        mat_alloc(e, &L->qkv);
+        mat_alloc(e, &L->o);
+        mat_alloc(e, &L->gu);
+        mat_alloc(e, &L->down);
+        VkDeviceSize kvb = (VkDeviceSize)e->ctx * e->s.kv_dim * 4;
+        VkResult r = buf_create(e, kvb, false, &L->kc);
+        if (r == VK_SUCCESS) {
+            r = buf_create(e, kvb, false, &L->vc);
+        }
+        if (r != VK_SUCCESS) {
+            set_err(e, "allocating the KV cache failed: %s", vku_result_name(r));
+        }
+    }
+    if (!e->fail) {
+        generate_weights(e);
+    }
+    if (!e->fail) {
+        build_sets(e);
+    }
+    if (e->fail) {
+        dec_destroy(e);
+        return 1;
+    }
+    *out = e;
+    return 0;
+}
+
+void dec_destroy(dec_engine *e)
+{
+    if (e == NULL) {
+        return;
+    }
+    VkDevice dv = e->dev->device;
+    vkDeviceWaitIdle(dv);
+    if (e->pool != VK_NULL_HANDLE) {
+        vkDestroyDescriptorPool(dv, e->pool, NULL);
+    }
+    for (uint32_t i = 0; i < P_COUNT; i++) {
+        dpipe *p = &e->pipe[i];
+        if (p->pipe != VK_NULL_HANDLE) {
+            vkDestroyPipeline(dv, p->pipe, NULL);
+        }
+        if (p->mod != VK_NULL_HANDLE) {
+            vkDestroyShaderModule(dv, p->mod, NULL);
+        }
+        if (p->layout != VK_NULL_HANDLE) {
+            vkDestroyPipelineLayout(dv, p->layout, NULL);
+        }
+        if (p->dsl != VK_NULL_HANDLE) {
+            vkDestroyDescriptorSetLayout(dv, p->dsl, NULL);
+        }
+    }
+    mat_destroy(e, &e->embed);
+    mat_destroy(e, &e->lm_own);
+    for (uint32_t l = 0; e->layers != NULL && l < e->p.n_layers; l++) {
+        dlayer *L = &e->layers[l];
+        mat_destroy(e, &L->qkv);
+        mat_destroy(e, &L->o);
+        mat_destroy(e, &L->gu);
+        mat_destroy(e, &L->down);
+        buf_destroy(e, &L->kc);
+        buf_destroy(e, &L->vc);
+    }
+    free(e->layers);
+    dbuf *bufs[] = {&e->norms, &e->rope, &e->x,    &e->xn,     &e->qkv,    &e->att,        &e->ao,
+                    &e->gu,    &e->h,    &e->logits, &e->part, &e->result, &e->logits_host};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        buf_destroy(e, bufs[i]);
+    }
+    free(e);
+}
+
+/* ---- one token ----------------------------------------------------------------------- */
+
+static void phase_begin(dec_engine *e, uint32_t phase)
+{
+    if (e->fail) {
+        return;
+    }
+    e->cost[phase].calls++;
+    if (e->cfg.profile == DEC_PROFILE_GPU) {
+        const char *name = vkprof_phase_name(e->cfg.prof, phase);
+        hook_begin(e, name != NULL ? name : "phase");
+        e->section_open = true;
+        begin_cmd(e);
+        vkprof_result pr = vkprof_cmd_begin(e->cfg.prof, e->cmd, phase);
+        if (pr != VKPROF_OK) {
+            set_err(e, "vkprof_cmd_begin: %s", vkprof_result_name(pr));
+        }
+    } else if (e->calls_in_cmd++ > 0) {
+        full_barrier(e->cmd);
+    }
+}
+
+static void finish_cmd(dec_engine *e)
+{
+    if (e->cfg.keep_logits) {
+        full_barrier(e->cmd);
+        VkBufferCopy bc = {.size = e->logits.size};
+        vkCmdCopyBuffer(e->cmd, e->logits.buf, e->logits_host.buf, 1, &bc);
+    }
+    host_barrier(e->cmd);
+}
+
+static void phase_end(dec_engine *e, uint32_t phase)
+{
+    if (e->cfg.profile != DEC_PROFILE_GPU || !e->section_open) {
+        return;
+    }
+    const char *name = vkprof_phase_name(e->cfg.prof, phase);
+    e->section_open = false;
+    if (e->fail) {
+        hook_end(e, name != NULL ? name : "phase");
+        return;
+    }
+    vkprof_result pr = vkprof_cmd_end(e->cfg.prof, e->cmd, phase);
+    if (pr != VKPROF_OK) {
+        set_err(e, "vkprof_cmd_end: %s", vkprof_result_name(pr));
+    }
+    if (phase == VKPROF_PHASE_SAMPLING) {
+        finish_cmd(e);
+    }
+    submit(e, name != NULL ? name : "phase");
+    if (!e->fail) {
+        pr = vkprof_resolve(e->cfg.prof, NULL);
+        if (pr == VKPROF_OK) {
+            pr = vkprof_accumulate(e->cfg.prof, phase);
+        }
+        if (pr != VKPROF_OK) {
+            set_err(e, "vkprof resolve/accumulate (%s): %s", name ? name : "?",
+                    vkprof_result_name(pr));
+        }
+    }
+    hook_end(e, name != NULL ? name : "phase");
+}
+
+static void add_cost(dec_engine *e, uint32_t phase, uint32_t dispatches, double bytes,
+                     double flops)
+{
+    e->cost[phase].dispatches += dispatches;
+    e->cost[phase].bytes += bytes;
+    e->cost[phase].flops += flops;
+}
+
+/* y (=|+=) M x over every chunk; dispatches split at maxComputeWorkGroupCount. */
+static void matvec(dec_engine *e, uint32_t phase, const dmat *m, const VkDescriptorSet *sets,
+                   bool accumulate)
+{
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < m->nchunks; c++) {
+        uint32_t rows = mat_chunk_rows(m, c);
+        uint32_t groups = ceil_div(rows, MV_ROWS);
+        for (uint32_t g0 = 0; g0 < groups; g0 += e->max_groups[0]) {
+            uint32_t ng = groups - g0 < e->max_groups[0] ? groups - g0 : e->max_groups[0];
+            uint32_t pc[PC_WORDS] = {rows, m->cols, c * m->rows_per_chunk, accumulate ? 1u : 0u,
+                                     g0};
+            dispatch(e, P_MATVEC, sets[c], pc, ng, 1);
+            n++;
+        }
+    }
+    double r = m->rows, cols = m->cols;
+    add_cost(e, phase, n, r * cols * 2 + cols * 4 + r * 4 * (accumulate ? 2 : 1),
+             2 * r * cols + (accumulate ? r : 0));
+}
+
+static void rmsnorm(dec_engine *e, VkDescriptorSet set)
+{
+    float eps = e->p.norm_eps;
+    uint32_t pc[PC_WORDS] = {e->p.dim, 0};
+    memcpy(&pc[1], &eps, sizeof eps);
+    dispatch(e, P_NORM, set, pc, 1, 1);
+    double d = e->p.dim;
+    add_cost(e, VKPROF_PHASE_NORM, 1, 3 * d * 4, 4 * d);
+}
+
+static void record_token(dec_engine *e, uint32_t token)
+{
+    const dec_preset *p = &e->p;
+    uint32_t d = p->dim, pos = e->pos, n = pos + 1, hd = p->head_dim;
+    double H = p->n_heads, q_dim = e->s.q_dim, kv = e->s.kv_dim, F = p->ffn;
+
+    phase_begin(e, VKPROF_PHASE_EMBEDDING);
+    if (!e->fail) {
+        uint32_t c = token / e->embed.rows_per_chunk;
+        uint32_t pc[PC_WORDS] = {token % e->embed.rows_per_chunk, d};
+        dispatch(e, P_EMBED, e->embed_set[c], pc, ceil_div(d / 2, 256), 1);
+        add_cost(e, VKPROF_PHASE_EMBEDDING, 1, (double)d * 2 + (double)d * 4, 0);
+    }
+    phase_end(e, VKPROF_PHASE_EMBEDDING);
+
+    for (uint32_t l = 0; l < p->n_layers && !e->fail; l++) {
+        dlayer *L = &e->layers[l];
+        phase_begin(e, VKPROF_PHASE_NORM);
+        if (!e->fail) {
+            rmsnorm(e, L->norm_att);
+        }
+        phase_end(e, VKPROF_PHASE_NORM);
+
+        phase_begin(e, VKPROF_PHASE_QKV);
+        if (!e->fail) {
+            matvec(e, VKPROF_PHASE_QKV, &L->qkv, L->qkv_set, false);
+        }
+        phase_end(e, VKPROF_PHASE_QKV);
+
+        phase_begin(e, VKPROF_PHASE_ROPE);
+        if (!e->fail) {
+            uint32_t pc[PC_WORDS] = {pos, p->n_heads, p->n_kv_heads, hd};
+            uint32_t threads = (uint32_t)(q_dim / 2 + kv / 2 + kv);
+            dispatch(e, P_ROPE, L->rope, pc, ceil_div(threads, 256), 1);
+            add_cost(e, VKPROF_PHASE_ROPE, 1, (q_dim + 2 * kv) * 4 * 2 + (double)hd / 2 * 8,
+                     3 * (q_dim + kv));
+        }
+        phase_end(e, VKPROF_PHASE_ROPE);
+
+        phase_begin(e, VKPROF_PHASE_ATTENTION);
+        if (!e->fail) {
+            float scale = 1.0f / sqrtf((float)hd);
+            uint32_t pc[PC_WORDS] = {n, hd, p->n_heads, p->n_kv_heads, e->ctx, 0};
+            memcpy(&pc[5], &scale, sizeof scale);
+            dispatch(e, P_SCORES, L->scores, pc, ceil_div(n, 128 / (hd / 4)), p->n_heads);
+            full_barrier(e->cmd);
+            uint32_t ps[PC_WORDS] = {n, e->ctx};
+            dispatch(e, P_SOFTMAX, L->softmax, ps, p->n_heads, 1);
+            full_barrier(e->cmd);
+            uint32_t pw[PC_WORDS] = {n, hd, p->n_heads, p->n_kv_heads, e->ctx};
+            dispatch(e, P_WSUM, L->wsum, pw, p->n_heads, 1);
+            /* scores: q + K rows + scores written; softmax: 2 reads + 2 writes of
+             * the scores; weighted sum: scores + V rows + output */
+            double bytes = q_dim * 4 + n * kv * 4 + H * n * 4 + H * n * 4 * 4 + H * n * 4 +
+                           n * kv * 4 + q_dim * 4;
+            add_cost(e, VKPROF_PHASE_ATTENTION, 3, bytes, 4 * H * n * hd + 5 * H * n);
+        }
+        phase_end(e, VKPROF_PHASE_ATTENTION);
+
+        phase_begin(e, VKPROF_PHASE_ATTN_OUTPUT);
+        if (!e->fail) {
+            matvec(e, VKPROF_PHASE_ATTN_OUTPUT, &L->o, L->o_set, true);
+        }
+        phase_end(e, VKPROF_PHASE_ATTN_OUTPUT);
+
+        phase_begin(e, VKPROF_PHASE_NORM);
+        if (!e->fail) {
+            rmsnorm(e, L->norm_ffn);
+        }
+        phase_end(e, VKPROF_PHASE_NORM);
+
+        phase_begin(e, VKPROF_PHASE_MLP_GATE_UP);
+        if (!e->fail) {
+            matvec(e, VKPROF_PHASE_MLP_GATE_UP, &L->gu, L->gu_set, false);
+        }
+        phase_end(e, VKPROF_PHASE_MLP_GATE_UP);
+
+        phase_begin(e, VKPROF_PHASE_ACTIVATION);
+        if (!e->fail) {
+            uint32_t pc[PC_WORDS] = {p->ffn};
+            dispatch(e, P_SILU, L->act, pc, ceil_div(p->ffn, 256), 1);
+            add_cost(e, VKPROF_PHASE_ACTIVATION, 1, 3 * F * 4, 5 * F);
+        }
+        phase_end(e, VKPROF_PHASE_ACTIVATION);
+
+        phase_begin(e, VKPROF_PHASE_MLP_DOWN);
+        if (!e->fail) {
+            matvec(e, VKPROF_PHASE_MLP_DOWN, &L->down, L->down_set, true);
+        }
+        phase_end(e, VKPROF_PHASE_MLP_DOWN);
+    }
+
+    phase_begin(e, VKPROF_PHASE_NORM);
+    if (!e->fail) {
+        rmsnorm(e, e->norm_final);
+    }
+    phase_end(e, VKPROF_PHASE_NORM);
+
+    phase_begin(e, VKPROF_PHASE_LM_HEAD);
+    if (!e->fail) {
+        matvec(e, VKPROF_PHASE_LM_HEAD, e->lm, e->lm_set, false);
+    }
+    phase_end(e, VKPROF_PHASE_LM_HEAD);
+
+    phase_begin(e, VKPROF_PHASE_SAMPLING);
+    if (!e->fail) {
+        uint32_t pa[PC_WORDS] = {p->vocab, DEC_ARGMAX_BLOCK};
+        dispatch(e, P_ARGMAX1, e->argmax1, pa, e->argmax_groups, 1);
+        full_barrier(e->cmd);
+        uint32_t pb[PC_WORDS] = {e->argmax_groups};
+        dispatch(e, P_ARGMAX2, e->argmax2, pb, 1, 1);
+        add_cost(e, VKPROF_PHASE_SAMPLING, 2,
+                 (double)p->vocab * 4 + e->argmax_groups * 8.0 * 2 + 8, (double)p->vocab);
+    }
+    phase_end(e, VKPROF_PHASE_SAMPLING);
+}
+
+int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t err_size)
+{
+    e->err = err;
+    e->err_size = err_size;
+    e->fail = 0;
+    if (e->pos >= e->ctx) {
+        set_err(e, "the context is full (%u positions)", e->ctx);
+        return 1;
+    }
+    if (token >= e->p.vocab) {
+        set_err(e, "token %u is outside the vocabulary (%u)", token, e->p.vocab);
+        return 1;
+    }
+    hook_begin(e, "token");
+    if (e->cfg.profile == DEC_PROFILE_GPU) {
+        record_token(e, token);
+    } else {
+        hook_begin(e, "record");
+        begin_cmd(e);
+        e->calls_in_cmd = 0;
+        record_token(e, token);
+        if (!e->fail) {
+            finish_cmd(e);
+        }
+        hook_end(e, "record");
+        hook_begin(e, "submit_wait");
+        submit(e, "token");
+        hook_end(e, "submit_wait");
+    }
+    hook_end(e, "token");
+    if (e->fail) {
+        return 1;
+    }
+    const uint32_t *res = e->result.map;
+    *next = res[0];
+    if (*next >= e->p.vocab) {
+        set_err(e, "argmax returned %u (NaN logits?)", *next);
+        return 1;
+    }
+    if (hooks(e)->step) {
+        hooks(e)->step(hooks(e)->user, e->pos, *next);
+    }
+    e->pos++;
+    return 0;
+}
+
+const float *dec_logits(const dec_engine *e)
+{
+    return e->cfg.keep_logits ? e->logits_host.map : NULL;
+}
+
+uint32_t dec_position(const dec_engine *e)
+{
+    return e->pos;
+}
+
+uint32_t dec_context(const dec_engine *e)
+{
+    return e->ctx;
+}
+
+const dec_phase_cost *dec_costs(const dec_engine *e, uint32_t phase_id)
+{
+    return phase_id < VKPROF_PHASE_DEFAULT_COUNT ? &e->cost[phase_id] : NULL;
+}
+
+uint64_t dec_allocated_bytes(const dec_engine *e)
+{
+    return e->allocated;
+}
+
+int dec_read_qkv_words(dec_engine *e, uint32_t *out, uint32_t n)
+{
+    const dbuf *src = &e->layers[0].qkv.chunk[0];
+    if ((VkDeviceSize)n * 4 > src->size) {
+        return 1;
+    }
+    dbuf tmp;
+    char msg[128];
+    e->err = msg;
+    e->err_size = sizeof msg;
+    e->fail = 0;
+    VkResult r = buf_create(e, (VkDeviceSize)n * 4, true, &tmp);
+    if (r == VK_SUCCESS) {
+        begin_cmd(e);
+        if (!e->fail) {
+            VkBufferCopy bc = {.size = (VkDeviceSize)n * 4};
+            vkCmdCopyBuffer(e->cmd, src->buf, tmp.buf, 1, &bc);
+            host_barrier(e->cmd);
+            submit(e, "readback");
+        }
+        if (!e->fail) {
+            memcpy(out, tmp.map, (size_t)n * 4);
+        }
+    }
+    buf_destroy(e, &tmp);
+    return r != VK_SUCCESS || e->fail;
+}
