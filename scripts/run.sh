@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian 12 machine, build, and run the main job on the default
-# Vulkan device (lavapipe where there is no GPU).
+# The main job, on a fresh Debian 12 machine: install what is needed, build,
+# and run a profiled decode (tiny preset) on the default Vulkan device
+# (lavapipe where there is no GPU). Writes, under out/ (or $1):
+#   trace.json    GPU phases + host spans on one timeline (open in ui.perfetto.dev)
+#   summary.json  tokens/s, per-phase figures, the library's snapshot
+#   report.svg    the chart drawn by `vkprof report`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+out=${1:-out}
+mkdir -p "$out"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$(nproc)"
-./build/vkprof devices
+./build/vkprof decode --preset tiny --tokens 32 --profile all \
+  --trace "$out/trace.json" --json "$out/summary.json"
+./build/vkprof report "$out/trace.json" --svg "$out/report.svg"

@@ -1,28 +1,45 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian 12 machine, build with -Werror, and run the whole test
-# suite on the default Vulkan device (lavapipe without a GPU) with the
-# Khronos validation layer on; then again under ASan+UBSan.
+# suite on the default Vulkan device (lavapipe without a GPU) with the Khronos
+# validation layer on; then a short fuzz of the trace reader, the suite again
+# under ASan+UBSan, and the threaded tests under TSan.
+#   VKPROF_SKIP_SANITIZERS=1 / VKPROF_SKIP_FUZZ=1 skip those parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh --test
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 jobs=$(nproc)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_ctest() {
+  ctest --output-on-failure "$@" 2>&1 | tee -a "$log"
+}
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKPROF_WERROR=ON
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j 1
+run_ctest --test-dir build
+
+if [ "${VKPROF_SKIP_FUZZ:-0}" != 1 ]; then
+  # A short libFuzzer run of the trace reader (exits non-zero on a crash).
+  ./scripts/fuzz.sh "${VKPROF_FUZZ_SECONDS:-45}"
+fi
 
 if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=address,undefined
   cmake --build build-asan -j "$jobs"
-  ctest --test-dir build-asan --output-on-failure -j 1
-fi
+  run_ctest --test-dir build-asan
 
-if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # ThreadSanitizer where threads meet: spans from many threads, the trace store.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=thread
   cmake --build build-tsan -j "$jobs" --target test_threads test_timeline
-  ctest --test-dir build-tsan --output-on-failure -R '^(test_threads|test_timeline)$'
+  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline)$'
 fi
+
+# One closing line over every ctest run above.
+read -r total failed < <(awk '/tests passed, [0-9]+ tests failed out of/ {
+  for (i = 1; i <= NF; i++) { if ($i == "failed") f += $(i - 2); if ($i == "of") t += $(i + 1) }
+} END { print t + 0, f + 0 }' "$log")
+echo "$((total - failed)) passed, $failed failed"

@@ -145,7 +145,7 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
         }
     }
     atomic_store(&h->level, (int)level);
-    h->window_start_ns = vkprof_host_now_ns();
+    h->window_start_ns = 0; /* set by the first span or step: setup time is not a token's */
     h->window_first_step = 1;
     return VKPROF_OK;
 }
@@ -239,6 +239,10 @@ static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, bool hot)
         tl_open_span = s.id;
     }
     s.start_ns = vkprof_host_now_ns();
+    if (atomic_load_explicit(&ctx->host.window_start_ns, memory_order_relaxed) == 0) {
+        uint64_t zero = 0;
+        atomic_compare_exchange_strong(&ctx->host.window_start_ns, &zero, s.start_ns);
+    }
     return s;
 }
 
@@ -435,10 +439,11 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
     }
     uint64_t tokens = step - h->window_first_step + 1;
     char text[VKPROF_MAX_BUCKETS * 80 + 512];
+    uint64_t start = atomic_load(&h->window_start_ns);
     vkprof_format_report(text, sizeof text, h->window_first_step, tokens,
-                         now - h->window_start_ns, rows, n);
+                         start != 0 && start < now ? now - start : 0, rows, n);
     h->window_first_step = step + 1;
-    h->window_start_ns = now;
+    atomic_store(&h->window_start_ns, now);
     vkprof__log(ctx, VKPROF_LOG_REPORT, VKPROF_OK, "%s", text);
 }
 

@@ -63,7 +63,7 @@ typedef struct vkprof_host {
     uint32_t report_every;
     /* report window, under report_lock */
     atomic_flag report_lock;
-    uint64_t window_start_ns;
+    _Atomic uint64_t window_start_ns; /* 0 until the first span */
     uint64_t window_first_step;
     uint64_t window_calls[VKPROF_MAX_BUCKETS];
     uint64_t window_total[VKPROF_MAX_BUCKETS];

@@ -20,11 +20,16 @@ static void decode_usage(FILE *f)
     fprintf(f,
             "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
             "                     [--device INDEX|NAME] [--profile off|gpu|host|all]\n"
-            "                     [--json FILE] [--seed S] [--peak-gbps X]\n"
+            "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
             "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
             "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
             "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
             "  phase call: tokens/s is then serialised, not a serving figure).\n"
+            "  --profile host times each section (token, layer, recording, submit+wait,\n"
+            "  and in gpu mode each phase call) as a host span, with a per-token report\n"
+            "  every 8 tokens; all = gpu + host.\n"
+            "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
+            "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
             "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
 }
 
@@ -194,9 +199,92 @@ static int write_json(const char *path, const run_result *r)
     return 0;
 }
 
+/* ---- host spans and the trace, through the engine's hooks ---------------- */
+
+#define MAX_DEPTH 16
+#define MAX_SECTIONS 32
+
+typedef struct span_glue {
+    vkprof_context prof;
+    vkprof_span stack[MAX_DEPTH];
+    uint32_t depth;
+    uint32_t overflow;
+    const char *names[MAX_SECTIONS]; /* static strings from the engine */
+    vkprof_bucket buckets[MAX_SECTIONS];
+    uint32_t count;
+    bool tty;
+} span_glue;
+
+static vkprof_bucket bucket_for(span_glue *g, const char *name)
+{
+    for (uint32_t i = 0; i < g->count; i++) {
+        if (g->names[i] == name || strcmp(g->names[i], name) == 0) {
+            return g->buckets[i];
+        }
+    }
+    vkprof_bucket b = 0;
+    /* the default buckets keep their ids ("norm", "attention"); the rest are new */
+    if (vkprof_register_bucket(g->prof, name, false, &b) != VKPROF_OK) {
+        b = VKPROF_BUCKET_NORM;
+    }
+    if (g->count < MAX_SECTIONS) {
+        g->names[g->count] = name;
+        g->buckets[g->count++] = b;
+    }
+    return b;
+}
+
+static void on_section_begin(void *user, const char *name)
+{
+    span_glue *g = user;
+    if (g->depth >= MAX_DEPTH) {
+        g->overflow++;
+        return;
+    }
+    g->stack[g->depth++] = vkprof_span_start(g->prof, bucket_for(g, name));
+}
+
+static void on_section_end(void *user, const char *name)
+{
+    span_glue *g = user;
+    (void)name;
+    if (g->overflow > 0) {
+        g->overflow--;
+        return;
+    }
+    if (g->depth > 0) {
+        vkprof_span_end(g->prof, &g->stack[--g->depth]);
+    }
+}
+
+static void on_step(void *user, uint32_t index, uint32_t token)
+{
+    (void)index;
+    (void)token;
+    span_glue *g = user;
+    vkprof_step(g->prof);
+}
+
+/* Reports and warnings go to stderr; clear the progress line first. */
+static void on_log(void *user, vkprof_log_level level, vkprof_result code, const char *msg)
+{
+    const span_glue *g = user;
+    if (g->tty) {
+        fputs("\r\033[K", stderr);
+    }
+    if (level == VKPROF_LOG_REPORT) {
+        fputs(msg, stderr);
+    } else {
+        fprintf(stderr, "vkprof %s: %s (%s)\n",
+                level == VKPROF_LOG_ERROR ? "error" : level == VKPROF_LOG_WARN ? "warning" : "info",
+                msg, vkprof_result_name(code));
+    }
+}
+
 int vkprof_cmd_decode(int argc, char **argv)
 {
     const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
+    const char *trace = NULL;
     uint32_t tokens = 32, ctx = 0, seed = 1;
     double peak = 0.0;
     for (int i = 1; i < argc; i++) {
@@ -205,8 +293,8 @@ int vkprof_cmd_decode(int argc, char **argv)
             decode_usage(stdout);
             return 0;
         }
-        const char *opts[] = {"--preset", "--tokens", "--ctx",  "--device",
-                              "--profile", "--json",  "--seed", "--peak-gbps"};
+        const char *opts[] = {"--preset", "--tokens", "--ctx",       "--device", "--profile",
+                              "--json",   "--seed",   "--peak-gbps", "--trace"};
         int known = -1;
         for (int k = 0; k < (int)(sizeof opts / sizeof opts[0]); k++) {
             if (strcmp(a, opts[k]) == 0) {
@@ -232,7 +320,8 @@ int vkprof_cmd_decode(int argc, char **argv)
         case 4: profile = v; break;
         case 5: json = v; break;
         case 6: ok = parse_u32(a, v, 0, &seed); break;
-        default: ok = parse_pos_double(a, v, &peak); break;
+        case 7: ok = parse_pos_double(a, v, &peak); break;
+        default: trace = v; break;
         }
         if (!ok) {
             return 2;
@@ -245,16 +334,17 @@ int vkprof_cmd_decode(int argc, char **argv)
         return 2;
     }
     dec_profile mode;
+    bool host_spans = false;
     if (strcmp(profile, "off") == 0) {
         mode = DEC_PROFILE_OFF;
     } else if (strcmp(profile, "gpu") == 0) {
         mode = DEC_PROFILE_GPU;
-    } else if (strcmp(profile, "host") == 0 || strcmp(profile, "all") == 0) {
-        fprintf(stderr,
-                "vkprof decode: --profile %s is not available yet (host spans and the trace "
-                "are not wired into decode); use off or gpu\n",
-                profile);
-        return 2;
+    } else if (strcmp(profile, "host") == 0) {
+        mode = DEC_PROFILE_OFF;
+        host_spans = true;
+    } else if (strcmp(profile, "all") == 0) {
+        mode = DEC_PROFILE_GPU;
+        host_spans = true;
     } else {
         fprintf(stderr, "vkprof decode: unknown profile '%s' (off|gpu|host|all)\n", profile);
         return 2;
@@ -295,14 +385,34 @@ int vkprof_cmd_decode(int argc, char **argv)
         fprintf(stderr, "vkprof decode: cannot create a device with a compute queue\n");
         goto done;
     }
-    if (mode == DEC_PROFILE_GPU) {
+    static span_glue glue;
+    memset(&glue, 0, sizeof glue);
+    glue.tty = tty;
+    if (mode == DEC_PROFILE_GPU || host_spans || trace != NULL) {
         vkprof_context_desc d = vku_vkprof_desc(&inst, &dev);
-        d.enable = VKPROF_ENABLE_ON;
+        d.enable = mode == DEC_PROFILE_GPU ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
+        d.host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
+        d.queue = dev.queue; /* the bracket calibration fallback, where needed */
+        d.trace_path = ""; /* written below, not from $VKPROF_TRACE */
+        d.log = on_log;
+        d.log_user = &glue;
         vkprof_result pr = vkprof_create(&d, &prof);
         if (pr != VKPROF_OK) {
             fprintf(stderr, "vkprof decode: vkprof_create: %s\n", vkprof_result_text(pr));
             goto done;
         }
+        glue.prof = prof;
+        vkprof_set_thread_name(prof, "decode");
+        if (trace != NULL && vkprof_trace_start(prof, 0) != VKPROF_OK) {
+            fprintf(stderr, "vkprof decode: cannot start the trace\n");
+            goto done;
+        }
+        if (trace != NULL && mode != DEC_PROFILE_GPU && !host_spans) {
+            fprintf(stderr, "vkprof decode: note: --profile off: the trace holds only the "
+                            "token marks (use --profile all)\n");
+        }
+    }
+    if (mode == DEC_PROFILE_GPU) {
         if (!vkprof_enabled(prof)) {
             fprintf(stderr,
                     "vkprof decode: the compute queue of %s has no timestamps: --profile gpu "
@@ -325,7 +435,12 @@ int vkprof_cmd_decode(int argc, char **argv)
            (double)plan.kv_cache / 1048576.0, ctx, (double)plan.activations / 1048576.0);
     fflush(stdout);
 
-    dec_config cfg = {.preset = p, .ctx = ctx, .seed = seed, .profile = mode, .prof = prof};
+    dec_hooks hooks = {.user = &glue,
+                       .section_begin = host_spans ? on_section_begin : NULL,
+                       .section_end = host_spans ? on_section_end : NULL,
+                       .step = prof != NULL ? on_step : NULL};
+    dec_config cfg = {
+        .preset = p, .ctx = ctx, .seed = seed, .profile = mode, .prof = prof, .hooks = &hooks};
     double t0 = now_s();
     if (tty) {
         fprintf(stderr, "generating weights on the GPU...");
@@ -468,6 +583,40 @@ int vkprof_cmd_decode(int argc, char **argv)
             w->bytes_per_token = c->bytes / tokens;
             w->flops_per_token = c->flops / tokens;
         }
+    }
+    if (host_spans) {
+        vkprof_bucket_stats bs[VKPROF_MAX_BUCKETS];
+        vkprof_report_row rows[VKPROF_MAX_BUCKETS];
+        uint32_t nb = 0;
+        vkprof_bucket_snapshot(prof, bs, VKPROF_MAX_BUCKETS, &nb);
+        for (uint32_t k = 0; k < nb && k < VKPROF_MAX_BUCKETS; k++) {
+            rows[k].name = bs[k].name;
+            rows[k].calls = bs[k].calls;
+            rows[k].total_ns = bs[k].total_ns;
+        }
+        size_t need = vkprof_format_report(NULL, 0, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows,
+                                           nb);
+        char *text = malloc(need + 1);
+        if (text != NULL) {
+            vkprof_format_report(text, need + 1, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows,
+                                 nb);
+            printf("\nHost spans over the whole run (nested: token > layer > phase; a "
+                   "span's %% includes its children):\n%s",
+                   text);
+            free(text);
+        }
+    }
+    if (trace != NULL) {
+        if (vkprof_trace_write(prof, trace) != VKPROF_OK) {
+            fprintf(stderr, "vkprof decode: the trace could not be written to %s\n", trace);
+            goto done;
+        }
+        uint64_t kept = 0, dropped = 0;
+        vkprof_trace_counts(prof, &kept, &dropped);
+        printf("trace:     %s (%llu events%s; open in ui.perfetto.dev or chrome://tracing, "
+               "or summarise with: vkprof report %s)\n",
+               trace, (unsigned long long)kept, dropped ? ", SOME DROPPED: see its metadata" : "",
+               trace);
     }
     if (json != NULL) {
         if (write_json(json, &r) != 0) {

@@ -377,7 +377,7 @@ static void test_cli_errors(void)
     expect_fail("--bogus", 2, "unknown option '--bogus'");
     expect_fail("--tokens 12x", 2, "bad number for --tokens");
     expect_fail("--tokens", 2, "needs a value");
-    expect_fail("--profile host", 2, "not available yet");
+    expect_fail("--trace /nonexistent-dir/t.json --tokens 1", 1, "could not be written");
     expect_fail("--profile sometimes", 2, "unknown profile");
     expect_fail("--device no-such-device-name", 1, "no device name contains");
     expect_fail("--preset llama-8b --ctx 1048576 --tokens 1", 1, "not enough device memory");

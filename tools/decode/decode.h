@@ -104,7 +104,8 @@ void dec_ref_destroy(dec_ref *r);
 /*
  * Hooks for host-side instrumentation (host spans and the trace are wired
  * by the caller; every member may be NULL). Names are static strings:
- * "token", "record", "submit_wait", or a vkprof phase name in gpu mode.
+ * "token", "layer", "record", "submit_wait", or a vkprof phase name in gpu
+ * mode.
  *   section_begin/section_end  nest properly, on the calling thread
  *   pre_submit                 the command buffer is still recording: a place
  *                              to add the caller's own timestamps

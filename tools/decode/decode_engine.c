@@ -958,6 +958,7 @@ static void record_token(dec_engine *e, uint32_t token)
     phase_end(e, VKPROF_PHASE_EMBEDDING);
 
     for (uint32_t l = 0; l < p->n_layers && !e->fail; l++) {
+        hook_begin(e, "layer");
         dlayer *L = &e->layers[l];
         phase_begin(e, VKPROF_PHASE_NORM);
         if (!e->fail) {
@@ -1032,6 +1033,7 @@ static void record_token(dec_engine *e, uint32_t token)
             matvec(e, VKPROF_PHASE_MLP_DOWN, &L->down, L->down_set, true);
         }
         phase_end(e, VKPROF_PHASE_MLP_DOWN);
+        hook_end(e, "layer");
     }
 
     phase_begin(e, VKPROF_PHASE_NORM);
