@@ -10,7 +10,8 @@ for preset in llama-1b llama-8b; do
     extra=()
     [ "$prof" = all ] && extra=(--trace "$out/trace-$preset.json")
     $v decode --preset "$preset" --tokens 64 --profile "$prof" --peak-gbps 4800 \
-      --json "$out/decode-$preset-$prof.json" "${extra[@]}" 2>&1 | grep -v "^vkprof host profile\|^  bucket\|^  [a-z_]* *[0-9.]* *[0-9.]* *[0-9.]* *[0-9.]*$" 
+      --json "$out/decode-$preset-$prof.json" "${extra[@]}" 2>"$out/decode-$preset-$prof.stderr"
+    echo "(exit $?)"
     echo
   done
 done
