@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define VKPROF_DEFAULT_TRACE_ENV "VKPROF_TRACE"
@@ -501,6 +502,10 @@ vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
         free(tmp);
         return r;
     }
+    /* mkstemp makes the file 0600; a trace is an ordinary file: 0666 & ~umask */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
     FILE *f = fdopen(fd, "w");
     int err = 0;
     const char *what = "write";
