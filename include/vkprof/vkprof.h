@@ -111,6 +111,19 @@ typedef uint32_t vkprof_phase;
 /** Longest phase name kept, in bytes, without the terminating NUL. */
 #define VKPROF_MAX_NAME 63u
 
+/** How GPU scopes are timed (chosen when the context is created). */
+typedef enum vkprof_timing_mode {
+    /** One scope at a time in a 2-slot pool: the app submits and waits after
+     *  each scope, then resolve + accumulate. Exact, and it serialises. */
+    VKPROF_TIMING_2SLOT = 0,
+    /** Many scopes in flight in a multi-slot pool; vkprof_collect() folds
+     *  whatever the GPU has finished, never blocks, and frees the slots. */
+    VKPROF_TIMING_RING = 1
+} vkprof_timing_mode;
+
+/** The sampling period the benchmark and the docs call "the default N". */
+#define VKPROF_DEFAULT_SAMPLE_EVERY 16u
+
 /** How profiling is switched on when a context is created. */
 typedef enum vkprof_enable_mode {
     VKPROF_ENABLE_FROM_ENV = 0, /**< read the env var (default VKPROF_GPU_PROFILE) once */
@@ -192,6 +205,19 @@ typedef struct vkprof_context_desc {
     vkprof_log_fn log;     /**< default: lines on stderr */
     void *log_user;
     vkprof_log_level log_level; /**< most verbose level passed to log; default WARN */
+
+    /* ---- ring mode ---- */
+    vkprof_timing_mode timing_mode; /**< default VKPROF_TIMING_2SLOT */
+    uint32_t ring_queries;  /**< ring pool size in queries; default 4096, at least 4 */
+    /** Ring mode: a scope begun right after the previous one ended, in the
+     *  same command buffer with no vkprof call between, reuses that end stamp
+     *  as its begin stamp (one stamp per boundary). Whatever the app records
+     *  between the two (a barrier) then counts toward the second scope. */
+    bool shared_boundaries;
+    /** Ring mode: time only 1 decode step in N (steps counted by
+     *  vkprof_step(); step 0 is timed). 0 or 1: every step. Per-phase figures
+     *  are then over the timed steps, whose count the snapshot states. */
+    uint32_t sample_every;
 
     /* ---- host spans ---- */
     vkprof_host_level host_level; /**< default VKPROF_HOST_FROM_ENV */
@@ -367,6 +393,37 @@ vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint6
 
 /** Fold the resolved scope into `phase` (which must be the scope's phase). */
 vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase);
+
+/**
+ * Fold every finished scope into its phase (and the timeline), without ever
+ * blocking: results are read WITH_AVAILABILITY and without WAIT, and a scope
+ * whose stamps are not written yet stays for a later call. Ring mode: call it
+ * after each submit's fence, or once per frame; slots are freed as scopes are
+ * folded (in recording order). 2-slot mode: resolve + accumulate of the open
+ * scope when its results are there. Returns VKPROF_OK (also when nothing was
+ * ready), VKPROF_DISABLED when inactive, or VKPROF_ERROR_VULKAN.
+ */
+vkprof_result vkprof_collect(vkprof_context ctx);
+
+/** Counters of the timing machinery since the last vkprof_reset() (pending: now). */
+typedef struct vkprof_timing_stats {
+    vkprof_timing_mode mode;
+    uint32_t ring_queries;     /**< pool size (2 in 2-slot mode) */
+    uint32_t sample_every;     /**< 1: every step */
+    uint64_t timed_steps;      /**< steps whose scopes were recorded */
+    uint64_t scopes_recorded;  /**< scopes whose stamps were recorded */
+    uint64_t scopes_collected; /**< scopes folded into a phase */
+    uint64_t scopes_dropped;   /**< scopes that found no free slot (never overwrite unread ones) */
+    uint64_t scopes_pending;   /**< recorded, not folded yet */
+    uint64_t stamps_written;   /**< timestamp writes recorded */
+    uint64_t shared_stamps;    /**< boundaries that served two scopes with one stamp */
+    bool host_reset;           /**< queries are reset from the host (else in the command buffer) */
+} vkprof_timing_stats;
+
+vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *out);
+
+/** True when scopes of the current step are timed (always, unless sampling). */
+bool vkprof_step_timed(vkprof_context ctx);
 
 /** True when any phase has at least one scope folded in since the last reset. */
 bool vkprof_any_recorded(vkprof_context ctx);
