@@ -270,6 +270,13 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
             return VKPROF_ERROR_INVALID_ARGUMENT;
         }
     }
+    if ((unsigned)desc->timing_mode > VKPROF_TIMING_RING || desc->ring_queries > (1u << 24) ||
+        (unsigned)desc->host_level > VKPROF_HOST_HOT || desc->calibration_tries > 64) {
+        vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "vkprof_create: timing_mode, ring_queries (<= 2^24), host_level or "
+                    "calibration_tries (<= 64) out of range");
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
     if ((unsigned)desc->enable > VKPROF_ENABLE_OFF ||
         (unsigned)desc->log_level > VKPROF_LOG_INFO) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,

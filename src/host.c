@@ -453,6 +453,7 @@ void vkprof_step(vkprof_context ctx)
         return;
     }
     uint64_t step = atomic_fetch_add(&ctx->host.steps, 1) + 1; /* steps count from 1 */
+    vkprof__timing_on_step(ctx, step - 1);
     uint64_t now = vkprof_host_now_ns();
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_step(ctx, step, now);

@@ -141,6 +141,38 @@ typedef struct vkprof_phase_acc {
     uint64_t max_ticks;
 } vkprof_phase_acc;
 
+/* ---- ring mode ---- */
+typedef struct vkprof_ring_scope {
+    uint64_t begin_seq, end_seq; /* slot sequence numbers (slot = seq % queries) */
+    uint64_t step;               /* the step it was recorded in (1-based, as traces show) */
+    uint64_t flow;
+    vkprof_phase phase;
+    bool shared_begin;           /* begin stamp is the previous scope's end stamp */
+    bool ended;
+} vkprof_ring_scope;
+
+typedef struct vkprof_ring {
+    VkQueryPool pool;
+    uint32_t queries;
+    uint64_t alloc_seq;   /* next slot sequence number to hand out */
+    uint64_t tail_seq;    /* first slot sequence number still needed */
+    vkprof_ring_scope *scopes; /* FIFO of recorded scopes, capacity `queries` */
+    uint64_t scope_head;  /* index of the oldest scope */
+    uint64_t scope_count;
+    bool open;            /* the newest scope is begun, not ended */
+    bool open_dropped;    /* the open scope found no slot: its end is a no-op */
+    vkprof_phase open_phase;
+    /* shared boundaries: the last end stamp, while a begin may still reuse it */
+    VkCommandBuffer boundary_cmd;
+    uint64_t boundary_seq;
+    uint64_t boundary_epoch;
+    bool boundary_valid;
+    /* stale detection without host resets: the value read last lap, per slot */
+    uint64_t *last_value;
+    uint8_t *has_last;
+    uint64_t *readback;   /* 2 x queries (value, availability) */
+} vkprof_ring;
+
 typedef enum vkprof_scope_state {
     VKPROF_SCOPE_IDLE = 0,
     VKPROF_SCOPE_BEGUN,
@@ -167,6 +199,14 @@ struct vkprof_context_T {
     uint64_t last_pair[2]; /* the last (begin, end) read: detects stale reads */
     bool have_last_pair;
     bool host_reset;       /* desc.host_query_reset and the entry point exists */
+
+    vkprof_ring ring;
+    /* timing stats (vkprof_timing_stats); timed_steps and epoch are atomic:
+     * vkprof_step may come from another thread */
+    _Atomic uint64_t timed_steps;
+    _Atomic uint64_t step_epoch;
+    uint64_t scopes_recorded, scopes_collected, scopes_dropped, scopes_lost;
+    uint64_t stamps_written, shared_stamps;
 
     vkprof_phase_acc *phases;
     uint32_t phase_count;
@@ -238,7 +278,18 @@ vkprof_result vkprof__trace_init(vkprof_context ctx);
 void vkprof__trace_shutdown(vkprof_context ctx);
 void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns);
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
-                       uint64_t end_ticks, uint64_t flow);
+                       uint64_t end_ticks, uint64_t flow, uint64_t step);
+
+/* ring.c */
+bool vkprof__ring_mode(vkprof_context ctx);
+vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
+vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
+vkprof_result vkprof__ring_collect(vkprof_context ctx);
+void vkprof__ring_shutdown(vkprof_context ctx);
+/* called by vkprof_step with the index (0-based) of the step just finished */
+void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished);
+bool vkprof__step_timed(vkprof_context ctx);
+void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
 void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);
 
 #endif

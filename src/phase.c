@@ -130,6 +130,9 @@ void vkprof_reset(vkprof_context ctx)
         acc_clear(&ctx->phases[i]);
     }
     memset(&ctx->errors, 0, sizeof ctx->errors);
+    atomic_store(&ctx->timed_steps, 0);
+    ctx->scopes_recorded = ctx->scopes_collected = ctx->scopes_dropped = ctx->scopes_lost = 0;
+    ctx->stamps_written = ctx->shared_stamps = 0;
 }
 
 static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
@@ -234,9 +237,20 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
              s.count, s.total_ns, s.min_ns, s.max_ns,
              s.count ? (double)s.total_ns / (double)s.count : 0.0, s.total_ticks);
     }
+    vkprof_timing_stats ts;
+    vkprof_get_timing_stats(ctx, &ts);
+    jput(&b,
+         "],\"timing\":{\"mode\":\"%s\",\"queries\":%u,\"sample_every\":%u,"
+         "\"timed_steps\":%" PRIu64 ",\"scopes_recorded\":%" PRIu64
+         ",\"scopes_collected\":%" PRIu64 ",\"scopes_dropped\":%" PRIu64
+         ",\"scopes_pending\":%" PRIu64 ",\"stamps_written\":%" PRIu64
+         ",\"shared_stamps\":%" PRIu64 ",\"host_reset\":%s}",
+         ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot", ts.ring_queries, ts.sample_every,
+         ts.timed_steps, ts.scopes_recorded, ts.scopes_collected, ts.scopes_dropped,
+         ts.scopes_pending, ts.stamps_written, ts.shared_stamps, ts.host_reset ? "true" : "false");
     const vkprof_error_counts *e = &ctx->errors;
     jput(&b,
-         "],\"errors\":{\"begin_twice\":%" PRIu64 ",\"end_without_begin\":%" PRIu64
+         ",\"errors\":{\"begin_twice\":%" PRIu64 ",\"end_without_begin\":%" PRIu64
          ",\"phase_mismatch\":%" PRIu64 ",\"not_ended\":%" PRIu64 ",\"not_resolved\":%" PRIu64
          ",\"nothing_pending\":%" PRIu64 ",\"unknown_phase\":%" PRIu64 ",\"not_ready\":%" PRIu64
          ",\"vulkan_errors\":%" PRIu64 ",\"discarded\":%" PRIu64 ",\"invalid_argument\":%" PRIu64

@@ -28,20 +28,27 @@ static vkprof_result ensure_pool(vkprof_context ctx)
 
 void vkprof__timing_shutdown(vkprof_context ctx)
 {
+    vkprof__ring_shutdown(ctx);
     if (ctx->pool != VK_NULL_HANDLE) {
         ctx->vk.DestroyQueryPool(ctx->desc.device, ctx->pool, ctx->desc.vk_allocator);
         ctx->pool = VK_NULL_HANDLE;
     }
 }
 
-static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)
+void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot)
 {
+    ctx->stamps_written++;
     if (ctx->info.timestamp2) {
         /* ALL_COMMANDS: the stamp waits for every earlier command to finish. */
-        ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, ctx->pool, slot);
+        ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool, slot);
     } else {
-        ctx->vk.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->pool, slot);
+        ctx->vk.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, slot);
     }
+}
+
+static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)
+{
+    vkprof__stamp(ctx, cmd, ctx->pool, slot);
 }
 
 vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
@@ -54,6 +61,9 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     }
     if (!vkprof__phase_valid(ctx, phase)) {
         return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "begin: unknown phase id %u", phase);
+    }
+    if (vkprof__ring_mode(ctx)) {
+        return vkprof__ring_begin(ctx, cmd, phase);
     }
     if (ctx->state == VKPROF_SCOPE_BEGUN) {
         /* Not re-entrant: abandon the open scope, so neither folds. */
@@ -79,6 +89,7 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     ctx->state = VKPROF_SCOPE_BEGUN;
     ctx->scope_phase = phase;
     ctx->scope_flow = vkprof__current_span();
+    ctx->scopes_recorded++;
     return VKPROF_OK;
 }
 
@@ -92,6 +103,9 @@ vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
     }
     if (!vkprof__phase_valid(ctx, phase)) {
         return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "end: unknown phase id %u", phase);
+    }
+    if (vkprof__ring_mode(ctx)) {
+        return vkprof__ring_end(ctx, cmd, phase);
     }
     if (ctx->state != VKPROF_SCOPE_BEGUN) {
         return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN, "end('%s') without begin",
@@ -130,6 +144,13 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
 {
     if (!vkprof_active(ctx)) {
         return VKPROF_DISABLED;
+    }
+    if (vkprof__ring_mode(ctx)) {
+        /* ring mode: the same call site collects whatever is finished */
+        if (out_ns != NULL) {
+            *out_ns = 0;
+        }
+        return vkprof__ring_collect(ctx);
     }
     switch (ctx->state) {
     case VKPROF_SCOPE_IDLE:
@@ -194,6 +215,9 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
         return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "accumulate: unknown phase id %u",
                             phase);
     }
+    if (vkprof__ring_mode(ctx)) {
+        return VKPROF_OK; /* folded by vkprof_resolve / vkprof_collect */
+    }
     switch (ctx->state) {
     case VKPROF_SCOPE_IDLE:
         return vkprof__fail(ctx, VKPROF_ERROR_NOTHING_PENDING,
@@ -213,9 +237,11 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
                             ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
     }
     vkprof__phase_fold(ctx, phase, ctx->scope_ticks);
+    ctx->scopes_collected++;
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks,
-                          ctx->scope_flow);
+                          ctx->scope_flow,
+                          atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1);
     }
     ctx->state = VKPROF_SCOPE_IDLE;
     return VKPROF_OK;
@@ -232,4 +258,38 @@ vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint6
     *begin = ctx->scope_begin_ticks;
     *end = ctx->scope_end_ticks;
     return VKPROF_OK;
+}
+
+vkprof_result vkprof_collect(vkprof_context ctx)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    if (vkprof__ring_mode(ctx)) {
+        return vkprof__ring_collect(ctx);
+    }
+    if (ctx->state != VKPROF_SCOPE_ENDED && ctx->state != VKPROF_SCOPE_RESOLVED) {
+        return VKPROF_OK; /* nothing finished to fold */
+    }
+    if (ctx->state == VKPROF_SCOPE_ENDED) {
+        /* a quiet probe: not ready is not an error here */
+        uint64_t data[4] = {0, 0, 0, 0};
+        VkResult vr = ctx->vk.GetQueryPoolResults(
+            ctx->desc.device, ctx->pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
+            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+        if (vr != VK_SUCCESS || data[1] == 0 || data[3] == 0) {
+            return vr == VK_SUCCESS || vr == VK_NOT_READY
+                       ? VKPROF_OK
+                       : vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
+                                      "vkGetQueryPoolResults failed (VkResult %d)", (int)vr);
+        }
+        vkprof_result r = vkprof_resolve(ctx, NULL);
+        if (r == VKPROF_ERROR_NOT_READY) {
+            return VKPROF_OK; /* stale pair: counted by resolve, tried again later */
+        }
+        if (r != VKPROF_OK) {
+            return r;
+        }
+    }
+    return vkprof_accumulate(ctx, ctx->scope_phase);
 }

@@ -154,7 +154,7 @@ void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t en
 }
 
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
-                       uint64_t end_ticks, uint64_t flow)
+                       uint64_t end_ticks, uint64_t flow, uint64_t step)
 {
     vkprof_event *e = claim(&ctx->trace);
     if (e == NULL) {
@@ -164,7 +164,7 @@ void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ti
     e->start = begin_ticks;
     e->end = end_ticks;
     e->id = flow;
-    e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    e->step = step;
     e->name = phase;
     e->tid = (uint16_t)(ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u);
     e->flags = 0;
@@ -471,9 +471,12 @@ static int write_json(vkprof_context ctx, FILE *f)
     fprintf(f,
             "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
             ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,"
-            "\"gpu_sampling\":{\"mode\":\"2slot\",\"every_n_steps\":1}}}\n",
+            "\"gpu_sampling\":{\"mode\":\"%s\",\"every_n_steps\":%u,\"timed_steps\":%" PRIu64
+            ",\"scopes_dropped\":%" PRIu64 "}}}\n",
             t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
-            ctx->info.timestamp_valid_bits);
+            ctx->info.timestamp_valid_bits, vkprof__ring_mode(ctx) ? "ring" : "2slot",
+            ctx->desc.sample_every > 1 ? ctx->desc.sample_every : 1u,
+            atomic_load(&ctx->timed_steps), ctx->scopes_dropped + ctx->scopes_lost);
     return 0;
 }
 
