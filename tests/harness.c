@@ -30,6 +30,14 @@ void th_gpu_init(th_gpu *g)
     printf("device: %s, family %u, sync2 %d\n", g->dev.props.deviceName, fam, g->dev.sync2);
 }
 
+void th_busy_init(th_gpu *g, vku_busy *busy, uint32_t count)
+{
+    if (vku_busy_create(&g->dev, count, busy) != VK_SUCCESS) {
+        fprintf(stderr, "FAIL: cannot create the busy pipeline\n");
+        exit(1);
+    }
+}
+
 void th_gpu_finish(th_gpu *g)
 {
     vku_device_destroy(&g->dev);

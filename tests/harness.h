@@ -47,6 +47,8 @@ typedef struct th_gpu {
 /* Instance with validation (required) and a device on the compute family of
  * the default device (or VKPROF_TEST_DEVICE). Exits with 1 on failure. */
 void th_gpu_init(th_gpu *g);
+/* The busy pipeline over `count` floats; exits with 1 on failure. */
+void th_busy_init(th_gpu *g, vku_busy *busy, uint32_t count);
 /* Destroys everything; counts every validation message as a failure. */
 void th_gpu_finish(th_gpu *g);
 

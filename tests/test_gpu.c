@@ -245,10 +245,7 @@ static void test_not_ready_stale_pair(void)
 int main(void)
 {
     th_gpu_init(&g);
-    if (vku_busy_create(&g.dev, COUNT, &busy) != VK_SUCCESS) {
-        fprintf(stderr, "FAIL: busy pipeline\n");
-        return 1;
-    }
+    th_busy_init(&g, &busy, COUNT);
     vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
     d.enable = VKPROF_ENABLE_ON;
     static th_log log;

@@ -372,10 +372,7 @@ static void test_ring_trace(void)
 int main(void)
 {
     th_gpu_init(&g);
-    if (vku_busy_create(&g.dev, 4096, &busy) != VK_SUCCESS) {
-        fprintf(stderr, "FAIL: busy pipeline\n");
-        return 1;
-    }
+    th_busy_init(&g, &busy, 4096);
     logbuf.quiet = 1;
     RUN(test_every_dispatch);
     RUN(test_collect_partial);

@@ -253,10 +253,7 @@ static void test_legacy_stamp(void)
 int main(void)
 {
     th_gpu_init(&g);
-    if (vku_busy_create(&g.dev, 4096, &busy) != VK_SUCCESS) {
-        fprintf(stderr, "FAIL: busy pipeline\n");
-        return 1;
-    }
+    th_busy_init(&g, &busy, 4096);
     logbuf.quiet = 1;
     RUN(test_off_path);
     RUN(test_no_timestamps);

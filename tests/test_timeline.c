@@ -813,10 +813,7 @@ int main(void)
         return 1;
     }
     th_gpu_init(&g);
-    if (vku_busy_create(&g.dev, 4096, &busy) != VK_SUCCESS) {
-        fprintf(stderr, "FAIL: busy pipeline\n");
-        return 1;
-    }
+    th_busy_init(&g, &busy, 4096);
     logbuf.quiet = 1;
     RUN(test_report_format);
     RUN(test_report_every);

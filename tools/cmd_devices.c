@@ -29,21 +29,6 @@ static const char *type_name(VkPhysicalDeviceType t)
     }
 }
 
-static bool has_ext(VkPhysicalDevice phys, const char *name)
-{
-    uint32_t n = 0;
-    vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL);
-    VkExtensionProperties *e = calloc(n ? n : 1, sizeof *e);
-    bool found = false;
-    if (e != NULL && vkEnumerateDeviceExtensionProperties(phys, NULL, &n, e) >= 0) {
-        for (uint32_t i = 0; i < n; i++) {
-            found = found || strcmp(e[i].extensionName, name) == 0;
-        }
-    }
-    free(e);
-    return found;
-}
-
 static void print_queue_flags(VkQueueFlags f)
 {
     const char *sep = "";
@@ -68,8 +53,8 @@ static void print_queue_flags(VkQueueFlags f)
 
 static void print_calibration(VkInstance inst, VkPhysicalDevice phys)
 {
-    bool khr = has_ext(phys, "VK_KHR_calibrated_timestamps");
-    bool ext = has_ext(phys, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+    bool khr = vku_has_device_ext(phys, "VK_KHR_calibrated_timestamps");
+    bool ext = vku_has_device_ext(phys, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
     printf("  calibrated timestamps: KHR %s, EXT %s", khr ? "yes" : "no", ext ? "yes" : "no");
     PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT fn = NULL;
     if (khr) {

@@ -207,7 +207,7 @@ uint32_t vku_compute_family(VkPhysicalDevice phys)
     return fam;
 }
 
-static bool has_device_ext(VkPhysicalDevice phys, const char *name)
+bool vku_has_device_ext(VkPhysicalDevice phys, const char *name)
 {
     uint32_t n = 0;
     vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL);
@@ -259,9 +259,9 @@ VkResult vku_device_create(vku_device *out, VkPhysicalDevice phys, uint32_t fami
     uint32_t next = 0;
     /* The EXT first: Debian's validation layer (1.3.239) predates the KHR
      * name and warns about it; both have the same entry points. */
-    if (has_device_ext(phys, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME)) {
+    if (vku_has_device_ext(phys, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME)) {
         exts[next++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-    } else if (has_device_ext(phys, "VK_KHR_calibrated_timestamps")) {
+    } else if (vku_has_device_ext(phys, "VK_KHR_calibrated_timestamps")) {
         exts[next++] = "VK_KHR_calibrated_timestamps";
     }
     out->calibrated_ext = next > 0;

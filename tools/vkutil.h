@@ -65,6 +65,9 @@ void vku_instance_destroy(vku_instance *inst);
 VkResult vku_pick_device(VkInstance inst, const char *selector, VkPhysicalDevice *out, char *err,
                          size_t err_size);
 
+/* Whether the device offers the extension. */
+bool vku_has_device_ext(VkPhysicalDevice phys, const char *name);
+
 /* First queue family with COMPUTE, or UINT32_MAX. */
 uint32_t vku_compute_family(VkPhysicalDevice phys);
 
