@@ -34,8 +34,8 @@ static uint64_t time_scope(vkprof_phase phase, uint32_t iters, int dispatches)
 /* Time scope A (iters_a x disp_a) and scope B (iters_b x disp_b) in
  * interleaved repeats, so that load from other processes hits both alike, and
  * return the ratio of their minimum times: the minimum is the run least
- * disturbed on cores shared with everything else. Up to 3 attempts, since a
- * burst of load can still land on one side; a real scaling error fails all 3. */
+ * disturbed on cores shared with everything else. Up to 5 attempts, since a
+ * burst of load can still land on one side; a real scaling error fails all 5. */
 static double interleaved_ratio(vkprof_phase pa, uint32_t iters_a, int disp_a, vkprof_phase pb,
                                 uint32_t iters_b, int disp_b, double lo, double hi,
                                 uint64_t *sum_a, uint64_t *sum_b, int reps)
@@ -48,7 +48,7 @@ static double interleaved_ratio(vkprof_phase pa, uint32_t iters_a, int disp_a, v
     vkprof_phase pbase = 0;
     vkprof_register_phase(ctx, "busy_fixed_cost", &pbase);
     double ratio = 0;
-    for (int attempt = 0; attempt < 3; attempt++) {
+    for (int attempt = 0; attempt < 5; attempt++) {
         vkprof_reset(ctx);
         uint64_t min_a = UINT64_MAX, min_b = UINT64_MAX, min_0 = UINT64_MAX;
         *sum_a = *sum_b = 0;
