@@ -74,6 +74,10 @@ vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY,
                             "trace: cannot allocate %u events", capacity);
     }
+    /* Touch every page now: the store is bounded and paid for up front, so a
+     * span does not pay a page fault the first time it lands on a page. */
+    memset(t->events, 0, (size_t)capacity * sizeof *t->events);
+    memset(t->annots, 0, (size_t)t->annot_capacity * sizeof *t->annots);
     t->capacity = capacity;
     t->start_ns = vkprof_host_now_ns();
     atomic_store(&t->on, 1);
