@@ -19,7 +19,8 @@ static void decode_usage(FILE *f)
 {
     fprintf(f,
             "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
-            "                     [--device INDEX|NAME] [--profile off|gpu|host|all]\n"
+            "                     [--device INDEX|NAME] [--profile off|gpu|host|all|ring|\n"
+            "                     ring-shared|ring-sampled] [--sample-every N]\n"
             "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
             "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
             "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
@@ -28,6 +29,10 @@ static void decode_usage(FILE *f)
             "  --profile host times each section (token, layer, recording, submit+wait,\n"
             "  and in gpu mode each phase call) as a host span, with a per-token report\n"
             "  every 8 tokens; all = gpu + host.\n"
+            "  --profile ring times every kernel family without stalling: stamps in the\n"
+            "  token's one command buffer, collected after its fence; ring-shared stamps\n"
+            "  once per boundary; ring-sampled times 1 token in N (--sample-every, default\n"
+            "  16). `vkprof bench` measures what each mode costs.\n"
             "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
             "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
             "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
@@ -285,7 +290,7 @@ int vkprof_cmd_decode(int argc, char **argv)
 {
     const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
     const char *trace = NULL;
-    uint32_t tokens = 32, ctx = 0, seed = 1;
+    uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     double peak = 0.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -294,7 +299,7 @@ int vkprof_cmd_decode(int argc, char **argv)
             return 0;
         }
         const char *opts[] = {"--preset", "--tokens", "--ctx",       "--device", "--profile",
-                              "--json",   "--seed",   "--peak-gbps", "--trace"};
+                              "--json",   "--seed",   "--peak-gbps", "--trace",  "--sample-every"};
         int known = -1;
         for (int k = 0; k < (int)(sizeof opts / sizeof opts[0]); k++) {
             if (strcmp(a, opts[k]) == 0) {
@@ -321,7 +326,8 @@ int vkprof_cmd_decode(int argc, char **argv)
         case 5: json = v; break;
         case 6: ok = parse_u32(a, v, 0, &seed); break;
         case 7: ok = parse_pos_double(a, v, &peak); break;
-        default: trace = v; break;
+        case 8: trace = v; break;
+        default: ok = parse_u32(a, v, 1, &sample_every); break;
         }
         if (!ok) {
             return 2;
@@ -334,7 +340,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         return 2;
     }
     dec_profile mode;
-    bool host_spans = false;
+    bool host_spans = false, ring_shared = false, ring_sampled = false;
     if (strcmp(profile, "off") == 0) {
         mode = DEC_PROFILE_OFF;
     } else if (strcmp(profile, "gpu") == 0) {
@@ -345,10 +351,18 @@ int vkprof_cmd_decode(int argc, char **argv)
     } else if (strcmp(profile, "all") == 0) {
         mode = DEC_PROFILE_GPU;
         host_spans = true;
+    } else if (strcmp(profile, "ring") == 0 || strcmp(profile, "ring-shared") == 0 ||
+               strcmp(profile, "ring-sampled") == 0) {
+        mode = DEC_PROFILE_RING;
+        ring_shared = strcmp(profile, "ring-shared") == 0;
+        ring_sampled = strcmp(profile, "ring-sampled") == 0;
     } else {
-        fprintf(stderr, "vkprof decode: unknown profile '%s' (off|gpu|host|all)\n", profile);
+        fprintf(stderr, "vkprof decode: unknown profile '%s' "
+                        "(off|gpu|host|all|ring|ring-shared|ring-sampled)\n",
+                profile);
         return 2;
     }
+    bool timed = mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING;
     if (ctx == 0) {
         ctx = p->default_ctx;
     }
@@ -388,9 +402,14 @@ int vkprof_cmd_decode(int argc, char **argv)
     static span_glue glue;
     memset(&glue, 0, sizeof glue);
     glue.tty = tty;
-    if (mode == DEC_PROFILE_GPU || host_spans || trace != NULL) {
+    if (timed || host_spans || trace != NULL) {
         vkprof_context_desc d = vku_vkprof_desc(&inst, &dev);
-        d.enable = mode == DEC_PROFILE_GPU ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
+        d.enable = timed ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
+        if (mode == DEC_PROFILE_RING) {
+            d.timing_mode = VKPROF_TIMING_RING;
+            d.shared_boundaries = ring_shared;
+            d.sample_every = ring_sampled ? sample_every : 1;
+        }
         d.host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
         d.queue = dev.queue; /* the bracket calibration fallback, where needed */
         d.trace_path = ""; /* written below, not from $VKPROF_TRACE */
@@ -407,17 +426,17 @@ int vkprof_cmd_decode(int argc, char **argv)
             fprintf(stderr, "vkprof decode: cannot start the trace\n");
             goto done;
         }
-        if (trace != NULL && mode != DEC_PROFILE_GPU && !host_spans) {
+        if (trace != NULL && !timed && !host_spans) {
             fprintf(stderr, "vkprof decode: note: --profile off: the trace holds only the "
                             "token marks (use --profile all)\n");
         }
     }
-    if (mode == DEC_PROFILE_GPU) {
+    if (timed) {
         if (!vkprof_enabled(prof)) {
             fprintf(stderr,
-                    "vkprof decode: the compute queue of %s has no timestamps: --profile gpu "
+                    "vkprof decode: the compute queue of %s has no timestamps: --profile %s "
                     "is not possible\n",
-                    dev.props.deviceName);
+                    dev.props.deviceName, profile);
             goto done;
         }
     }
@@ -509,7 +528,14 @@ int vkprof_cmd_decode(int argc, char **argv)
     }
     printf("%s\n", tokens > SHOW_TOKENS ? " ..." : "");
 
-    if (mode == DEC_PROFILE_GPU) {
+    if (timed) {
+        /* ring-sampled: phase figures cover the timed tokens only */
+        uint64_t timed_tokens = tokens;
+        vkprof_timing_stats ts;
+        if (mode == DEC_PROFILE_RING && vkprof_get_timing_stats(prof, &ts) == VKPROF_OK) {
+            timed_tokens = ts.timed_steps;
+        }
+        double per = timed_tokens ? (double)timed_tokens : 1.0;
         vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT + 8];
         uint32_t count = 0;
         vkprof_error_counts ec;
@@ -529,21 +555,24 @@ int vkprof_cmd_decode(int argc, char **argv)
             w->name = vkprof_phase_name(prof, s->id);
             w->count = s->count;
             w->total_ns = s->total_ns;
-            w->ms_per_token = (double)s->total_ns * 1e-6 / tokens;
+            w->ms_per_token = (double)s->total_ns * 1e-6 / per;
             w->pct = sum_ns ? 100.0 * (double)s->total_ns / (double)sum_ns : 0.0;
-            w->calls_per_token = (double)s->count / tokens;
+            w->calls_per_token = (double)s->count / per;
             w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
             w->bytes_per_token = c->bytes / tokens;
             w->flops_per_token = c->flops / tokens;
-            w->gbps = s->total_ns ? c->bytes / (double)s->total_ns : 0.0;
-            w->gflops = s->total_ns ? c->flops / (double)s->total_ns : 0.0;
+            /* per token over the GPU time of a timed token */
+            w->gbps = s->total_ns ? w->bytes_per_token * per / (double)s->total_ns : 0.0;
+            w->gflops = s->total_ns ? w->flops_per_token * per / (double)s->total_ns : 0.0;
         }
         qsort(r.rows, r.nrows, sizeof r.rows[0], cmp_rows);
-        r.phase_total_ms_per_token = (double)sum_ns * 1e-6 / tokens;
-        printf("\nGPU time per phase (vkprof, %u tokens; sum %.3f ms/token = %.0f%% of the "
-               "serialised wall time):\n",
-               tokens, r.phase_total_ms_per_token,
-               100.0 * r.phase_total_ms_per_token / (1e3 * r.seconds / tokens));
+        r.phase_total_ms_per_token = (double)sum_ns * 1e-6 / per;
+        printf("\nGPU time per phase (vkprof %s, %llu %stokens; sum %.3f ms/token = %.0f%% of "
+               "the %swall time):\n",
+               mode == DEC_PROFILE_RING ? "ring" : "2-slot", (unsigned long long)timed_tokens,
+               timed_tokens != tokens ? "timed " : "", r.phase_total_ms_per_token,
+               100.0 * r.phase_total_ms_per_token / (1e3 * r.seconds / tokens),
+               mode == DEC_PROFILE_GPU ? "serialised " : "");
         printf("  %-12s %10s %7s %8s %10s %10s %10s%s\n", "phase", "ms/token", "%", "calls/tk",
                "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
         for (uint32_t k = 0; k < r.nrows; k++) {

@@ -18,9 +18,15 @@ static void usage(FILE *f)
             "      time per token of each GPU phase and host bucket in a vkprof trace;\n"
             "      --svg draws them and one token's timeline\n"
             "  decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N] [--device D]\n"
-            "         [--profile off|gpu] [--json FILE] [--seed S] [--peak-gbps X]\n"
+            "         [--profile off|gpu|host|all|ring|ring-shared|ring-sampled]\n"
+            "         [--sample-every N] [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
             "      greedy decode with a Llama-shaped model on Vulkan compute (random fp16\n"
-            "      weights); --profile gpu times each kernel family with vkprof\n"
+            "      weights); --profile gpu|ring times each kernel family with vkprof\n"
+            "  bench [--preset tiny|llama-1b|llama-8b] [--tokens N] [--repeats R] [--device D]\n"
+            "        [--sample-every N] [--json FILE]\n"
+            "      what profiling costs: the decode under each profiling configuration (off,\n"
+            "      host spans, 2-slot, ring, shared, sampled, bare-Vulkan baseline) side by\n"
+            "      side, ratios against the unprofiled run of the same round; host costs\n"
             "  version\n"
             "      print the library version\n");
 }
@@ -40,6 +46,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "decode") == 0) {
         return vkprof_cmd_decode(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "bench") == 0) {
+        return vkprof_cmd_bench(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0) {
         unsigned v = vkprof_version();

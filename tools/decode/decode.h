@@ -123,15 +123,37 @@ typedef struct dec_hooks {
 
 typedef enum dec_profile {
     DEC_PROFILE_OFF = 0, /* one command buffer, one submit per token */
-    DEC_PROFILE_GPU = 1  /* vkprof 2-slot: one submit+wait per phase call */
+    DEC_PROFILE_GPU = 1, /* vkprof 2-slot: one submit+wait per phase call */
+    /* vkprof ring: the token recorded like OFF (one command buffer, the same
+     * barriers), each phase call wrapped in vkprof_cmd_begin/end after its
+     * barrier; one submit + fence wait per token, then vkprof_collect().
+     * The context is the caller's, created with timing_mode RING (and its
+     * shared_boundaries / sample_every); the caller counts steps with
+     * vkprof_step() (e.g. from the step hook), which sampling relies on. */
+    DEC_PROFILE_RING = 2,
+    /* "bare Vulkan": the same stamps as RING without the library. The engine
+     * owns a timestamp query pool, 2 stamps per phase call, written with
+     * vkCmdWriteTimestamp2(ALL_COMMANDS) (vkCmdWriteTimestamp(BOTTOM_OF_PIPE)
+     * without synchronization2) at the places RING stamps; the pool is reset
+     * from the host before each token (hostQueryReset) or at the start of the
+     * command buffer; after the fence all results are read with one
+     * vkGetQueryPoolResults(64_BIT | WAIT) and end - begin summed per phase. */
+    DEC_PROFILE_BASELINE = 3,
+    /* The same with one stamp per boundary: a phase call begins at the
+     * previous one's end stamp (the barrier between counts toward the
+     * second, as with the ring's shared_boundaries). */
+    DEC_PROFILE_BASELINE_SHARED = 4
 } dec_profile;
+
+/* "off", "gpu", "ring", "baseline", "baseline-shared" */
+const char *dec_profile_name(dec_profile p);
 
 typedef struct dec_config {
     const dec_preset *preset;
     uint32_t ctx;          /* max context (positions); 0: preset default */
     uint32_t seed;
     dec_profile profile;
-    vkprof_context prof;   /* required (and active) for DEC_PROFILE_GPU */
+    vkprof_context prof;   /* required (and active) for DEC_PROFILE_GPU; required for RING */
     const dec_hooks *hooks;
     bool keep_logits;      /* copy the logits back each token (tests) */
 } dec_config;
@@ -145,6 +167,22 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
                size_t err_size);
 /* One token at the next position: returns 0 and the argmax in *next. */
 int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t err_size);
+/* Switch an existing engine (weights kept) to another profiling mode,
+ * context and hooks (NULL: none); the position goes back to 0 and the costs
+ * and baseline sums are zeroed. Returns 0, or 1 with a message in err. */
+int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
+                    const dec_hooks *hooks, char *err, size_t err_size);
+/* Back to position 0 (the KV rows are rewritten before they are read), with
+ * the costs and baseline sums zeroed. */
+void dec_reset(dec_engine *e);
+/* Phase calls per token: 9 x layers + 4. */
+uint32_t dec_calls_per_token(const dec_engine *e);
+/* Baseline modes: scopes stamped and the sum of their (end - begin), masked
+ * with timestampValidBits, converted to ns once (vkprof_ticks_to_ns), per
+ * phase id since the last reset. Returns 0, or 1 for an unknown id. */
+int dec_baseline_phase(const dec_engine *e, uint32_t phase_id, uint64_t *count, uint64_t *ns);
+/* Baseline modes: timestamp writes recorded since the last reset. */
+uint64_t dec_baseline_stamps(const dec_engine *e);
 /* Logits of the last step (keep_logits), else NULL. */
 const float *dec_logits(const dec_engine *e);
 uint32_t dec_position(const dec_engine *e);

@@ -94,6 +94,18 @@ struct dec_engine {
     uint32_t argmax_groups;
     dec_phase_cost cost[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t allocated;
+    /* baseline modes: the engine's own timestamp pool */
+    VkQueryPool qpool;
+    uint32_t qcap, qnext;     /* queries in the pool; next free one this token */
+    uint32_t calls_cap, ncalls; /* phase calls per token; recorded this token */
+    struct bl_call {
+        uint32_t phase, begin, end;
+    } *bl_calls;
+    uint64_t *bl_results;
+    uint64_t bl_mask;
+    float bl_period;
+    uint64_t bl_ticks[VKPROF_PHASE_DEFAULT_COUNT], bl_count[VKPROF_PHASE_DEFAULT_COUNT];
+    uint64_t bl_stamps;
     /* per-step recording state */
     VkCommandBuffer cmd;
     uint32_t calls_in_cmd;
@@ -102,6 +114,8 @@ struct dec_engine {
     char *err;
     size_t err_size;
 };
+
+static int bl_prepare(dec_engine *e);
 
 static void set_err(dec_engine *e, const char *fmt, ...)
 {
@@ -619,6 +633,18 @@ static void build_sets(dec_engine *e)
     }
 }
 
+static void check_mode(dec_engine *e, dec_profile profile, vkprof_context prof)
+{
+    if (profile == DEC_PROFILE_GPU && !vkprof_active(prof)) {
+        set_err(e, "--profile gpu needs an active vkprof context (timestamps on the compute "
+                   "queue)");
+    } else if (profile == DEC_PROFILE_RING && prof == NULL) {
+        set_err(e, "ring profiling needs a vkprof context (timing_mode VKPROF_TIMING_RING)");
+    } else if ((unsigned)profile > DEC_PROFILE_BASELINE_SHARED) {
+        set_err(e, "unknown profiling mode %d", (int)profile);
+    }
+}
+
 int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err,
                size_t err_size)
 {
@@ -645,10 +671,7 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     e->lm = &e->embed;
     const dec_preset *p = &e->p;
 
-    if (cfg->profile == DEC_PROFILE_GPU && !vkprof_active(cfg->prof)) {
-        set_err(e, "--profile gpu needs an active vkprof context (timestamps on the compute "
-                   "queue)");
-    }
+    check_mode(e, cfg->profile, cfg->prof);
 
     /* limits */
     VkPhysicalDeviceMaintenance3Properties m3 = {
@@ -786,6 +809,10 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     if (!e->fail) {
         build_sets(e);
     }
+    if (!e->fail && (cfg->profile == DEC_PROFILE_BASELINE ||
+                     cfg->profile == DEC_PROFILE_BASELINE_SHARED)) {
+        bl_prepare(e);
+    }
     if (e->fail) {
         dec_destroy(e);
         return 1;
@@ -804,6 +831,11 @@ void dec_destroy(dec_engine *e)
     if (e->pool != VK_NULL_HANDLE) {
         vkDestroyDescriptorPool(dv, e->pool, NULL);
     }
+    if (e->qpool != VK_NULL_HANDLE) {
+        vkDestroyQueryPool(dv, e->qpool, NULL);
+    }
+    free(e->bl_calls);
+    free(e->bl_results);
     for (uint32_t i = 0; i < P_COUNT; i++) {
         dpipe *p = &e->pipe[i];
         if (p->pipe != VK_NULL_HANDLE) {
@@ -841,6 +873,110 @@ void dec_destroy(dec_engine *e)
 
 /* ---- one token ----------------------------------------------------------------------- */
 
+static bool is_baseline(const dec_engine *e)
+{
+    return e->cfg.profile == DEC_PROFILE_BASELINE ||
+           e->cfg.profile == DEC_PROFILE_BASELINE_SHARED;
+}
+
+/* The stamp the library writes, without the library. */
+static void bl_stamp(dec_engine *e, uint32_t query)
+{
+    if (e->dev->sync2) {
+        vkCmdWriteTimestamp2(e->cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, e->qpool, query);
+    } else {
+        vkCmdWriteTimestamp(e->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->qpool, query);
+    }
+}
+
+/* Before recording a token: reset the pool from the host where allowed (the
+ * previous token's fence has been waited on, so no query is in use). */
+static void bl_host_reset(dec_engine *e)
+{
+    e->qnext = 0;
+    e->ncalls = 0;
+    if (e->dev->host_query_reset) {
+        vkResetQueryPool(e->dev->device, e->qpool, 0, e->qcap);
+    }
+}
+
+/* After begin_cmd: reset in the command buffer when the host may not. */
+static void bl_cmd_reset(dec_engine *e)
+{
+    if (!e->fail && !e->dev->host_query_reset) {
+        vkCmdResetQueryPool(e->cmd, e->qpool, 0, e->qcap);
+    }
+}
+
+/* After the token's fence: every result in one read, summed per phase. */
+static void bl_read(dec_engine *e)
+{
+    if (e->fail || e->qnext == 0) {
+        return;
+    }
+    VkResult r = vkGetQueryPoolResults(e->dev->device, e->qpool, 0, e->qnext,
+                                       (size_t)e->qnext * sizeof(uint64_t), e->bl_results,
+                                       sizeof(uint64_t),
+                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) {
+        set_err(e, "baseline: vkGetQueryPoolResults failed: %s", vku_result_name(r));
+        return;
+    }
+    for (uint32_t i = 0; i < e->ncalls; i++) {
+        const struct bl_call *c = &e->bl_calls[i];
+        e->bl_ticks[c->phase] += (e->bl_results[c->end] - e->bl_results[c->begin]) & e->bl_mask;
+        e->bl_count[c->phase]++;
+    }
+    e->bl_stamps += e->qnext;
+}
+
+/* The baseline's pool, arrays and clock facts (once per engine). */
+static int bl_prepare(dec_engine *e)
+{
+    if (e->qpool != VK_NULL_HANDLE) {
+        return 0;
+    }
+    uint32_t nf = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(e->dev->phys, &nf, NULL);
+    VkQueueFamilyProperties *fp = calloc(nf ? nf : 1, sizeof *fp);
+    if (fp == NULL) {
+        set_err(e, "out of host memory");
+        return 1;
+    }
+    vkGetPhysicalDeviceQueueFamilyProperties(e->dev->phys, &nf, fp);
+    uint32_t bits = e->dev->family < nf ? fp[e->dev->family].timestampValidBits : 0;
+    free(fp);
+    float period = e->dev->props.limits.timestampPeriod;
+    if (bits == 0 || bits > 64 || !(period > 0.0f)) {
+        set_err(e, "the baseline needs timestamps, and the compute queue of %s has none",
+                e->dev->props.deviceName);
+        return 1;
+    }
+    e->bl_mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    e->bl_period = period;
+    e->calls_cap = dec_calls_per_token(e);
+    e->qcap = 2 * e->calls_cap;
+    e->bl_calls = calloc(e->calls_cap, sizeof *e->bl_calls);
+    e->bl_results = calloc(e->qcap, sizeof *e->bl_results);
+    if (e->bl_calls == NULL || e->bl_results == NULL) {
+        set_err(e, "out of host memory");
+        return 1;
+    }
+    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = e->qcap};
+    VkResult r = vkCreateQueryPool(e->dev->device, &qci, NULL, &e->qpool);
+    if (r != VK_SUCCESS) {
+        e->qpool = VK_NULL_HANDLE;
+        set_err(e, "baseline: vkCreateQueryPool failed: %s", vku_result_name(r));
+        return 1;
+    }
+    if (e->dev->host_query_reset) {
+        vkResetQueryPool(e->dev->device, e->qpool, 0, e->qcap);
+    }
+    return 0;
+}
+
 static void phase_begin(dec_engine *e, uint32_t phase)
 {
     if (e->fail) {
@@ -856,8 +992,31 @@ static void phase_begin(dec_engine *e, uint32_t phase)
         if (pr != VKPROF_OK) {
             set_err(e, "vkprof_cmd_begin: %s", vkprof_result_name(pr));
         }
-    } else if (e->calls_in_cmd++ > 0) {
+        return;
+    }
+    if (e->calls_in_cmd++ > 0) {
         full_barrier(e->cmd);
+    }
+    if (e->cfg.profile == DEC_PROFILE_RING) {
+        /* VKPROF_DISABLED: a step that is not sampled (or profiling off) */
+        vkprof_result pr = vkprof_cmd_begin(e->cfg.prof, e->cmd, phase);
+        if (pr != VKPROF_OK && pr != VKPROF_DISABLED) {
+            set_err(e, "vkprof_cmd_begin: %s", vkprof_result_name(pr));
+        }
+    } else if (is_baseline(e)) {
+        if (e->ncalls >= e->calls_cap || e->qnext + 2 > e->qcap) {
+            set_err(e, "baseline: more phase calls in a token than planned (%u)", e->calls_cap);
+            return;
+        }
+        struct bl_call *c = &e->bl_calls[e->ncalls];
+        c->phase = phase;
+        if (e->cfg.profile == DEC_PROFILE_BASELINE_SHARED && e->ncalls > 0) {
+            c->begin = e->bl_calls[e->ncalls - 1].end; /* one stamp per boundary */
+        } else {
+            c->begin = e->qnext++;
+            bl_stamp(e, c->begin);
+        }
+        c->end = UINT32_MAX;
     }
 }
 
@@ -873,6 +1032,23 @@ static void finish_cmd(dec_engine *e)
 
 static void phase_end(dec_engine *e, uint32_t phase)
 {
+    if (e->cfg.profile == DEC_PROFILE_RING) {
+        if (!e->fail) {
+            vkprof_result pr = vkprof_cmd_end(e->cfg.prof, e->cmd, phase);
+            if (pr != VKPROF_OK && pr != VKPROF_DISABLED) {
+                set_err(e, "vkprof_cmd_end: %s", vkprof_result_name(pr));
+            }
+        }
+        return;
+    }
+    if (is_baseline(e)) {
+        if (!e->fail) {
+            struct bl_call *c = &e->bl_calls[e->ncalls++];
+            c->end = e->qnext++;
+            bl_stamp(e, c->end);
+        }
+        return;
+    }
     if (e->cfg.profile != DEC_PROFILE_GPU || !e->section_open) {
         return;
     }
@@ -1079,7 +1255,13 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         record_token(e, token);
     } else {
         hook_begin(e, "record");
+        if (is_baseline(e)) {
+            bl_host_reset(e);
+        }
         begin_cmd(e);
+        if (is_baseline(e)) {
+            bl_cmd_reset(e);
+        }
         e->calls_in_cmd = 0;
         record_token(e, token);
         if (!e->fail) {
@@ -1089,6 +1271,14 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         hook_begin(e, "submit_wait");
         submit(e, "token");
         hook_end(e, "submit_wait");
+        if (is_baseline(e)) {
+            bl_read(e);
+        } else if (e->cfg.profile == DEC_PROFILE_RING && !e->fail) {
+            vkprof_result pr = vkprof_collect(e->cfg.prof);
+            if (pr != VKPROF_OK && pr != VKPROF_DISABLED) {
+                set_err(e, "vkprof_collect: %s", vkprof_result_name(pr));
+            }
+        }
     }
     hook_end(e, "token");
     if (e->fail) {
@@ -1105,6 +1295,75 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
     }
     e->pos++;
     return 0;
+}
+
+const char *dec_profile_name(dec_profile p)
+{
+    switch (p) {
+    case DEC_PROFILE_OFF: return "off";
+    case DEC_PROFILE_GPU: return "gpu";
+    case DEC_PROFILE_RING: return "ring";
+    case DEC_PROFILE_BASELINE: return "baseline";
+    case DEC_PROFILE_BASELINE_SHARED: return "baseline-shared";
+    }
+    return "?";
+}
+
+void dec_reset(dec_engine *e)
+{
+    e->pos = 0;
+    memset(e->cost, 0, sizeof e->cost);
+    memset(e->bl_ticks, 0, sizeof e->bl_ticks);
+    memset(e->bl_count, 0, sizeof e->bl_count);
+    e->bl_stamps = 0;
+}
+
+int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
+                    const dec_hooks *hooks_, char *err, size_t err_size)
+{
+    e->err = err;
+    e->err_size = err_size;
+    e->fail = 0;
+    if (err_size > 0) {
+        err[0] = '\0';
+    }
+    check_mode(e, profile, prof);
+    if (!e->fail && (profile == DEC_PROFILE_BASELINE || profile == DEC_PROFILE_BASELINE_SHARED)) {
+        bl_prepare(e);
+    }
+    if (e->fail) {
+        return 1;
+    }
+    e->cfg.profile = profile;
+    e->cfg.prof = prof;
+    e->cfg.hooks = hooks_;
+    e->section_open = false;
+    dec_reset(e);
+    return 0;
+}
+
+uint32_t dec_calls_per_token(const dec_engine *e)
+{
+    return 9 * e->p.n_layers + 4;
+}
+
+int dec_baseline_phase(const dec_engine *e, uint32_t phase_id, uint64_t *count, uint64_t *ns)
+{
+    if (phase_id >= VKPROF_PHASE_DEFAULT_COUNT) {
+        return 1;
+    }
+    if (count != NULL) {
+        *count = e->bl_count[phase_id];
+    }
+    if (ns != NULL) {
+        *ns = vkprof_ticks_to_ns(e->bl_ticks[phase_id], e->bl_period);
+    }
+    return 0;
+}
+
+uint64_t dec_baseline_stamps(const dec_engine *e)
+{
+    return e->bl_stamps;
 }
 
 const float *dec_logits(const dec_engine *e)

@@ -1,0 +1,268 @@
+/* `vkprof bench` once on the tiny preset: every configuration is in the JSON
+ * with a finite positive ratio, the stamp counts are those of each mode, the
+ * host and trace-export figures are there; plus the usage errors. A smoke
+ * test: no speed is asserted (lavapipe shares the CPU with everything else).
+ *
+ *   test_bench_cli VKPROF WORKDIR */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+static int failures;
+static const char *vkprof_bin, *dir;
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
+            failures++;                                                          \
+        }                                                                        \
+    } while (0)
+
+/* `vkprof SUB ARGS`; the exit status, stderr in errbuf, stdout in DIR/stdout.txt. */
+static int run_sub(const char *sub, const char *args, char *errbuf, size_t n)
+{
+    char cmd[2048], errf[600];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s %s > '%s/stdout.txt' 2> '%s'", vkprof_bin, sub, args, dir,
+             errf);
+    int st = system(cmd);
+    errbuf[0] = '\0';
+    FILE *f = fopen(errf, "r");
+    if (f != NULL) {
+        size_t got = fread(errbuf, 1, n - 1, f);
+        errbuf[got] = '\0';
+        fclose(f);
+    }
+    return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+static int run_cli(const char *args, char *errbuf, size_t n)
+{
+    return run_sub("bench", args, errbuf, n);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b != NULL) {
+        size_t got = fread(b, 1, (size_t)n, f);
+        b[got] = '\0';
+    }
+    fclose(f);
+    return b;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const cJSON *find_config(const cJSON *arr, const char *name)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(it, "name");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+            return it;
+        }
+    }
+    return NULL;
+}
+
+static void test_json(void)
+{
+    char err[8192], args[1024], path[600];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    snprintf(args, sizeof args, "--preset tiny --tokens 8 --repeats 2 --json '%s'", path);
+    int rc = run_cli(args, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "  exit %d, stderr: %s\n", rc, err);
+    }
+    CHECK(rc == 0);
+    char *text = slurp(path);
+    CHECK(text != NULL);
+    cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL);
+    if (j == NULL) {
+        free(text);
+        return;
+    }
+    CHECK(num(j, "tokens_per_run") == 8);
+    CHECK(num(j, "rounds") == 2);
+    CHECK(num(j, "sample_every") == 16);
+    double calls = num(j, "phase_calls_per_token");
+    CHECK(calls == 9 * 4 + 4); /* tiny: 4 layers */
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tokens_identical")));
+    const cJSON *cfgs = cJSON_GetObjectItemCaseSensitive(j, "configurations");
+    CHECK(cJSON_IsArray(cfgs) && cJSON_GetArraySize(cfgs) == 8);
+    static const struct {
+        const char *name;
+        double stamps; /* per token; -1: not checked exactly */
+    } want[] = {{"off", 0},           {"host", 0},          {"2slot", 2 * 40},
+                {"ring", 2 * 40},     {"ring-shared", 41},  {"ring-sampled", -1},
+                {"baseline", 2 * 40}, {"baseline-shared", 41}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const cJSON *c = find_config(cfgs, want[i].name);
+        if (c == NULL) {
+            fprintf(stderr, "  configuration '%s' missing\n", want[i].name);
+        }
+        CHECK(c != NULL);
+        if (c == NULL) {
+            continue;
+        }
+        double r = num(c, "ratio_median"), lo = num(c, "ratio_min"), hi = num(c, "ratio_max");
+        double tps = num(c, "tokens_per_s_median"), st = num(c, "stamps_per_token");
+        printf("  %-16s ratio %.3f [%.3f, %.3f], %.2f tokens/s, %.1f stamps/token\n",
+               want[i].name, r, lo, hi, tps, st);
+        CHECK(isfinite(r) && r > 0);
+        CHECK(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= r && r <= hi);
+        CHECK(isfinite(tps) && tps > 0);
+        if (want[i].stamps >= 0) {
+            CHECK(st == want[i].stamps);
+        }
+        const cJSON *ratios = cJSON_GetObjectItemCaseSensitive(c, "ratios");
+        CHECK(cJSON_IsArray(ratios) && cJSON_GetArraySize(ratios) == 2);
+        if (strcmp(want[i].name, "off") == 0) {
+            CHECK(r == 1.0);
+        }
+        if (strcmp(want[i].name, "ring-sampled") == 0) {
+            /* 8 x (1 warm-up + 2) = 24 steps: steps 0 and 16 timed, 16 measured */
+            CHECK(st == 2 * 40 / 16.0);
+            CHECK(num(c, "timed_tokens") == 1);
+        }
+        if (want[i].stamps > 0) {
+            const cJSON *ph = cJSON_GetObjectItemCaseSensitive(c, "phases");
+            CHECK(cJSON_IsObject(ph) && cJSON_GetArraySize(ph) == 11);
+            const cJSON *mg = cJSON_GetObjectItemCaseSensitive(ph, "mlp_gate_up");
+            CHECK(num(mg, "us_per_token") > 0);
+        }
+    }
+    const cJSON *lf = cJSON_GetObjectItemCaseSensitive(j, "library_over_floor");
+    CHECK(num(lf, "ring_vs_baseline_ratio_median") > 0);
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(j, "split_agreement_pp");
+    double d1 = num(sa, "ring_vs_ring_sampled"), d2 = num(sa, "ring_vs_2slot"),
+           d3 = num(sa, "ring_vs_baseline");
+    CHECK(d1 >= 0 && d1 <= 100 && d2 >= 0 && d2 <= 100 && d3 >= 0 && d3 <= 100);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "host");
+    CHECK(num(h, "off_call_site_ns") > 0);
+    CHECK(num(h, "span_begin_end_ns") > 0);
+    CHECK(num(h, "clock_gettime_ns") > 0);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "trace_export");
+    CHECK(num(t, "events") == num(t, "capacity") && num(t, "capacity") == 1048576);
+    CHECK(num(t, "dropped") == 0);
+    CHECK(num(t, "events_per_s") > 0 && num(t, "file_bytes") > 1048576);
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(j, "off_vulkan_commands");
+    CHECK(num(off, "commands") == 0);
+    cJSON_Delete(j);
+    free(text);
+    remove(path);
+}
+
+static void expect_fail(const char *args, int code, const char *msg)
+{
+    char err[8192];
+    int rc = run_cli(args, err, sizeof err);
+    if (rc != code || strstr(err, msg) == NULL) {
+        fprintf(stderr, "  '%s': exit %d (want %d), stderr: %s\n", args, rc, code, err);
+    }
+    CHECK(rc == code);
+    CHECK(strstr(err, msg) != NULL);
+}
+
+static void test_errors(void)
+{
+    expect_fail("--preset llama-70b", 2, "unknown preset 'llama-70b'");
+    expect_fail("--bogus", 2, "unknown option '--bogus'");
+    expect_fail("--repeats 0", 2, "bad number for --repeats");
+    expect_fail("--tokens 12x", 2, "bad number for --tokens");
+    expect_fail("--sample-every", 2, "needs a value");
+    expect_fail("--tokens 100000", 2, "exceeds the context");
+    expect_fail("--json /nonexistent-dir/x.json", 1, "cannot write");
+    expect_fail("--device no-such-device-name --tokens 1 --repeats 1", 1,
+                "no device name contains");
+}
+
+/* `vkprof decode --profile ring|ring-shared|ring-sampled`: not serialised,
+ * every phase timed, the sampled one over its timed tokens only. */
+static void test_decode_ring(void)
+{
+    char err[8192], args[1024], path[600], out[600];
+    snprintf(path, sizeof path, "%s/decode.json", dir);
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    const char *modes[] = {"ring", "ring-shared", "ring-sampled --sample-every 2"};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        snprintf(args, sizeof args, "--tokens 4 --profile %s --json '%s'", modes[m], path);
+        int rc = run_sub("decode", args, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr, "  decode %s: exit %d, stderr: %s\n", args, rc, err);
+        }
+        CHECK(rc == 0);
+        char *text = slurp(path), *o = slurp(out);
+        cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
+        CHECK(j != NULL && o != NULL);
+        if (j != NULL && o != NULL) {
+            CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "serialised")));
+            CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "vkprof")));
+            const cJSON *ph = cJSON_GetObjectItemCaseSensitive(j, "phases"), *it;
+            CHECK(cJSON_GetArraySize(ph) == 11);
+            bool sampled = m == 2;
+            cJSON_ArrayForEach(it, ph)
+            {
+                CHECK(num(it, "total_ns") > 0);
+                /* tokens 0 and 2 timed: the counts are those of 2 tokens */
+                CHECK(num(it, "count") == num(it, "calls_per_token") * (sampled ? 2 : 4));
+            }
+            CHECK(strstr(o, sampled ? "vkprof ring, 2 timed tokens" : "vkprof ring, 4 tokens") !=
+                  NULL);
+        }
+        cJSON_Delete(j);
+        free(text);
+        free(o);
+    }
+    remove(path);
+    char e2[8192];
+    int rc = run_sub("decode", "--profile ring-sometimes", e2, sizeof e2);
+    CHECK(rc == 2 && strstr(e2, "unknown profile") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_bench_cli VKPROF WORKDIR\n");
+        return 2;
+    }
+    vkprof_bin = argv[1];
+    dir = argv[2];
+    char mk[700];
+    snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+    if (system(mk) != 0) {
+        fprintf(stderr, "cannot create %s\n", dir);
+        return 1;
+    }
+    test_errors();
+    printf("%s test_errors\n", failures ? "FAIL" : "ok  ");
+    int before = failures;
+    test_decode_ring();
+    printf("%s test_decode_ring\n", failures != before ? "FAIL" : "ok  ");
+    before = failures;
+    test_json();
+    printf("%s test_json\n", failures != before ? "FAIL" : "ok  ");
+    printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
+    return failures ? 1 : 0;
+}
