@@ -332,15 +332,18 @@ vkprof_result vkprof__ring_collect(vkprof_context ctx)
         index++;
         r->scope_head = (r->scope_head + 1) % r->queries;
         r->scope_count--;
-        /* the slots still needed start at the next scope's begin; with no
-         * next scope, at the next slot to hand out */
+    }
+    uint64_t folded = index;
+    if (folded > 0) {
+        /* Free in one go (one host reset per contiguous range, not one per
+         * scope): the slots still needed start at the next scope's begin;
+         * with no next scope, at the next slot to hand out. */
         uint64_t tail = r->alloc_seq;
         if (r->scope_count > 0) {
             tail = r->scopes[r->scope_head % r->queries].begin_seq;
         }
         free_through(ctx, tail);
     }
-    uint64_t folded = index;
     if (folded > 0) {
         vkprof__cal_maybe_refresh(ctx);
     }

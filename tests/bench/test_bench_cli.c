@@ -89,7 +89,7 @@ static void test_json(void)
 {
     char err[8192], args[1024], path[600];
     snprintf(path, sizeof path, "%s/out.json", dir);
-    snprintf(args, sizeof args, "--preset tiny --tokens 8 --repeats 2 --json '%s'", path);
+    snprintf(args, sizeof args, "--preset tiny --tokens 8 --repeats 2 --sample-every 8 --json '%s'", path);
     int rc = run_cli(args, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "  exit %d, stderr: %s\n", rc, err);
@@ -105,7 +105,7 @@ static void test_json(void)
     }
     CHECK(num(j, "tokens_per_run") == 8);
     CHECK(num(j, "rounds") == 2);
-    CHECK(num(j, "sample_every") == 16);
+    CHECK(num(j, "sample_every") == 8);
     double calls = num(j, "phase_calls_per_token");
     CHECK(calls == 9 * 4 + 4); /* tiny: 4 layers */
     CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tokens_identical")));
@@ -142,9 +142,10 @@ static void test_json(void)
             CHECK(r == 1.0);
         }
         if (strcmp(want[i].name, "ring-sampled") == 0) {
-            /* 8 x (1 warm-up + 2) = 24 steps: steps 0 and 16 timed, 16 measured */
-            CHECK(st == 2 * 40 / 16.0);
-            CHECK(num(c, "timed_tokens") == 1);
+            /* 8 x (1 warm-up + 2) = 24 steps: steps 0, 8 and 16 timed, 8 and 16
+             * measured; shared boundaries: 41 stamps per timed token */
+            CHECK(st == 41 / 8.0);
+            CHECK(num(c, "timed_tokens") == 2);
         }
         if (want[i].stamps > 0) {
             const cJSON *ph = cJSON_GetObjectItemCaseSensitive(c, "phases");
