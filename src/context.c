@@ -374,6 +374,19 @@ void vkprof_set_enabled(vkprof_context ctx, bool on)
         ctx->errors.discarded++;
         ctx->state = VKPROF_SCOPE_IDLE;
     }
+    if (!on && ctx->ring.open) {
+        /* ring: the open scope can no longer end; it is given up when collected */
+        if (!ctx->ring.open_dropped) {
+            vkprof_ring_scope *sc =
+                &ctx->ring.scopes[(ctx->ring.scope_head + ctx->ring.scope_count - 1) %
+                                  ctx->ring.queries];
+            sc->ended = true;
+            sc->phase = VKPROF_MAX_PHASES;
+        }
+        ctx->errors.discarded++;
+        ctx->ring.open = false;
+        ctx->ring.boundary_valid = false;
+    }
     ctx->requested = on;
     vkprof__update_active(ctx);
 }

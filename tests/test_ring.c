@@ -314,6 +314,19 @@ static void test_ring_misuse(void)
     CHECK_EQ_U64(e.end_without_begin, 1);
     CHECK_EQ_U64(e.phase_mismatch, 1);
     CHECK_EQ_U64(e.unknown_phase, 1);
+    /* turning profiling off with a scope open gives it up; the ring stays usable */
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
+    vkprof_set_enabled(ctx, false);
+    vkprof_set_enabled(ctx, true);
+    record_token(ctx, 2, VKPROF_OK);
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    t = stats(ctx);
+    CHECK_EQ_U64(t.scopes_collected, 4);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    vkprof_snapshot(ctx, NULL, 0, &n, &e);
+    CHECK_EQ_U64(e.discarded, 1);
     /* bad ring settings are refused */
     vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
     d.timing_mode = (vkprof_timing_mode)9;
