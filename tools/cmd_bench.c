@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "decode.h"
+#include "decode_spans.h"
 #include "vkutil.h"
 
 enum {
@@ -167,66 +168,6 @@ static long long proc_status_bytes(const char *field)
 }
 
 /* ---- host spans through the engine's hooks (as `vkprof decode` wires them) --- */
-
-#define MAX_DEPTH 16
-#define MAX_SECTIONS 32
-
-typedef struct span_glue {
-    vkprof_context prof;
-    vkprof_span stack[MAX_DEPTH];
-    uint32_t depth, overflow;
-    const char *names[MAX_SECTIONS];
-    vkprof_bucket buckets[MAX_SECTIONS];
-    uint32_t count;
-} span_glue;
-
-static vkprof_bucket bucket_for(span_glue *g, const char *name)
-{
-    for (uint32_t i = 0; i < g->count; i++) {
-        if (g->names[i] == name || strcmp(g->names[i], name) == 0) {
-            return g->buckets[i];
-        }
-    }
-    vkprof_bucket b = 0;
-    if (vkprof_register_bucket(g->prof, name, false, &b) != VKPROF_OK) {
-        b = VKPROF_BUCKET_NORM;
-    }
-    if (g->count < MAX_SECTIONS) {
-        g->names[g->count] = name;
-        g->buckets[g->count++] = b;
-    }
-    return b;
-}
-
-static void on_section_begin(void *user, const char *name)
-{
-    span_glue *g = user;
-    if (g->depth >= MAX_DEPTH) {
-        g->overflow++;
-        return;
-    }
-    g->stack[g->depth++] = vkprof_span_start(g->prof, bucket_for(g, name));
-}
-
-static void on_section_end(void *user, const char *name)
-{
-    span_glue *g = user;
-    (void)name;
-    if (g->overflow > 0) {
-        g->overflow--;
-        return;
-    }
-    if (g->depth > 0) {
-        vkprof_span_end(g->prof, &g->stack[--g->depth]);
-    }
-}
-
-static void on_step_glue(void *user, uint32_t index, uint32_t token)
-{
-    (void)index;
-    (void)token;
-    vkprof_step(((span_glue *)user)->prof);
-}
 
 static void on_step_ctx(void *user, uint32_t index, uint32_t token)
 {
@@ -878,8 +819,7 @@ int vkprof_cmd_bench(int argc, char **argv)
     memset(&dev, 0, sizeof dev);
     bconf conf[C_COUNT];
     memset(conf, 0, sizeof conf);
-    span_glue glue;
-    memset(&glue, 0, sizeof glue);
+    dec_span_glue glue;
     bench b = {.tokens = tokens, .repeats = repeats};
     host_costs h = {.off_iters = host_iters,
                     .span_iters = host_iters / 50 > 1000 ? host_iters / 50 : 1000,
@@ -955,11 +895,7 @@ int vkprof_cmd_bench(int argc, char **argv)
             goto done;
         }
         if (c == C_HOST) {
-            glue.prof = k->prof;
-            k->hooks = (dec_hooks){.user = &glue,
-                                   .section_begin = on_section_begin,
-                                   .section_end = on_section_end,
-                                   .step = on_step_glue};
+            k->hooks = dec_span_hooks(&glue, k->prof, true);
         } else {
             k->hooks = (dec_hooks){.user = k->prof, .step = on_step_ctx};
         }

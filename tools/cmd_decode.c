@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "decode.h"
+#include "decode_spans.h"
 #include "vkutil.h"
 
 #define SHOW_TOKENS 16u
@@ -206,75 +207,11 @@ static int write_json(const char *path, const run_result *r)
 
 /* ---- host spans and the trace, through the engine's hooks ---------------- */
 
-#define MAX_DEPTH 16
-#define MAX_SECTIONS 32
-
-typedef struct span_glue {
-    vkprof_context prof;
-    vkprof_span stack[MAX_DEPTH];
-    uint32_t depth;
-    uint32_t overflow;
-    const char *names[MAX_SECTIONS]; /* static strings from the engine */
-    vkprof_bucket buckets[MAX_SECTIONS];
-    uint32_t count;
-    bool tty;
-} span_glue;
-
-static vkprof_bucket bucket_for(span_glue *g, const char *name)
-{
-    for (uint32_t i = 0; i < g->count; i++) {
-        if (g->names[i] == name || strcmp(g->names[i], name) == 0) {
-            return g->buckets[i];
-        }
-    }
-    vkprof_bucket b = 0;
-    /* the default buckets keep their ids ("norm", "attention"); the rest are new */
-    if (vkprof_register_bucket(g->prof, name, false, &b) != VKPROF_OK) {
-        b = VKPROF_BUCKET_NORM;
-    }
-    if (g->count < MAX_SECTIONS) {
-        g->names[g->count] = name;
-        g->buckets[g->count++] = b;
-    }
-    return b;
-}
-
-static void on_section_begin(void *user, const char *name)
-{
-    span_glue *g = user;
-    if (g->depth >= MAX_DEPTH) {
-        g->overflow++;
-        return;
-    }
-    g->stack[g->depth++] = vkprof_span_start(g->prof, bucket_for(g, name));
-}
-
-static void on_section_end(void *user, const char *name)
-{
-    span_glue *g = user;
-    (void)name;
-    if (g->overflow > 0) {
-        g->overflow--;
-        return;
-    }
-    if (g->depth > 0) {
-        vkprof_span_end(g->prof, &g->stack[--g->depth]);
-    }
-}
-
-static void on_step(void *user, uint32_t index, uint32_t token)
-{
-    (void)index;
-    (void)token;
-    span_glue *g = user;
-    vkprof_step(g->prof);
-}
-
 /* Reports and warnings go to stderr; clear the progress line first. */
 static void on_log(void *user, vkprof_log_level level, vkprof_result code, const char *msg)
 {
-    const span_glue *g = user;
-    if (g->tty) {
+    const bool *tty = user;
+    if (*tty) {
         fputs("\r\033[K", stderr);
     }
     if (level == VKPROF_LOG_REPORT) {
@@ -399,9 +336,9 @@ int vkprof_cmd_decode(int argc, char **argv)
         fprintf(stderr, "vkprof decode: cannot create a device with a compute queue\n");
         goto done;
     }
-    static span_glue glue;
-    memset(&glue, 0, sizeof glue);
-    glue.tty = tty;
+    static dec_span_glue glue;
+    static bool log_tty;
+    log_tty = tty;
     if (timed || host_spans || trace != NULL) {
         vkprof_context_desc d = vku_vkprof_desc(&inst, &dev);
         d.enable = timed ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
@@ -414,13 +351,12 @@ int vkprof_cmd_decode(int argc, char **argv)
         d.queue = dev.queue; /* the bracket calibration fallback, where needed */
         d.trace_path = ""; /* written below, not from $VKPROF_TRACE */
         d.log = on_log;
-        d.log_user = &glue;
+        d.log_user = &log_tty;
         vkprof_result pr = vkprof_create(&d, &prof);
         if (pr != VKPROF_OK) {
             fprintf(stderr, "vkprof decode: vkprof_create: %s\n", vkprof_result_text(pr));
             goto done;
         }
-        glue.prof = prof;
         vkprof_set_thread_name(prof, "decode");
         if (trace != NULL && vkprof_trace_start(prof, 0) != VKPROF_OK) {
             fprintf(stderr, "vkprof decode: cannot start the trace\n");
@@ -454,10 +390,7 @@ int vkprof_cmd_decode(int argc, char **argv)
            (double)plan.kv_cache / 1048576.0, ctx, (double)plan.activations / 1048576.0);
     fflush(stdout);
 
-    dec_hooks hooks = {.user = &glue,
-                       .section_begin = host_spans ? on_section_begin : NULL,
-                       .section_end = host_spans ? on_section_end : NULL,
-                       .step = prof != NULL ? on_step : NULL};
+    dec_hooks hooks = dec_span_hooks(&glue, prof, host_spans);
     dec_config cfg = {
         .preset = p, .ctx = ctx, .seed = seed, .profile = mode, .prof = prof, .hooks = &hooks};
     double t0 = now_s();

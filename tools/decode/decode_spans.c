@@ -1,0 +1,73 @@
+/* See decode_spans.h. */
+#include "decode_spans.h"
+
+#include <string.h>
+
+/* The bucket of a section, registered on first use; false when the bucket
+ * table is full, so that the section goes untimed rather than into another
+ * bucket's figures. */
+static bool bucket_for(dec_span_glue *g, const char *name, vkprof_bucket *out)
+{
+    for (uint32_t i = 0; i < g->count; i++) {
+        if (g->names[i] == name || strcmp(g->names[i], name) == 0) {
+            *out = g->buckets[i];
+            return true;
+        }
+    }
+    if (vkprof_register_bucket(g->prof, name, false, out) != VKPROF_OK) {
+        return false;
+    }
+    if (g->count < DEC_SPAN_SECTIONS) {
+        g->names[g->count] = name;
+        g->buckets[g->count++] = *out;
+    }
+    return true;
+}
+
+static void on_section_begin(void *user, const char *name)
+{
+    dec_span_glue *g = user;
+    if (g->depth >= DEC_SPAN_DEPTH) {
+        g->overflow++;
+        return;
+    }
+    vkprof_bucket b;
+    vkprof_span s = {0};
+    if (bucket_for(g, name, &b)) {
+        s = vkprof_span_start(g->prof, b);
+    } else {
+        g->untimed++; /* an empty token: its end does nothing */
+    }
+    g->stack[g->depth++] = s;
+}
+
+static void on_section_end(void *user, const char *name)
+{
+    dec_span_glue *g = user;
+    (void)name;
+    if (g->overflow > 0) {
+        g->overflow--;
+        return;
+    }
+    if (g->depth > 0) {
+        vkprof_span_end(g->prof, &g->stack[--g->depth]);
+    }
+}
+
+static void on_step(void *user, uint32_t index, uint32_t token)
+{
+    (void)index;
+    (void)token;
+    vkprof_step(((dec_span_glue *)user)->prof);
+}
+
+dec_hooks dec_span_hooks(dec_span_glue *g, vkprof_context prof, bool spans)
+{
+    memset(g, 0, sizeof *g);
+    g->prof = prof;
+    dec_hooks h = {.user = g,
+                   .section_begin = spans ? on_section_begin : NULL,
+                   .section_end = spans ? on_section_end : NULL,
+                   .step = prof != NULL ? on_step : NULL};
+    return h;
+}
