@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "decode.h"
 #include "decode_spans.h"
 #include "vkutil.h"
@@ -423,21 +424,6 @@ static void jnum(FILE *f, double v)
     }
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fprintf(f, "\\%c", *p);
-        } else if (*p < 0x20) {
-            fprintf(f, "\\u%04x", *p);
-        } else {
-            fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 typedef struct summary {
     const dec_preset *p;
     const char *device;
@@ -476,24 +462,16 @@ static void write_phase_obj(FILE *f, const double *ns)
 
 static int write_json(const char *path, const summary *s)
 {
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (tmp == NULL) {
-        fprintf(stderr, "vkprof bench: out of memory\n");
+    outfile o;
+    if (outfile_open(&o, "vkprof bench", path) != 0) {
         return 1;
     }
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        fprintf(stderr, "vkprof bench: cannot write %s: %s\n", tmp, strerror(errno));
-        free(tmp);
-        return 1;
-    }
+    FILE *f = o.f;
     const host_costs *h = s->h;
     fprintf(f, "{\n  \"tool\": \"vkprof bench\",\n  \"preset\": ");
-    json_str(f, s->p->name);
+    json_put_string(f, s->p->name);
     fprintf(f, ",\n  \"device\": ");
-    json_str(f, s->device);
+    json_put_string(f, s->device);
     fprintf(f,
             ",\n  \"tokens_per_run\": %u,\n  \"rounds\": %u,\n  \"sample_every\": %u,\n"
             "  \"phase_calls_per_token\": %u,\n  \"tokens_identical\": %s,\n"
@@ -505,7 +483,7 @@ static int write_json(const char *path, const summary *s)
     for (uint32_t c = 0; c < C_COUNT; c++) {
         const bconf *b = &s->c[c];
         fprintf(f, "%s\n    {\"name\": \"%s\", \"what\": ", c ? "," : "", cinfo[c].name);
-        json_str(f, cinfo[c].what);
+        json_put_string(f, cinfo[c].what);
         fprintf(f, ", \"tokens_per_s_median\": ");
         jnum(f, b->tps_med);
         fprintf(f, ", \"ms_per_token_median\": ");
@@ -611,25 +589,7 @@ static int write_json(const char *path, const summary *s)
                 : NAN);
     fprintf(f, "},\n  \"off_vulkan_commands\": {\"commands\": 0, \"proof\": \"test_sim counts "
                "every vkCmd* through an interposed table while profiling is off: none\"}\n}\n");
-    int bad = ferror(f);
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "vkprof bench: writing %s failed: %s\n", tmp, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return 1;
-    }
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "vkprof bench: cannot rename %s to %s: %s\n", tmp, path,
-                strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return 1;
-    }
-    free(tmp);
-    return 0;
+    return outfile_commit(&o);
 }
 
 static void print_report(const summary *s)
@@ -792,22 +752,11 @@ int vkprof_cmd_bench(int argc, char **argv)
 
     if (json != NULL) {
         /* fail now rather than after the whole run */
-        size_t n = strlen(json) + 32;
-        char *tmp = malloc(n);
-        FILE *f = NULL;
-        if (tmp != NULL) {
-            snprintf(tmp, n, "%s.tmp.%ld", json, (long)getpid());
-            f = fopen(tmp, "w");
-        }
-        if (f == NULL) {
-            fprintf(stderr, "vkprof bench: cannot write %s: %s\n", tmp != NULL ? tmp : json,
-                    strerror(errno));
-            free(tmp);
+        outfile probe;
+        if (outfile_open(&probe, "vkprof bench", json) != 0) {
             return 1;
         }
-        fclose(f);
-        remove(tmp);
-        free(tmp);
+        outfile_abort(&probe);
     }
 
     vku_instance inst;

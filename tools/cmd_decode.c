@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "decode.h"
 #include "decode_spans.h"
 #include "vkutil.h"
@@ -72,21 +73,6 @@ static int parse_pos_double(const char *opt, const char *s, double *out)
     return 1;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fprintf(f, "\\%c", *p);
-        } else if (*p < 0x20) {
-            fprintf(f, "\\u%04x", *p);
-        } else {
-            fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 typedef struct phase_row {
     uint32_t id;
     const char *name;
@@ -119,25 +105,17 @@ typedef struct run_result {
 
 static int write_json(const char *path, const run_result *r)
 {
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (tmp == NULL) {
-        fprintf(stderr, "vkprof decode: out of memory\n");
+    outfile o;
+    if (outfile_open(&o, "vkprof decode", path) != 0) {
         return 1;
     }
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        fprintf(stderr, "vkprof decode: cannot write %s: %s\n", tmp, strerror(errno));
-        free(tmp);
-        return 1;
-    }
+    FILE *f = o.f;
     fprintf(f, "{\n  \"tool\": \"vkprof decode\",\n  \"preset\": ");
-    json_str(f, r->p->name);
+    json_put_string(f, r->p->name);
     fprintf(f, ",\n  \"device\": ");
-    json_str(f, r->device);
+    json_put_string(f, r->device);
     fprintf(f, ",\n  \"precision\": ");
-    json_str(f, DEC_PRECISION);
+    json_put_string(f, DEC_PRECISION);
     fprintf(f,
             ",\n  \"model\": {\"dim\": %u, \"layers\": %u, \"heads\": %u, \"kv_heads\": %u, "
             "\"head_dim\": %u, \"ffn\": %u, \"vocab\": %u, \"context\": %u, \"rope_theta\": %.1f, "
@@ -146,7 +124,7 @@ static int write_json(const char *path, const run_result *r)
             r->p->vocab, r->ctx, (double)r->p->rope_theta, r->p->tie_embeddings ? "true" : "false",
             (unsigned long long)dec_param_count(r->p));
     fprintf(f, "  \"seed\": %u,\n  \"profile\": ", r->seed);
-    json_str(f, r->profile);
+    json_put_string(f, r->profile);
     fprintf(f,
             ",\n  \"serialised\": %s,\n  \"tokens\": %u,\n  \"first_token\": %u,\n"
             "  \"seconds\": %.6f,\n  \"init_seconds\": %.6f,\n  \"tokens_per_s\": %.6f,\n"
@@ -184,25 +162,7 @@ static int write_json(const char *path, const run_result *r)
         fprintf(f, ",\n  \"peak_gbps\": %.3f", r->peak_gbps);
     }
     fprintf(f, ",\n  \"vkprof\": %s\n}\n", r->snapshot != NULL ? r->snapshot : "null");
-    int bad = ferror(f);
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "vkprof decode: writing %s failed: %s\n", tmp, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return 1;
-    }
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "vkprof decode: cannot rename %s to %s: %s\n", tmp, path,
-                strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return 1;
-    }
-    free(tmp);
-    return 0;
+    return outfile_commit(&o);
 }
 
 /* ---- host spans and the trace, through the engine's hooks ---------------- */
@@ -302,6 +262,14 @@ int vkprof_cmd_decode(int argc, char **argv)
     bool timed = mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING;
     if (ctx == 0) {
         ctx = p->default_ctx;
+    }
+    if (json != NULL) {
+        /* an unwritable path fails now, not after the whole decode */
+        outfile probe;
+        if (outfile_open(&probe, "vkprof decode", json) != 0) {
+            return 1;
+        }
+        outfile_abort(&probe);
     }
     if (tokens > ctx) {
         fprintf(stderr, "vkprof decode: --tokens %u exceeds the context (%u); raise --ctx\n",
