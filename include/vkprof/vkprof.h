@@ -342,7 +342,8 @@ uint32_t vkprof_phase_count(vkprof_context ctx);
 const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase);
 
 /*
- * The 2-slot timing cycle (not re-entrant: one scope at a time per context):
+ * The timing cycle (not re-entrant: one scope at a time per context). In the
+ * default 2-slot mode:
  *
  *   vkprof_cmd_begin(ctx, cmd, phase);   before the first dispatch
  *   ... vkCmdDispatch ...
@@ -384,6 +385,8 @@ vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_ph
  * never WAIT). Call after the submit's fence. VKPROF_ERROR_NOT_READY when the
  * GPU has not written both yet: nothing changes, and a later call may succeed.
  * On success `*out_ns` (may be NULL) gets the exact scope duration.
+ * Ring mode: the same as vkprof_collect() (and *out_ns gets 0), so a call
+ * site written for the 2-slot cycle keeps working.
  */
 vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns);
 
@@ -392,7 +395,8 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns);
  *  vkprof_device_to_host_ns(). VKPROF_ERROR_NOTHING_PENDING before any. */
 vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint64_t *end);
 
-/** Fold the resolved scope into `phase` (which must be the scope's phase). */
+/** Fold the resolved scope into `phase` (which must be the scope's phase).
+ *  Ring mode: nothing to do (vkprof_collect folds); returns VKPROF_OK. */
 vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase);
 
 /**
