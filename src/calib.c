@@ -120,9 +120,8 @@ static vkprof_result bracket_setup(vkprof_context ctx)
     vkprof_cal *c = &ctx->cal;
     const vkprof_vk *vk = &ctx->vk;
     if (vk->CreateCommandPool == NULL || vk->AllocateCommandBuffers == NULL ||
-        vk->BeginCommandBuffer == NULL || vk->EndCommandBuffer == NULL ||
-        vk->CreateFence == NULL || vk->QueueSubmit == NULL || vk->WaitForFences == NULL ||
-        vk->ResetFences == NULL) {
+        vk->BeginCommandBuffer == NULL || vk->EndCommandBuffer == NULL || vk->CreateFence == NULL ||
+        vk->QueueSubmit == NULL || vk->WaitForFences == NULL || vk->ResetFences == NULL) {
         return VKPROF_ERROR_MISSING_FUNCTION;
     }
     VkDevice dev = ctx->desc.device;
@@ -195,8 +194,7 @@ static vkprof_result sample_bracket(vkprof_context ctx, vkprof_cal_point *out)
             vr = vk->QueueSubmit(ctx->desc.queue, 1, &si, c->fence);
         }
         if (vr == VK_SUCCESS) {
-            vr = vk->WaitForFences(ctx->desc.device, 1, &c->fence, VK_TRUE,
-                                   UINT64_C(5000000000));
+            vr = vk->WaitForFences(ctx->desc.device, 1, &c->fence, VK_TRUE, UINT64_C(5000000000));
         }
         uint64_t t1 = vkprof_host_now_ns();
         if (vr != VK_SUCCESS) {
@@ -204,9 +202,9 @@ static vkprof_result sample_bracket(vkprof_context ctx, vkprof_cal_point *out)
                                 "calibration fallback: submit/wait failed (VkResult %d)", (int)vr);
         }
         uint64_t data[2] = {0, 0};
-        vr = vk->GetQueryPoolResults(ctx->desc.device, c->pool, 0, 1, sizeof data, data,
-                                     sizeof data,
-                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+        vr =
+            vk->GetQueryPoolResults(ctx->desc.device, c->pool, 0, 1, sizeof data, data, sizeof data,
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
         if (vr != VK_SUCCESS || data[1] == 0) {
             continue;
         }
@@ -239,8 +237,8 @@ vkprof_result vkprof__cal_init(vkprof_context ctx)
         ctx->vk.GetPhysicalDeviceCalibrateableTimeDomains != NULL) {
         uint32_t n = 0;
         VkTimeDomainEXT domains[16];
-        VkResult vr = ctx->vk.GetPhysicalDeviceCalibrateableTimeDomains(ctx->desc.physical_device,
-                                                                        &n, NULL);
+        VkResult vr =
+            ctx->vk.GetPhysicalDeviceCalibrateableTimeDomains(ctx->desc.physical_device, &n, NULL);
         if (vr == VK_SUCCESS && n > 16) {
             n = 16;
         }
@@ -317,8 +315,8 @@ void vkprof__cal_maybe_refresh(vkprof_context ctx)
     if (ctx->cal.method != VKPROF_CALIBRATION_EXTENSION) {
         return;
     }
-    uint64_t every = (uint64_t)(ctx->desc.recalibrate_ms ? ctx->desc.recalibrate_ms : 1000) *
-                     UINT64_C(1000000);
+    uint64_t every =
+        (uint64_t)(ctx->desc.recalibrate_ms ? ctx->desc.recalibrate_ms : 1000) * UINT64_C(1000000);
     if (ctx->cal.count == 0 || vkprof_host_now_ns() - ctx->cal.last_ns >= every) {
         (void)vkprof_calibrate(ctx);
     }
@@ -377,7 +375,7 @@ vkprof_result vkprof_device_to_host_ns(vkprof_context ctx, uint64_t ticks, uint6
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
     return vkprof__cal_map(ctx, ticks & ctx->valid_mask, host_ns) ? VKPROF_OK
-                                                                 : VKPROF_ERROR_NO_CALIBRATION;
+                                                                  : VKPROF_ERROR_NO_CALIBRATION;
 }
 
 vkprof_result vkprof_get_calibration(vkprof_context ctx, vkprof_calibration *out)
@@ -389,8 +387,8 @@ vkprof_result vkprof_get_calibration(vkprof_context ctx, vkprof_calibration *out
     memset(out, 0, sizeof *out);
     out->method = c->method;
     out->extension = c->method == VKPROF_CALIBRATION_EXTENSION ? c->extension : "";
-    out->host_domain = c->raw_bridge ? "CLOCK_MONOTONIC_RAW bridged to CLOCK_MONOTONIC"
-                                     : "CLOCK_MONOTONIC";
+    out->host_domain =
+        c->raw_bridge ? "CLOCK_MONOTONIC_RAW bridged to CLOCK_MONOTONIC" : "CLOCK_MONOTONIC";
     out->points = c->count;
     out->recalibrations = c->taken;
     for (uint32_t i = 0; i < c->count; i++) {

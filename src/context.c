@@ -70,9 +70,9 @@ void vkprof__update_active(vkprof_context ctx)
     ctx->head.active = (ctx->requested && ctx->info.supported) ? 1 : 0;
 }
 
-#define LOAD_I(field, name) \
+#define LOAD_I(field, name)                                                                        \
     ctx->vk.field = (void *)ctx->desc.get_instance_proc_addr(ctx->desc.instance, name)
-#define LOAD_D(field, name) \
+#define LOAD_D(field, name)                                                                        \
     ctx->vk.field = (void *)ctx->desc.get_device_proc_addr(ctx->desc.device, name)
 
 static vkprof_result load_functions(vkprof_context ctx)
@@ -160,8 +160,7 @@ static void read_device_facts(vkprof_context ctx)
     info->api_version = props.apiVersion;
     info->driver_version = props.driverVersion;
     info->timestamp_period = props.limits.timestampPeriod;
-    snprintf(ctx->driver_name, sizeof ctx->driver_name, "driver version 0x%x",
-             props.driverVersion);
+    snprintf(ctx->driver_name, sizeof ctx->driver_name, "driver version 0x%x", props.driverVersion);
     if (ctx->vk.GetPhysicalDeviceProperties2 != NULL && props.apiVersion >= VK_API_VERSION_1_2) {
         VkPhysicalDeviceDriverProperties drv;
         memset(&drv, 0, sizeof drv);
@@ -277,8 +276,7 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
                     "calibration_tries (<= 64) out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
-    if ((unsigned)desc->enable > VKPROF_ENABLE_OFF ||
-        (unsigned)desc->log_level > VKPROF_LOG_INFO) {
+    if ((unsigned)desc->enable > VKPROF_ENABLE_OFF || (unsigned)desc->log_level > VKPROF_LOG_INFO) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
                     "vkprof_create: enable or log_level out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
@@ -288,8 +286,8 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         return VKPROF_ERROR_OUT_OF_MEMORY;
     }
     ctx->desc = *desc;
-    const char *env = desc->env_var != NULL && desc->env_var[0] != '\0' ? desc->env_var
-                                                                         : VKPROF_DEFAULT_ENV;
+    const char *env =
+        desc->env_var != NULL && desc->env_var[0] != '\0' ? desc->env_var : VKPROF_DEFAULT_ENV;
     if (strlen(env) >= sizeof ctx->env_var) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
                     "vkprof_create: env_var name longer than %zu bytes", sizeof ctx->env_var - 1);

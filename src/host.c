@@ -126,9 +126,8 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     atomic_flag_clear(&h->report_lock);
     h->report_every = ctx->desc.report_every ? ctx->desc.report_every : 8;
 
-    const char *env = ctx->desc.host_env_var && ctx->desc.host_env_var[0]
-                          ? ctx->desc.host_env_var
-                          : VKPROF_DEFAULT_HOST_ENV;
+    const char *env = ctx->desc.host_env_var && ctx->desc.host_env_var[0] ? ctx->desc.host_env_var
+                                                                          : VKPROF_DEFAULT_HOST_ENV;
     if (strlen(env) >= sizeof h->env_var) {
         return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "host_env_var is too long");
     }
@@ -197,8 +196,8 @@ vkprof_result vkprof_register_bucket(vkprof_context ctx, const char *name, bool 
 
 const char *vkprof_bucket_name(vkprof_context ctx, vkprof_bucket bucket)
 {
-    if (ctx == NULL || bucket >= atomic_load_explicit(&ctx->host.bucket_count,
-                                                      memory_order_acquire)) {
+    if (ctx == NULL ||
+        bucket >= atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire)) {
         return NULL;
     }
     return ctx->host.buckets[bucket].name;
@@ -389,13 +388,13 @@ size_t vkprof_format_report(char *buf, size_t cap, uint64_t first_step, uint64_t
                             uint64_t wall_ns, vkprof_report_row *rows, uint32_t count)
 {
     size_t len = 0;
-#define PUT(...)                                                                 \
-    do {                                                                         \
-        size_t room_ = len < cap ? cap - len : 0;                                \
-        int n_ = snprintf(room_ ? buf + len : NULL, room_, __VA_ARGS__);         \
-        if (n_ > 0) {                                                            \
-            len += (size_t)n_;                                                   \
-        }                                                                        \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        size_t room_ = len < cap ? cap - len : 0;                                                  \
+        int n_ = snprintf(room_ ? buf + len : NULL, room_, __VA_ARGS__);                           \
+        if (n_ > 0) {                                                                              \
+            len += (size_t)n_;                                                                     \
+        }                                                                                          \
     } while (0)
     if (tokens == 0) {
         tokens = 1;

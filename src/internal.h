@@ -11,9 +11,8 @@
  * names; the KHR ones share their values and signatures. */
 typedef VkResult(VKAPI_PTR *vkprof_PFN_GetCalibrateableTimeDomains)(VkPhysicalDevice, uint32_t *,
                                                                     VkTimeDomainEXT *);
-typedef VkResult(VKAPI_PTR *vkprof_PFN_GetCalibratedTimestamps)(VkDevice, uint32_t,
-                                                               const VkCalibratedTimestampInfoEXT *,
-                                                               uint64_t *, uint64_t *);
+typedef VkResult(VKAPI_PTR *vkprof_PFN_GetCalibratedTimestamps)(
+    VkDevice, uint32_t, const VkCalibratedTimestampInfoEXT *, uint64_t *, uint64_t *);
 
 /* The per-context function table: every Vulkan entry point the library calls. */
 typedef struct vkprof_vk {
@@ -82,12 +81,12 @@ typedef struct vkprof_cal_point {
 typedef struct vkprof_cal {
     vkprof_calibration_method method;
     const char *extension;
-    bool raw_bridge;   /* the device offers only CLOCK_MONOTONIC_RAW */
+    bool raw_bridge; /* the device offers only CLOCK_MONOTONIC_RAW */
     VkTimeDomainEXT host_domain;
     vkprof_cal_point *points;
     uint32_t count;
     uint64_t taken;
-    uint64_t last_ns;  /* host time of the newest point */
+    uint64_t last_ns; /* host time of the newest point */
     /* bracket fallback */
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
@@ -102,7 +101,7 @@ enum { VKPROF_EVF_HOT = 1, VKPROF_EVF_SYNC = 2, VKPROF_EVF_PROBE = 4 };
 typedef struct vkprof_event {
     uint64_t start; /* host ns (spans, steps) or device ticks (GPU) */
     uint64_t end;
-    uint64_t id;    /* span: its flow id; GPU: the flow id of the span that recorded it */
+    uint64_t id; /* span: its flow id; GPU: the flow id of the span that recorded it */
     uint64_t step;
     uint32_t name;  /* bucket or phase */
     uint32_t annot; /* 1 + index into the annotation store; 0: none */
@@ -147,20 +146,20 @@ typedef struct vkprof_ring_scope {
     uint64_t step;               /* the step it was recorded in (1-based, as traces show) */
     uint64_t flow;
     vkprof_phase phase;
-    bool shared_begin;           /* begin stamp is the previous scope's end stamp */
+    bool shared_begin; /* begin stamp is the previous scope's end stamp */
     bool ended;
 } vkprof_ring_scope;
 
 typedef struct vkprof_ring {
     VkQueryPool pool;
     uint32_t queries;
-    uint64_t alloc_seq;   /* next slot sequence number to hand out */
-    uint64_t tail_seq;    /* first slot sequence number still needed */
+    uint64_t alloc_seq;        /* next slot sequence number to hand out */
+    uint64_t tail_seq;         /* first slot sequence number still needed */
     vkprof_ring_scope *scopes; /* FIFO of recorded scopes, capacity `queries` */
-    uint64_t scope_head;  /* index of the oldest scope */
+    uint64_t scope_head;       /* index of the oldest scope */
     uint64_t scope_count;
-    bool open;            /* the newest scope is begun, not ended */
-    bool open_dropped;    /* the open scope found no slot: its end is a no-op */
+    bool open;         /* the newest scope is begun, not ended */
+    bool open_dropped; /* the open scope found no slot: its end is a no-op */
     vkprof_phase open_phase;
     /* shared boundaries: the last end stamp, while a begin may still reuse it */
     VkCommandBuffer boundary_cmd;
@@ -170,7 +169,7 @@ typedef struct vkprof_ring {
     /* stale detection without host resets: the value read last lap, per slot */
     uint64_t *last_value;
     uint8_t *has_last;
-    uint64_t *readback;   /* 2 x queries (value, availability) */
+    uint64_t *readback; /* 2 x queries (value, availability) */
 } vkprof_ring;
 
 typedef enum vkprof_scope_state {
@@ -198,7 +197,7 @@ struct vkprof_context_T {
     uint64_t scope_ticks;
     uint64_t last_pair[2]; /* the last (begin, end) read: detects stale reads */
     bool have_last_pair;
-    bool host_reset;       /* desc.host_query_reset and the entry point exists */
+    bool host_reset; /* desc.host_query_reset and the entry point exists */
 
     vkprof_ring ring;
     /* timing stats (vkprof_timing_stats); timed_steps and epoch are atomic:

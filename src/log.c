@@ -87,7 +87,7 @@ vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *f
 const char *vkprof_result_name(vkprof_result r)
 {
     switch (r) {
-#define VKPROF_X_(name, value, text) \
+#define VKPROF_X_(name, value, text)                                                               \
     case name: return #name;
         VKPROF_RESULTS(VKPROF_X_)
 #undef VKPROF_X_
@@ -98,7 +98,7 @@ const char *vkprof_result_name(vkprof_result r)
 const char *vkprof_result_text(vkprof_result r)
 {
     switch (r) {
-#define VKPROF_X_(name, value, text) \
+#define VKPROF_X_(name, value, text)                                                               \
     case name: return text;
         VKPROF_RESULTS(VKPROF_X_)
 #undef VKPROF_X_

@@ -241,10 +241,9 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     vkprof_get_timing_stats(ctx, &ts);
     jput(&b,
          "],\"timing\":{\"mode\":\"%s\",\"queries\":%u,\"sample_every\":%u,"
-         "\"timed_steps\":%" PRIu64 ",\"scopes_recorded\":%" PRIu64
-         ",\"scopes_collected\":%" PRIu64 ",\"scopes_dropped\":%" PRIu64
-         ",\"scopes_pending\":%" PRIu64 ",\"stamps_written\":%" PRIu64
-         ",\"shared_stamps\":%" PRIu64 ",\"host_reset\":%s}",
+         "\"timed_steps\":%" PRIu64 ",\"scopes_recorded\":%" PRIu64 ",\"scopes_collected\":%" PRIu64
+         ",\"scopes_dropped\":%" PRIu64 ",\"scopes_pending\":%" PRIu64
+         ",\"stamps_written\":%" PRIu64 ",\"shared_stamps\":%" PRIu64 ",\"host_reset\":%s}",
          ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot", ts.ring_queries, ts.sample_every,
          ts.timed_steps, ts.scopes_recorded, ts.scopes_collected, ts.scopes_dropped,
          ts.scopes_pending, ts.stamps_written, ts.shared_stamps, ts.host_reset ? "true" : "false");

@@ -63,8 +63,7 @@ static vkprof_result ring_init(vkprof_context ctx)
     r->last_value = calloc(n, sizeof *r->last_value);
     r->has_last = calloc(n, 1);
     r->readback = calloc((size_t)n * 2, sizeof *r->readback);
-    if (r->scopes == NULL || r->last_value == NULL || r->has_last == NULL ||
-        r->readback == NULL) {
+    if (r->scopes == NULL || r->last_value == NULL || r->has_last == NULL || r->readback == NULL) {
         vkprof__ring_shutdown(ctx);
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: %u queries", n);
     }
@@ -314,8 +313,8 @@ vkprof_result vkprof__ring_collect(vkprof_context ctx)
         vkprof_ring_scope *sc = &r->scopes[r->scope_head % r->queries];
         bool valid = sc->phase < VKPROF_MAX_PHASES; /* else dropped by misuse */
         uint64_t b = 0, e = 0;
-        bool complete = slot_ready(ctx, sc->begin_seq, &b) &&
-                        (!valid || slot_ready(ctx, sc->end_seq, &e));
+        bool complete =
+            slot_ready(ctx, sc->begin_seq, &b) && (!valid || slot_ready(ctx, sc->end_seq, &e));
         if (!complete && (int64_t)index > last_done) {
             break; /* not finished yet: try again later */
         }
@@ -357,7 +356,7 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     }
     memset(out, 0, sizeof *out);
     out->mode = ctx->desc.timing_mode;
-    out->ring_queries = vkprof__ring_mode(ctx) ? (ctx->ring.queries ? ctx->ring.queries
+    out->ring_queries = vkprof__ring_mode(ctx) ? (ctx->ring.queries        ? ctx->ring.queries
                                                   : ctx->desc.ring_queries ? ctx->desc.ring_queries
                                                                            : 4096u)
                                                : 2u;
@@ -366,9 +365,9 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->scopes_recorded = ctx->scopes_recorded;
     out->scopes_collected = ctx->scopes_collected;
     out->scopes_dropped = ctx->scopes_dropped + ctx->scopes_lost;
-    out->scopes_pending = vkprof__ring_mode(ctx)
-                              ? ctx->ring.scope_count
-                              : (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED);
+    out->scopes_pending = vkprof__ring_mode(ctx) ? ctx->ring.scope_count
+                                                 : (ctx->state == VKPROF_SCOPE_ENDED ||
+                                                    ctx->state == VKPROF_SCOPE_RESOLVED);
     out->stamps_written = ctx->stamps_written;
     out->shared_stamps = ctx->shared_stamps;
     out->host_reset = ctx->host_reset;

@@ -13,7 +13,8 @@ static vkprof_result ensure_pool(vkprof_context ctx)
     ci.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
     ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     ci.queryCount = 2;
-    VkResult vr = ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &ctx->pool);
+    VkResult vr =
+        ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &ctx->pool);
     if (vr != VK_SUCCESS) {
         ctx->pool = VK_NULL_HANDLE;
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN, "vkCreateQueryPool failed (VkResult %d)",
@@ -228,7 +229,8 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
                             ctx->phases[phase].name);
     case VKPROF_SCOPE_ENDED:
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_RESOLVED,
-                            "accumulate('%s') before a successful resolve", ctx->phases[phase].name);
+                            "accumulate('%s') before a successful resolve",
+                            ctx->phases[phase].name);
     case VKPROF_SCOPE_RESOLVED: break;
     }
     if (phase != ctx->scope_phase) {
@@ -239,8 +241,7 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
     vkprof__phase_fold(ctx, phase, ctx->scope_ticks);
     ctx->scopes_collected++;
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks,
-                          ctx->scope_flow,
+        vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks, ctx->scope_flow,
                           atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1);
     }
     ctx->state = VKPROF_SCOPE_IDLE;

@@ -71,8 +71,8 @@ vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
         free(t->annots);
         t->events = NULL;
         t->annots = NULL;
-        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY,
-                            "trace: cannot allocate %u events", capacity);
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "trace: cannot allocate %u events",
+                            capacity);
     }
     /* Touch every page now: the store is bounded and paid for up front, so a
      * span does not pay a page fault the first time it lands on a page. */
@@ -285,9 +285,9 @@ static int write_json(vkprof_context ctx, FILE *f)
             }
             /* the duration is exact from the ticks; the start is mapped */
             o.start = hs;
-            o.end = hs + vkprof_ticks_to_ns(vkprof_tick_delta(e->start, e->end,
-                                                              ctx->info.timestamp_valid_bits),
-                                            ctx->info.timestamp_period);
+            o.end = hs + vkprof_ticks_to_ns(
+                             vkprof_tick_delta(e->start, e->end, ctx->info.timestamp_valid_bits),
+                             ctx->info.timestamp_period);
             (void)he;
         }
         if (o.start < t0) {
@@ -301,22 +301,27 @@ static int write_json(vkprof_context ctx, FILE *f)
 
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     /* track names and order; every later event starts with ",\n" */
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,"
-               "\"args\":{\"name\":\"vkprof host (pid %ld)\"}}",
+    fprintf(f,
+            "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,"
+            "\"args\":{\"name\":\"vkprof host (pid %ld)\"}}",
             PID_HOST, (long)getpid());
-    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-               "\"args\":{\"sort_index\":0}}",
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+            "\"args\":{\"sort_index\":0}}",
             PID_HOST);
-    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
             PID_GPU);
     char gpu_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 8];
     snprintf(gpu_name, sizeof gpu_name, "GPU: %s", ctx->info.device_name);
     put_json_string(f, gpu_name);
-    fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-               "\"args\":{\"sort_index\":1}}",
+    fprintf(f,
+            "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+            "\"args\":{\"sort_index\":1}}",
             PID_GPU);
-    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
-               "\"args\":{\"name\":\"queue family %u, queue %u\"}}",
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
+            "\"args\":{\"name\":\"queue family %u, queue %u\"}}",
             PID_GPU, ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u,
             ctx->desc.queue_family_index, ctx->desc.queue_index);
     uint32_t threads = vkprof__thread_count();
@@ -327,11 +332,14 @@ static int write_json(vkprof_context ctx, FILE *f)
             snprintf(fallback, sizeof fallback, "thread %u", tid);
             tn = fallback;
         }
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
-                PID_HOST, tid);
+        fprintf(
+            f,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
+            PID_HOST, tid);
         put_json_string(f, tn);
-        fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%u,"
-                   "\"args\":{\"sort_index\":%u}}",
+        fprintf(f,
+                "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%u,"
+                "\"args\":{\"sort_index\":%u}}",
                 PID_HOST, tid, tid);
     }
 
@@ -341,8 +349,9 @@ static int write_json(vkprof_context ctx, FILE *f)
         uint64_t ts = ev[i].start - t0;
         uint64_t dur = ev[i].end >= ev[i].start ? ev[i].end - ev[i].start : 0;
         if (e->kind == VKPROF_EV_STEP) {
-            fprintf(f, ",\n{\"ph\":\"i\",\"cat\":\"step\",\"name\":\"token\",\"s\":\"p\",\"pid\":%d,"
-                       "\"tid\":%u,\"ts\":",
+            fprintf(f,
+                    ",\n{\"ph\":\"i\",\"cat\":\"step\",\"name\":\"token\",\"s\":\"p\",\"pid\":%d,"
+                    "\"tid\":%u,\"ts\":",
                     PID_HOST, e->tid);
             put_us(f, ts);
             fprintf(f, ",\"args\":{\"step\":%" PRIu64 "}}", e->step);
@@ -431,12 +440,14 @@ static int write_json(vkprof_context ctx, FILE *f)
             continue; /* the span is still open or was dropped */
         }
         flows++;
-        fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"recorded\",\"id\":%" PRIu64
-                   ",\"pid\":%d,\"tid\":%u,\"ts\":",
+        fprintf(f,
+                ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"recorded\",\"id\":%" PRIu64
+                ",\"pid\":%d,\"tid\":%u,\"ts\":",
                 flows, PID_HOST, refs[lo].tid);
         put_us(f, refs[lo].start);
-        fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"recorded\","
-                   "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
+        fprintf(f,
+                "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"recorded\","
+                "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
                 flows, PID_GPU, e->tid);
         put_us(f, ev[i].start - t0);
         fprintf(f, "}");

@@ -11,32 +11,32 @@
 extern int th_failures;
 extern const char *th_case;
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "FAIL %s:%d [%s]: %s\n", __FILE__, __LINE__, th_case, #cond); \
-            th_failures++;                                                            \
-        }                                                                             \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d [%s]: %s\n", __FILE__, __LINE__, th_case, #cond);          \
+            th_failures++;                                                                         \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_EQ_U64(a, b)                                                                \
-    do {                                                                                  \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);    \
-        if (a_ != b_) {                                                                   \
-            fprintf(stderr, "FAIL %s:%d [%s]: %s == %s (%llu != %llu)\n", __FILE__, __LINE__, \
-                    th_case, #a, #b, a_, b_);                                             \
-            th_failures++;                                                                \
-        }                                                                                 \
+#define CHECK_EQ_U64(a, b)                                                                         \
+    do {                                                                                           \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);             \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "FAIL %s:%d [%s]: %s == %s (%llu != %llu)\n", __FILE__, __LINE__,      \
+                    th_case, #a, #b, a_, b_);                                                      \
+            th_failures++;                                                                         \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_VK(expr)                                                                    \
-    do {                                                                                  \
-        VkResult r_ = (expr);                                                             \
-        if (r_ != VK_SUCCESS) {                                                           \
-            fprintf(stderr, "FAIL %s:%d [%s]: %s -> %s\n", __FILE__, __LINE__, th_case, #expr, \
-                    vku_result_name(r_));                                                 \
-            th_failures++;                                                                \
-        }                                                                                 \
+#define CHECK_VK(expr)                                                                             \
+    do {                                                                                           \
+        VkResult r_ = (expr);                                                                      \
+        if (r_ != VK_SUCCESS) {                                                                    \
+            fprintf(stderr, "FAIL %s:%d [%s]: %s -> %s\n", __FILE__, __LINE__, th_case, #expr,     \
+                    vku_result_name(r_));                                                          \
+            th_failures++;                                                                         \
+        }                                                                                          \
     } while (0)
 
 typedef struct th_gpu {
@@ -64,13 +64,13 @@ typedef struct th_log {
 void th_log_fn(void *user, vkprof_log_level level, vkprof_result code, const char *msg);
 
 /* Run a case: sets th_case and prints it. */
-#define RUN(fn, ...)                              \
-    do {                                          \
-        th_case = #fn;                            \
-        int before_ = th_failures;                \
-        fn(__VA_ARGS__);                          \
-        printf("%s %s\n", th_failures == before_ ? "ok  " : "FAIL", #fn); \
-        fflush(stdout);                           \
+#define RUN(fn, ...)                                                                               \
+    do {                                                                                           \
+        th_case = #fn;                                                                             \
+        int before_ = th_failures;                                                                 \
+        fn(__VA_ARGS__);                                                                           \
+        printf("%s %s\n", th_failures == before_ ? "ok  " : "FAIL", #fn);                          \
+        fflush(stdout);                                                                            \
     } while (0)
 
 /* Final line and exit status. */

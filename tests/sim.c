@@ -89,7 +89,7 @@ static VkResult VKAPI_CALL w_GetQueryPoolResults(VkDevice d, VkQueryPool p, uint
 }
 
 static VkResult VKAPI_CALL w_GetCalibrateableTimeDomains(VkPhysicalDevice p, uint32_t *n,
-                                                          VkTimeDomainEXT *out)
+                                                         VkTimeDomainEXT *out)
 {
     if (g_sim.calib_mode != 2) {
         return vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(p, n, out);

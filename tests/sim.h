@@ -16,23 +16,23 @@ typedef struct sim_state {
     float period;
     bool hide_timestamp2;
     bool hide_calibration;
-    bool fake_results;       /* replace query results by fake_value[] */
+    bool fake_results; /* replace query results by fake_value[] */
     uint64_t fake_value[2];
-    bool fake_unavailable;   /* report results as not available */
+    bool fake_unavailable; /* report results as not available */
     /* calibrated timestamps: 0 as the device has them; 1: the device clock
      * drifts by drift_ppb against the host (device = host + offset + drift);
      * 2: the device offers only DEVICE + CLOCK_MONOTONIC_RAW */
     int calib_mode;
     int64_t drift_ppb;
-    uint64_t drift_ref_ns;   /* host ns where the simulated drift is zero */
+    uint64_t drift_ref_ns; /* host ns where the simulated drift is zero */
     int64_t drift_offset_ns;
     uint64_t calib_calls;
 
     /* what the library did */
-    uint64_t cmd_calls;         /* every vkCmd* recorded */
+    uint64_t cmd_calls; /* every vkCmd* recorded */
     uint64_t cmd_reset;
-    uint64_t cmd_timestamp;     /* vkCmdWriteTimestamp */
-    uint64_t cmd_timestamp2;    /* vkCmdWriteTimestamp2(KHR) */
+    uint64_t cmd_timestamp;  /* vkCmdWriteTimestamp */
+    uint64_t cmd_timestamp2; /* vkCmdWriteTimestamp2(KHR) */
     uint64_t pools_created;
     uint64_t pools_destroyed;
     uint64_t results_calls;

@@ -290,7 +290,8 @@ static void test_json(void)
     const cJSON *phases = cJSON_GetObjectItemCaseSensitive(root, "phases");
     CHECK(cJSON_IsArray(phases) && cJSON_GetArraySize(phases) == (int)n);
     CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "enabled")));
-    CHECK(json_u64(root, "timestamp_valid_bits") == 64 || json_u64(root, "timestamp_valid_bits") >= 36);
+    CHECK(json_u64(root, "timestamp_valid_bits") == 64 ||
+          json_u64(root, "timestamp_valid_bits") >= 36);
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device");
     CHECK(cJSON_IsString(dev) && strcmp(dev->valuestring, g.dev.props.deviceName) == 0);
     for (uint32_t i = 0; i < n && cJSON_IsArray(phases); i++) {

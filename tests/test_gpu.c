@@ -37,8 +37,8 @@ static uint64_t time_scope(vkprof_phase phase, uint32_t iters, int dispatches)
  * disturbed on cores shared with everything else. Up to 5 attempts, since a
  * burst of load can still land on one side; a real scaling error fails all 5. */
 static double interleaved_ratio(vkprof_phase pa, uint32_t iters_a, int disp_a, vkprof_phase pb,
-                                uint32_t iters_b, int disp_b, double lo, double hi,
-                                uint64_t *sum_a, uint64_t *sum_b, int reps)
+                                uint32_t iters_b, int disp_b, double lo, double hi, uint64_t *sum_a,
+                                uint64_t *sum_b, int reps)
 {
     /* The fixed cost of a scope (launch, the stamps, the driver's own work:
      * several ms per dispatch on lavapipe under ASan, where the driver's

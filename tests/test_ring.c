@@ -201,9 +201,8 @@ static void test_shared_boundaries(void)
     CHECK_EQ_U64(t.shared_stamps, 8);
     CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
     VkCommandBuffer both[2] = {g.dev.cmd, other};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .commandBufferCount = 2,
-                       .pCommandBuffers = both};
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 2, .pCommandBuffers = both};
     CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
     CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
     CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
@@ -365,7 +364,7 @@ static void test_ring_trace(void)
         if (cJSON_IsString(cat) && strcmp(cat->valuestring, "gpu") == 0) {
             gpu++;
             int s = (int)cJSON_GetObjectItemCaseSensitive(
-                            cJSON_GetObjectItemCaseSensitive(e, "args"), "step")
+                        cJSON_GetObjectItemCaseSensitive(e, "args"), "step")
                         ->valuedouble;
             steps_ok += s == 1 || s == 3; /* steps 0 and 2 (1-based: 1 and 3) are timed */
         }

@@ -69,8 +69,8 @@ int main(void)
     close(fd);
     CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
     unlink(path);
-    printf("ok   %d threads x %d nested spans: counters exact, %llu kept + %llu dropped\n",
-           THREADS, ITERS, (unsigned long long)rec, (unsigned long long)drop);
+    printf("ok   %d threads x %d nested spans: counters exact, %llu kept + %llu dropped\n", THREADS,
+           ITERS, (unsigned long long)rec, (unsigned long long)drop);
     vkprof_destroy(ctx);
     th_gpu_finish(&g);
     return th_done();

@@ -8,12 +8,12 @@
 #include "vkprof/vkprof.h"
 
 static int failures;
-#define CHECK(c)                                                              \
-    do {                                                                      \
-        if (!(c)) {                                                           \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);      \
-            failures++;                                                       \
-        }                                                                     \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);                           \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 __extension__ typedef unsigned __int128 u128;
@@ -64,8 +64,8 @@ static void test_delta(void)
 
 static void test_scale(void)
 {
-    static const float periods[] = {1.0f, 52.083f, 38.46f, 52.08333206f, 0.5f, 83.333f,
-                                    10.0f, 1.25f, 0.03125f, 1000.0f};
+    static const float periods[] = {1.0f,    52.083f, 38.46f, 52.08333206f, 0.5f,
+                                    83.333f, 10.0f,   1.25f,  0.03125f,     1000.0f};
     for (size_t p = 0; p < sizeof periods / sizeof periods[0]; p++) {
         float per = periods[p];
         CHECK(vkprof_ticks_to_ns(0, per) == 0);
@@ -100,11 +100,11 @@ static void test_flags_and_names(void)
     static const struct {
         const char *s;
         bool ok, val;
-    } cases[] = {{"1", true, true},       {"on", true, true},     {"TRUE", true, true},
-                 {" yes ", true, true},   {"0", true, false},     {"off", true, false},
-                 {"False", true, false},  {"no", true, false},    {"", true, false},
-                 {"2", false, false},     {"enable", false, false}, {"1x", false, false},
-                 {"tru", false, false},   {"yess", false, false}, {"-1", false, false}};
+    } cases[] = {{"1", true, true},      {"on", true, true},       {"TRUE", true, true},
+                 {" yes ", true, true},  {"0", true, false},       {"off", true, false},
+                 {"False", true, false}, {"no", true, false},      {"", true, false},
+                 {"2", false, false},    {"enable", false, false}, {"1x", false, false},
+                 {"tru", false, false},  {"yess", false, false},   {"-1", false, false}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bool v = !cases[i].val;
         bool ok = vkprof_parse_flag(cases[i].s, &v);

@@ -118,7 +118,8 @@ static cJSON *load_and_check(const char *path)
     CHECK(cJSON_IsArray(events));
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
     CHECK(cJSON_IsObject(meta));
-    static const char *const meta_keys[] = {"device", "driver", "calibration", "dropped_events",
+    static const char *const meta_keys[] = {"device",       "driver",
+                                            "calibration",  "dropped_events",
                                             "clock_anchor", "trace_start_monotonic_ns"};
     for (size_t i = 0; i < sizeof meta_keys / sizeof meta_keys[0]; i++) {
         CHECK(cJSON_GetObjectItemCaseSensitive(meta, meta_keys[i]) != NULL);
@@ -383,10 +384,12 @@ static void test_drift(void)
     d.enable = VKPROF_ENABLE_ON;
     vkprof_context ctx = NULL;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    /* device ticks for a host time, by the simulated relation */
-    #define DEV_AT(h) ((uint64_t)((int64_t)(h) + g_sim.drift_offset_ns + \
-                      ((int64_t)(h) - (int64_t)g_sim.drift_ref_ns) / 1000000000 * g_sim.drift_ppb + \
-                      (((int64_t)(h) - (int64_t)g_sim.drift_ref_ns) % 1000000000) * g_sim.drift_ppb / 1000000000))
+/* device ticks for a host time, by the simulated relation */
+#define DEV_AT(h)                                                                                  \
+    ((uint64_t)((int64_t)(h) + g_sim.drift_offset_ns +                                             \
+                ((int64_t)(h) - (int64_t)g_sim.drift_ref_ns) / 1000000000 * g_sim.drift_ppb +      \
+                (((int64_t)(h) - (int64_t)g_sim.drift_ref_ns) % 1000000000) * g_sim.drift_ppb /    \
+                    1000000000))
     uint64_t hosts[6];
     for (int i = 0; i < 6; i++) {
         if (i) {
@@ -423,7 +426,7 @@ static void test_drift(void)
     printf("  extrapolation 100 ms past the last point: error %lld ns (uncorrected: ~25000)\n",
            (long long)ext_err);
     CHECK(ext_err < 5000);
-    #undef DEV_AT
+#undef DEV_AT
     vkprof_destroy(ctx);
 }
 
@@ -467,8 +470,8 @@ static void test_span_levels(void)
     CHECK(st[VKPROF_BUCKET_NORM].calls == 0);
     CHECK(st[VKPROF_BUCKET_ALLREDUCE_ATTN].calls == 1);
     /* the rendezvous probe: charged to the probe bucket, wait called */
-    uint64_t waited = vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, wait_a_bit,
-                                        NULL);
+    uint64_t waited =
+        vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, wait_a_bit, NULL);
     CHECK(waited >= 2000000);
     CHECK(vkprof_bucket_snapshot(ctx, st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
     CHECK(st[VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS].calls == 1);
@@ -525,8 +528,8 @@ static void test_span_levels(void)
 
 static void test_report_format(void)
 {
-    vkprof_report_row rows[] = {{"norm", 1200000, 16}, {"attention", 4800000, 16},
-                                {"idle", 0, 0},        {"mlp", 2000000, 8}};
+    vkprof_report_row rows[] = {
+        {"norm", 1200000, 16}, {"attention", 4800000, 16}, {"idle", 0, 0}, {"mlp", 2000000, 8}};
     char buf[2048];
     size_t n = vkprof_format_report(buf, sizeof buf, 9, 8, 16000000, rows, 4);
     CHECK(n == strlen(buf));

@@ -134,7 +134,8 @@ int main(int argc, char **argv)
         vkprof_create(&d, &ctx);
         vkprof_calibration first;
         vkprof_get_calibration(ctx, &first);
-        printf("drift: elapsed_s  drift_us(device vs CLOCK_MONOTONIC since start)  ppm  bound_ns\n");
+        printf(
+            "drift: elapsed_s  drift_us(device vs CLOCK_MONOTONIC since start)  ppm  bound_ns\n");
         uint64_t t0 = vkprof_host_now_ns();
         for (;;) {
             struct timespec ts = {every_ms / 1000, (long)(every_ms % 1000) * 1000000L};

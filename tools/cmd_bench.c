@@ -329,8 +329,7 @@ static int measure_host(const vku_instance *inst, const vku_device *dev, host_co
     uint64_t t3 = now_ns();
     h->hwm_after_write = proc_status_bytes("VmHWM");
     if (wr != VKPROF_OK) {
-        fprintf(stderr, "vkprof bench: vkprof_trace_write(%s): %s\n", path,
-                vkprof_result_text(wr));
+        fprintf(stderr, "vkprof bench: vkprof_trace_write(%s): %s\n", path, vkprof_result_text(wr));
     } else {
         struct stat st;
         h->file_bytes = stat(path, &st) == 0 ? (long long)st.st_size : -1;
@@ -377,8 +376,8 @@ static int run_once(bench *b, bconf *c, const char *name, double *tps)
     *tps = (double)b->tokens / ((double)(t1 - t0) * 1e-9);
     for (uint32_t i = 0; i < b->tokens && b->have_ref; i++) {
         if (b->ids[i] != b->ref_ids[i]) {
-            fprintf(stderr, "vkprof bench: %s: token %u is %u, unprofiled %u\n", name, i,
-                    b->ids[i], b->ref_ids[i]);
+            fprintf(stderr, "vkprof bench: %s: token %u is %u, unprofiled %u\n", name, i, b->ids[i],
+                    b->ref_ids[i]);
             b->mismatches++;
             break;
         }
@@ -510,22 +509,21 @@ static int write_json(const char *path, const summary *s)
         }
         fputc(']', f);
         if (b->prof != NULL && b->mode != DEC_PROFILE_OFF) {
-            fprintf(f,
-                    ", \"timing\": {\"timed_steps\": %llu, \"scopes_recorded\": %llu, "
-                    "\"scopes_collected\": %llu, \"scopes_dropped\": %llu, "
-                    "\"stamps_written\": %llu, \"shared_stamps\": %llu, \"host_reset\": %s, "
-                    "\"vulkan_errors\": %llu, \"not_ready\": %llu}",
-                    (unsigned long long)b->ts.timed_steps,
-                    (unsigned long long)b->ts.scopes_recorded,
-                    (unsigned long long)b->ts.scopes_collected,
-                    (unsigned long long)b->ts.scopes_dropped,
-                    (unsigned long long)b->ts.stamps_written,
-                    (unsigned long long)b->ts.shared_stamps, b->ts.host_reset ? "true" : "false",
-                    (unsigned long long)b->ec.vulkan_errors, (unsigned long long)b->ec.not_ready);
+            fprintf(
+                f,
+                ", \"timing\": {\"timed_steps\": %llu, \"scopes_recorded\": %llu, "
+                "\"scopes_collected\": %llu, \"scopes_dropped\": %llu, "
+                "\"stamps_written\": %llu, \"shared_stamps\": %llu, \"host_reset\": %s, "
+                "\"vulkan_errors\": %llu, \"not_ready\": %llu}",
+                (unsigned long long)b->ts.timed_steps, (unsigned long long)b->ts.scopes_recorded,
+                (unsigned long long)b->ts.scopes_collected,
+                (unsigned long long)b->ts.scopes_dropped, (unsigned long long)b->ts.stamps_written,
+                (unsigned long long)b->ts.shared_stamps, b->ts.host_reset ? "true" : "false",
+                (unsigned long long)b->ec.vulkan_errors, (unsigned long long)b->ec.not_ready);
         }
         if (b->has_phases) {
-            fprintf(f, ", \"timed_tokens\": %llu, \"phases\": ",
-                    (unsigned long long)b->timed_tokens);
+            fprintf(f,
+                    ", \"timed_tokens\": %llu, \"phases\": ", (unsigned long long)b->timed_tokens);
             write_phase_obj(f, b->phase_ns_per_token);
         }
         fputc('}', f);
@@ -576,9 +574,10 @@ static int write_json(const char *path, const summary *s)
     jnum(f, h->write_s);
     fprintf(f, ", \"events_per_s\": ");
     jnum(f, h->events_per_s);
-    fprintf(f, ", \"file_bytes\": %lld, \"rss_before_bytes\": %lld, "
-               "\"rss_after_fill_bytes\": %lld, \"peak_rss_after_write_bytes\": %lld, "
-               "\"store_bytes\": ",
+    fprintf(f,
+            ", \"file_bytes\": %lld, \"rss_before_bytes\": %lld, "
+            "\"rss_after_fill_bytes\": %lld, \"peak_rss_after_write_bytes\": %lld, "
+            "\"store_bytes\": ",
             h->file_bytes, h->rss_before, h->rss_after_fill, h->hwm_after_write);
     jnum(f, h->rss_before >= 0 && h->rss_after_fill >= 0
                 ? (double)(h->rss_after_fill - h->rss_before)
@@ -643,8 +642,7 @@ static void print_report(const summary *s)
     for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
         uint32_t id = dec_phase_ids[k];
         printf("  %-12s %10.1f %10.1f %10.1f %10.1f %12.1f %16.1f\n",
-               vkprof_phase_name(s->c[C_RING].prof, id),
-               s->c[C_RING].phase_ns_per_token[id] * 1e-3,
+               vkprof_phase_name(s->c[C_RING].prof, id), s->c[C_RING].phase_ns_per_token[id] * 1e-3,
                s->c[C_RING_SAMPLED].phase_ns_per_token[id] * 1e-3,
                s->c[C_2SLOT].phase_ns_per_token[id] * 1e-3,
                s->c[C_BASE].phase_ns_per_token[id] * 1e-3,
@@ -660,8 +658,8 @@ static void print_report(const summary *s)
     printf("  clock_gettime(CLOCK_MONOTONIC) alone            %.1f ns\n", h->clock_ns);
     printf("\nTrace export (%u-event store filled with spans):\n", h->trace_capacity);
     printf("  %llu events (%llu dropped) written in %.3f s = %.2f M events/s, %.1f MiB file\n",
-           (unsigned long long)h->trace_recorded, (unsigned long long)h->trace_dropped,
-           h->write_s, h->events_per_s * 1e-6, (double)h->file_bytes / 1048576.0);
+           (unsigned long long)h->trace_recorded, (unsigned long long)h->trace_dropped, h->write_s,
+           h->events_per_s * 1e-6, (double)h->file_bytes / 1048576.0);
     if (h->rss_before >= 0 && h->rss_after_fill >= 0 && h->hwm_after_write >= 0) {
         printf("  memory: store %.1f MiB (RSS after filling - before), peak %.1f MiB above "
                "the start with the export (VmHWM)\n",
@@ -814,7 +812,10 @@ int vkprof_cmd_bench(int argc, char **argv)
         k->mode = DEC_PROFILE_OFF;
         switch (c) {
         case C_HOST: d.host_level = VKPROF_HOST_ALL; break;
-        case C_2SLOT: d.enable = VKPROF_ENABLE_ON; k->mode = DEC_PROFILE_GPU; break;
+        case C_2SLOT:
+            d.enable = VKPROF_ENABLE_ON;
+            k->mode = DEC_PROFILE_GPU;
+            break;
         case C_RING:
         case C_RING_SHARED:
         case C_RING_SAMPLED:
@@ -838,8 +839,9 @@ int vkprof_cmd_bench(int argc, char **argv)
             goto done;
         }
         if (d.enable == VKPROF_ENABLE_ON && !vkprof_enabled(k->prof)) {
-            fprintf(stderr, "vkprof bench: the compute queue of %s has no timestamps: "
-                            "nothing to measure\n",
+            fprintf(stderr,
+                    "vkprof bench: the compute queue of %s has no timestamps: "
+                    "nothing to measure\n",
                     dev.props.deviceName);
             goto done;
         }
@@ -977,13 +979,14 @@ int vkprof_cmd_bench(int argc, char **argv)
     free(q2);
     s.split_ring_sampled =
         split_diff(conf[C_RING].phase_ns_per_token, conf[C_RING_SAMPLED].phase_ns_per_token);
-    s.split_rings_sampled = split_diff(conf[C_RING_SHARED].phase_ns_per_token,
-                                       conf[C_RING_SAMPLED].phase_ns_per_token);
+    s.split_rings_sampled =
+        split_diff(conf[C_RING_SHARED].phase_ns_per_token, conf[C_RING_SAMPLED].phase_ns_per_token);
     s.split_ring_2slot =
         split_diff(conf[C_RING].phase_ns_per_token, conf[C_2SLOT].phase_ns_per_token);
-    s.split_ring_base = split_diff(conf[C_RING].phase_ns_per_token, conf[C_BASE].phase_ns_per_token);
-    s.split_rings_bases = split_diff(conf[C_RING_SHARED].phase_ns_per_token,
-                                     conf[C_BASE_SHARED].phase_ns_per_token);
+    s.split_ring_base =
+        split_diff(conf[C_RING].phase_ns_per_token, conf[C_BASE].phase_ns_per_token);
+    s.split_rings_bases =
+        split_diff(conf[C_RING_SHARED].phase_ns_per_token, conf[C_BASE_SHARED].phase_ns_per_token);
     s.ring_over_base_time =
         sum_phases(conf[C_RING].phase_ns_per_token) / sum_phases(conf[C_BASE].phase_ns_per_token);
     s.rings_over_bases_time = sum_phases(conf[C_RING_SHARED].phase_ns_per_token) /
@@ -1004,8 +1007,7 @@ int vkprof_cmd_bench(int argc, char **argv)
         printf("json:      %s\n", json);
     }
     if (b.mismatches != 0) {
-        fprintf(stderr, "vkprof bench: profiling changed the tokens in %u run(s)\n",
-                b.mismatches);
+        fprintf(stderr, "vkprof bench: profiling changed the tokens in %u run(s)\n", b.mismatches);
         goto done;
     }
     rc = 0;

@@ -19,25 +19,24 @@
 
 static void decode_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
-            "                     [--device INDEX|NAME] [--profile off|gpu|host|all|ring|\n"
-            "                     ring-shared|ring-sampled] [--sample-every N]\n"
-            "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
-            "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
-            "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
-            "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
-            "  phase call: tokens/s is then serialised, not a serving figure).\n"
-            "  --profile host times each section (token, layer, recording, submit+wait,\n"
-            "  and in gpu mode each phase call) as a host span, with a per-token report\n"
-            "  every 8 tokens; all = gpu + host.\n"
-            "  --profile ring times every kernel family without stalling: stamps in the\n"
-            "  token's one command buffer, collected after its fence; ring-shared stamps\n"
-            "  once per boundary; ring-sampled times 1 token in N (--sample-every, default\n"
-            "  16). `vkprof bench` measures what each mode costs.\n"
-            "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
-            "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
-            "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
+    fprintf(f, "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
+               "                     [--device INDEX|NAME] [--profile off|gpu|host|all|ring|\n"
+               "                     ring-shared|ring-sampled] [--sample-every N]\n"
+               "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
+               "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
+               "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
+               "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
+               "  phase call: tokens/s is then serialised, not a serving figure).\n"
+               "  --profile host times each section (token, layer, recording, submit+wait,\n"
+               "  and in gpu mode each phase call) as a host span, with a per-token report\n"
+               "  every 8 tokens; all = gpu + host.\n"
+               "  --profile ring times every kernel family without stalling: stamps in the\n"
+               "  token's one command buffer, collected after its fence; ring-shared stamps\n"
+               "  once per boundary; ring-sampled times 1 token in N (--sample-every, default\n"
+               "  16). `vkprof bench` measures what each mode costs.\n"
+               "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
+               "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
+               "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
 }
 
 static double now_s(void)
@@ -149,8 +148,8 @@ static int write_json(const char *path, const run_result *r)
                     ", \"count\": %llu, \"total_ns\": %llu, \"ms_per_token\": %.6f, "
                     "\"percent\": %.3f, \"us_per_call\": %.3f, \"gbps\": %.3f, "
                     "\"gflops\": %.3f",
-                    (unsigned long long)w->count, (unsigned long long)w->total_ns,
-                    w->ms_per_token, w->pct, w->us_per_call, w->gbps, w->gflops);
+                    (unsigned long long)w->count, (unsigned long long)w->total_ns, w->ms_per_token,
+                    w->pct, w->us_per_call, w->gbps, w->gflops);
         }
         if (r->peak_gbps > 0 && r->snapshot != NULL) {
             fprintf(f, ", \"percent_of_peak\": %.3f", 100.0 * w->gbps / r->peak_gbps);
@@ -178,7 +177,9 @@ static void on_log(void *user, vkprof_log_level level, vkprof_result code, const
         fputs(msg, stderr);
     } else {
         fprintf(stderr, "vkprof %s: %s (%s)\n",
-                level == VKPROF_LOG_ERROR ? "error" : level == VKPROF_LOG_WARN ? "warning" : "info",
+                level == VKPROF_LOG_ERROR  ? "error"
+                : level == VKPROF_LOG_WARN ? "warning"
+                                           : "info",
                 msg, vkprof_result_name(code));
     }
 }
@@ -254,8 +255,9 @@ int vkprof_cmd_decode(int argc, char **argv)
         ring_shared = strcmp(profile, "ring-shared") == 0;
         ring_sampled = strcmp(profile, "ring-sampled") == 0;
     } else {
-        fprintf(stderr, "vkprof decode: unknown profile '%s' "
-                        "(off|gpu|host|all|ring|ring-shared|ring-sampled)\n",
+        fprintf(stderr,
+                "vkprof decode: unknown profile '%s' "
+                "(off|gpu|host|all|ring|ring-shared|ring-sampled)\n",
                 profile);
         return 2;
     }
@@ -317,7 +319,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         }
         d.host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
         d.queue = dev.queue; /* the bracket calibration fallback, where needed */
-        d.trace_path = ""; /* written below, not from $VKPROF_TRACE */
+        d.trace_path = "";   /* written below, not from $VKPROF_TRACE */
         d.log = on_log;
         d.log_user = &log_tty;
         vkprof_result pr = vkprof_create(&d, &prof);
@@ -348,9 +350,8 @@ int vkprof_cmd_decode(int argc, char **argv)
     printf("device:    %s\n", dev.props.deviceName);
     printf("preset:    %s (dim %u, %u layers, %u/%u heads, head dim %u, ffn %u, vocab %u, "
            "%.2fB params%s)\n",
-           p->name, p->dim, p->n_layers, p->n_heads, p->n_kv_heads, p->head_dim, p->ffn,
-           p->vocab, (double)dec_param_count(p) * 1e-9,
-           p->tie_embeddings ? ", tied embeddings" : "");
+           p->name, p->dim, p->n_layers, p->n_heads, p->n_kv_heads, p->head_dim, p->ffn, p->vocab,
+           (double)dec_param_count(p) * 1e-9, p->tie_embeddings ? ", tied embeddings" : "");
     printf("precision: %s\n", DEC_PRECISION);
     printf("memory:    %.1f MiB (weights %.1f, KV cache %.1f for %u positions, activations "
            "%.1f)\n",
@@ -421,7 +422,8 @@ int vkprof_cmd_decode(int argc, char **argv)
                "--profile off for that\n");
     } else {
         printf("effective: %.2f GB/s, %.2f GFLOP/s (bytes and FLOPs per token / token time)\n",
-               r.bytes_per_token * r.tokens_per_s * 1e-9, r.flops_per_token * r.tokens_per_s * 1e-9);
+               r.bytes_per_token * r.tokens_per_s * 1e-9,
+               r.flops_per_token * r.tokens_per_s * 1e-9);
     }
     printf("token ids:");
     for (uint32_t i = 0; i < tokens && i < SHOW_TOKENS; i++) {
@@ -524,12 +526,11 @@ int vkprof_cmd_decode(int argc, char **argv)
             rows[k].calls = bs[k].calls;
             rows[k].total_ns = bs[k].total_ns;
         }
-        size_t need = vkprof_format_report(NULL, 0, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows,
-                                           nb);
+        size_t need =
+            vkprof_format_report(NULL, 0, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows, nb);
         char *text = malloc(need + 1);
         if (text != NULL) {
-            vkprof_format_report(text, need + 1, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows,
-                                 nb);
+            vkprof_format_report(text, need + 1, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows, nb);
             printf("\nHost spans over the whole run (nested: token > layer > phase; a "
                    "span's %% includes its children):\n%s",
                    text);

@@ -39,7 +39,9 @@ int outfile_commit(outfile *o)
     o->f = NULL;
     if (bad) {
         fprintf(stderr, "%s: writing %s failed: %s\n", o->tool, o->tmp,
-                strerror(err ? err : errno ? errno : EIO));
+                strerror(err     ? err
+                         : errno ? errno
+                                 : EIO));
         remove(o->tmp);
     } else if (rename(o->tmp, o->path) != 0) {
         fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->tool, o->tmp, o->path,

@@ -10,15 +10,21 @@
 const char *vku_result_name(VkResult r)
 {
     switch (r) {
-#define C(x) \
-    case x: return #x;
-        C(VK_SUCCESS) C(VK_NOT_READY) C(VK_TIMEOUT) C(VK_INCOMPLETE)
-        C(VK_ERROR_OUT_OF_HOST_MEMORY) C(VK_ERROR_OUT_OF_DEVICE_MEMORY)
-        C(VK_ERROR_INITIALIZATION_FAILED) C(VK_ERROR_DEVICE_LOST) C(VK_ERROR_MEMORY_MAP_FAILED)
-        C(VK_ERROR_LAYER_NOT_PRESENT) C(VK_ERROR_EXTENSION_NOT_PRESENT)
-        C(VK_ERROR_FEATURE_NOT_PRESENT) C(VK_ERROR_INCOMPATIBLE_DRIVER)
-        C(VK_ERROR_TOO_MANY_OBJECTS) C(VK_ERROR_FORMAT_NOT_SUPPORTED)
-#undef C
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
     default: return "VkResult(other)";
     }
 }
@@ -34,8 +40,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
         inst->messages++;
         if (inst->print_messages) {
-            fprintf(stderr, "VALIDATION %s: %s\n",
-                    data->pMessageIdName ? data->pMessageIdName : "", data->pMessage);
+            fprintf(stderr, "VALIDATION %s: %s\n", data->pMessageIdName ? data->pMessageIdName : "",
+                    data->pMessage);
         }
     }
     return VK_FALSE;
@@ -420,14 +426,13 @@ VkResult vku_busy_create(vku_device *dev, uint32_t count, vku_busy *out)
                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                       .descriptorCount = 1,
                                       .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo dci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = 1,
-        .pBindings = &b};
+    VkDescriptorSetLayoutCreateInfo dci = {.sType =
+                                               VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = 1,
+                                           .pBindings = &b};
     r = vkCreateDescriptorSetLayout(dev->device, &dci, NULL, &out->dsl);
-    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-                               .offset = 0,
-                               .size = 2 * sizeof(uint32_t)};
+    VkPushConstantRange pcr = {
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 2 * sizeof(uint32_t)};
     if (r == VK_SUCCESS) {
         VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                           .setLayoutCount = 1,
@@ -453,8 +458,7 @@ VkResult vku_busy_create(vku_device *dev, uint32_t count, vku_busy *out)
         r = vkCreateComputePipelines(dev->device, VK_NULL_HANDLE, 1, &pci, NULL, &out->pipeline);
     }
     if (r == VK_SUCCESS) {
-        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                   .descriptorCount = 1};
+        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1};
         VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                           .maxSets = 1,
                                           .poolSizeCount = 1,
@@ -469,7 +473,8 @@ VkResult vku_busy_create(vku_device *dev, uint32_t count, vku_busy *out)
         r = vkAllocateDescriptorSets(dev->device, &ai, &out->set);
     }
     if (r == VK_SUCCESS) {
-        VkDescriptorBufferInfo bi = {.buffer = out->buf.buffer, .offset = 0, .range = VK_WHOLE_SIZE};
+        VkDescriptorBufferInfo bi = {
+            .buffer = out->buf.buffer, .offset = 0, .range = VK_WHOLE_SIZE};
         VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                   .dstSet = out->set,
                                   .dstBinding = 0,

@@ -14,8 +14,8 @@
 typedef struct vku_instance {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
-    bool validation;        /* the Khronos validation layer is enabled */
-    uint32_t messages;      /* validation/loader warnings and errors seen */
+    bool validation;   /* the Khronos validation layer is enabled */
+    uint32_t messages; /* validation/loader warnings and errors seen */
     bool print_messages;
 } vku_instance;
 
@@ -29,9 +29,9 @@ typedef struct vku_device {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
-    bool sync2;             /* synchronization2 feature enabled */
-    bool host_query_reset;  /* hostQueryReset feature enabled */
-    bool calibrated_ext;    /* VK_KHR/EXT_calibrated_timestamps enabled */
+    bool sync2;            /* synchronization2 feature enabled */
+    bool host_query_reset; /* hostQueryReset feature enabled */
+    bool calibrated_ext;   /* VK_KHR/EXT_calibrated_timestamps enabled */
 } vku_device;
 
 typedef struct vku_buffer {

@@ -35,7 +35,7 @@ extern "C" {
 #define VKPROF_VERSION_MAJOR 0
 #define VKPROF_VERSION_MINOR 1
 #define VKPROF_VERSION_PATCH 0
-#define VKPROF_VERSION \
+#define VKPROF_VERSION                                                                             \
     ((VKPROF_VERSION_MAJOR * 10000) + (VKPROF_VERSION_MINOR * 100) + VKPROF_VERSION_PATCH)
 
 /** Version the library was built as (compare with VKPROF_VERSION). */
@@ -44,33 +44,33 @@ uint32_t vkprof_version(void);
 /* ---- enums ------------------------------------------------------------- */
 
 /* X-macro: every result code, its value and a one-line meaning. */
-#define VKPROF_RESULTS(X)                                                                  \
-    X(VKPROF_OK, 0, "success")                                                             \
-    X(VKPROF_DISABLED, 1, "profiling is off or unsupported; nothing was done")             \
-    X(VKPROF_ERROR_INVALID_ARGUMENT, -1, "an argument is NULL, zero or out of range")       \
-    X(VKPROF_ERROR_UNKNOWN_PHASE, -2, "the phase id was never registered")                 \
-    X(VKPROF_ERROR_BEGIN_TWICE, -3, "begin while a scope is already open (not re-entrant)") \
-    X(VKPROF_ERROR_END_WITHOUT_BEGIN, -4, "end without an open scope")                     \
-    X(VKPROF_ERROR_PHASE_MISMATCH, -5, "end/accumulate names another phase than begin")    \
-    X(VKPROF_ERROR_NOT_ENDED, -6, "resolve or accumulate before end")                      \
-    X(VKPROF_ERROR_NOT_RESOLVED, -7, "accumulate before a successful resolve")             \
-    X(VKPROF_ERROR_NOTHING_PENDING, -8, "resolve or accumulate with no scope recorded")    \
-    X(VKPROF_ERROR_NOT_READY, -9, "the GPU has not written the timestamps yet")            \
-    X(VKPROF_ERROR_VULKAN, -10, "a Vulkan call failed")                                    \
-    X(VKPROF_ERROR_OUT_OF_MEMORY, -11, "host memory allocation failed")                    \
-    X(VKPROF_ERROR_MISSING_FUNCTION, -12, "a required Vulkan entry point is missing")       \
-    X(VKPROF_ERROR_TOO_MANY_PHASES, -13, "the phase table is full")                        \
-    X(VKPROF_ERROR_BUFFER_TOO_SMALL, -14, "the output buffer is too small")               \
-    X(VKPROF_ERROR_IO, -15, "a file could not be written (see the log for why)")          \
-    X(VKPROF_ERROR_UNKNOWN_BUCKET, -16, "the bucket id was never registered")             \
-    X(VKPROF_ERROR_NO_CALIBRATION, -17, "no GPU-to-host clock mapping is available")      \
+#define VKPROF_RESULTS(X)                                                                          \
+    X(VKPROF_OK, 0, "success")                                                                     \
+    X(VKPROF_DISABLED, 1, "profiling is off or unsupported; nothing was done")                     \
+    X(VKPROF_ERROR_INVALID_ARGUMENT, -1, "an argument is NULL, zero or out of range")              \
+    X(VKPROF_ERROR_UNKNOWN_PHASE, -2, "the phase id was never registered")                         \
+    X(VKPROF_ERROR_BEGIN_TWICE, -3, "begin while a scope is already open (not re-entrant)")        \
+    X(VKPROF_ERROR_END_WITHOUT_BEGIN, -4, "end without an open scope")                             \
+    X(VKPROF_ERROR_PHASE_MISMATCH, -5, "end/accumulate names another phase than begin")            \
+    X(VKPROF_ERROR_NOT_ENDED, -6, "resolve or accumulate before end")                              \
+    X(VKPROF_ERROR_NOT_RESOLVED, -7, "accumulate before a successful resolve")                     \
+    X(VKPROF_ERROR_NOTHING_PENDING, -8, "resolve or accumulate with no scope recorded")            \
+    X(VKPROF_ERROR_NOT_READY, -9, "the GPU has not written the timestamps yet")                    \
+    X(VKPROF_ERROR_VULKAN, -10, "a Vulkan call failed")                                            \
+    X(VKPROF_ERROR_OUT_OF_MEMORY, -11, "host memory allocation failed")                            \
+    X(VKPROF_ERROR_MISSING_FUNCTION, -12, "a required Vulkan entry point is missing")              \
+    X(VKPROF_ERROR_TOO_MANY_PHASES, -13, "the phase table is full")                                \
+    X(VKPROF_ERROR_BUFFER_TOO_SMALL, -14, "the output buffer is too small")                        \
+    X(VKPROF_ERROR_IO, -15, "a file could not be written (see the log for why)")                   \
+    X(VKPROF_ERROR_UNKNOWN_BUCKET, -16, "the bucket id was never registered")                      \
+    X(VKPROF_ERROR_NO_CALIBRATION, -17, "no GPU-to-host clock mapping is available")               \
     X(VKPROF_ERROR_NOT_TRACING, -18, "tracing is off")
 
 typedef enum vkprof_result {
 #define VKPROF_X_(name, value, text) name = value,
     VKPROF_RESULTS(VKPROF_X_)
 #undef VKPROF_X_
-    VKPROF_RESULT_MAX_ENUM_ = 0x7fffffff
+        VKPROF_RESULT_MAX_ENUM_ = 0x7fffffff
 } vkprof_result;
 
 /** Name of a result code ("VKPROF_ERROR_NOT_READY"); never NULL. */
@@ -79,28 +79,28 @@ const char *vkprof_result_name(vkprof_result r);
 const char *vkprof_result_text(vkprof_result r);
 
 /** The default phases for LLM decode. Their ids are fixed; app phases follow. */
-#define VKPROF_DEFAULT_PHASES(X)                 \
-    X(VKPROF_PHASE_EMBEDDING, "embedding")       \
-    X(VKPROF_PHASE_NORM, "norm")                 \
-    X(VKPROF_PHASE_QKV, "qkv_proj")              \
-    X(VKPROF_PHASE_ROPE, "rope")                 \
-    X(VKPROF_PHASE_ATTENTION, "attention")       \
-    X(VKPROF_PHASE_ATTN_OUTPUT, "attn_output")   \
-    X(VKPROF_PHASE_MLP_GATE_UP, "mlp_gate_up")   \
-    X(VKPROF_PHASE_ACTIVATION, "activation")     \
-    X(VKPROF_PHASE_MLP_DOWN, "mlp_down")         \
-    X(VKPROF_PHASE_MOE_ROUTER, "moe_router")     \
-    X(VKPROF_PHASE_MOE_EXPERTS, "moe_experts")   \
-    X(VKPROF_PHASE_MOE_COMBINE, "moe_combine")   \
-    X(VKPROF_PHASE_ALL_REDUCE, "all_reduce")     \
-    X(VKPROF_PHASE_LM_HEAD, "lm_head")           \
+#define VKPROF_DEFAULT_PHASES(X)                                                                   \
+    X(VKPROF_PHASE_EMBEDDING, "embedding")                                                         \
+    X(VKPROF_PHASE_NORM, "norm")                                                                   \
+    X(VKPROF_PHASE_QKV, "qkv_proj")                                                                \
+    X(VKPROF_PHASE_ROPE, "rope")                                                                   \
+    X(VKPROF_PHASE_ATTENTION, "attention")                                                         \
+    X(VKPROF_PHASE_ATTN_OUTPUT, "attn_output")                                                     \
+    X(VKPROF_PHASE_MLP_GATE_UP, "mlp_gate_up")                                                     \
+    X(VKPROF_PHASE_ACTIVATION, "activation")                                                       \
+    X(VKPROF_PHASE_MLP_DOWN, "mlp_down")                                                           \
+    X(VKPROF_PHASE_MOE_ROUTER, "moe_router")                                                       \
+    X(VKPROF_PHASE_MOE_EXPERTS, "moe_experts")                                                     \
+    X(VKPROF_PHASE_MOE_COMBINE, "moe_combine")                                                     \
+    X(VKPROF_PHASE_ALL_REDUCE, "all_reduce")                                                       \
+    X(VKPROF_PHASE_LM_HEAD, "lm_head")                                                             \
     X(VKPROF_PHASE_SAMPLING, "sampling")
 
 typedef enum vkprof_default_phase {
 #define VKPROF_X_(id, name) id,
     VKPROF_DEFAULT_PHASES(VKPROF_X_)
 #undef VKPROF_X_
-    VKPROF_PHASE_DEFAULT_COUNT
+        VKPROF_PHASE_DEFAULT_COUNT
 } vkprof_default_phase;
 
 /** A phase id: one of vkprof_default_phase, or one returned by vkprof_register_phase(). */
@@ -137,7 +137,8 @@ typedef enum vkprof_log_level {
     VKPROF_LOG_ERROR = 1,
     VKPROF_LOG_WARN = 2,
     VKPROF_LOG_INFO = 3,
-    VKPROF_LOG_REPORT = 4 /**< the per-token host report: always delivered while host profiling is on */
+    VKPROF_LOG_REPORT =
+        4 /**< the per-token host report: always delivered while host profiling is on */
 } vkprof_log_level;
 
 /** Host span levels (VKPROF_HOST_PROFILE: "1" all spans, "2" hot spans only, else off). */
@@ -150,9 +151,9 @@ typedef enum vkprof_host_level {
 
 /** How GPU ticks are related to the host clock. */
 typedef enum vkprof_calibration_method {
-    VKPROF_CALIBRATION_NONE = 0,       /**< no mapping yet: GPU scopes cannot be placed */
-    VKPROF_CALIBRATION_EXTENSION = 1,  /**< VK_KHR/EXT_calibrated_timestamps */
-    VKPROF_CALIBRATION_BRACKET = 2     /**< a submitted timestamp between two host reads */
+    VKPROF_CALIBRATION_NONE = 0,      /**< no mapping yet: GPU scopes cannot be placed */
+    VKPROF_CALIBRATION_EXTENSION = 1, /**< VK_KHR/EXT_calibrated_timestamps */
+    VKPROF_CALIBRATION_BRACKET = 2    /**< a submitted timestamp between two host reads */
 } vkprof_calibration_method;
 
 /* ---- handles ----------------------------------------------------------- */
@@ -174,16 +175,16 @@ typedef void (*vkprof_log_fn)(void *user, vkprof_log_level level, vkprof_result 
  * required. Start from vkprof_default_desc() or `= {0}`.
  */
 typedef struct vkprof_context_desc {
-    VkInstance instance;                           /**< required */
-    VkPhysicalDevice physical_device;              /**< required */
-    VkDevice device;                               /**< required */
-    uint32_t queue_family_index;                   /**< family the timed work is submitted to */
+    VkInstance instance;                              /**< required */
+    VkPhysicalDevice physical_device;                 /**< required */
+    VkDevice device;                                  /**< required */
+    uint32_t queue_family_index;                      /**< family the timed work is submitted to */
     PFN_vkGetInstanceProcAddr get_instance_proc_addr; /**< required */
-    PFN_vkGetDeviceProcAddr get_device_proc_addr;  /**< required */
-    const VkAllocationCallbacks *vk_allocator;     /**< passed to vkCreate/DestroyQueryPool */
+    PFN_vkGetDeviceProcAddr get_device_proc_addr;     /**< required */
+    const VkAllocationCallbacks *vk_allocator;        /**< passed to vkCreate/DestroyQueryPool */
 
-    vkprof_enable_mode enable;  /**< default VKPROF_ENABLE_FROM_ENV */
-    const char *env_var;        /**< default "VKPROF_GPU_PROFILE"; copied */
+    vkprof_enable_mode enable; /**< default VKPROF_ENABLE_FROM_ENV */
+    const char *env_var;       /**< default "VKPROF_GPU_PROFILE"; copied */
 
     /**
      * Set to true when the app did NOT enable the synchronization2 feature
@@ -203,13 +204,13 @@ typedef struct vkprof_context_desc {
      */
     bool host_query_reset;
 
-    vkprof_log_fn log;     /**< default: lines on stderr */
+    vkprof_log_fn log; /**< default: lines on stderr */
     void *log_user;
     vkprof_log_level log_level; /**< most verbose level passed to log; default WARN */
 
     /* ---- ring mode ---- */
     vkprof_timing_mode timing_mode; /**< default VKPROF_TIMING_2SLOT */
-    uint32_t ring_queries;  /**< ring pool size in queries; default 4096, at least 4 */
+    uint32_t ring_queries;          /**< ring pool size in queries; default 4096, at least 4 */
     /** Ring mode: a scope begun right after the previous one ended, in the
      *  same command buffer with no vkprof call between, reuses that end stamp
      *  as its begin stamp (one stamp per boundary). Whatever the app records
@@ -223,7 +224,7 @@ typedef struct vkprof_context_desc {
     /* ---- host spans ---- */
     vkprof_host_level host_level; /**< default VKPROF_HOST_FROM_ENV */
     const char *host_env_var;     /**< default "VKPROF_HOST_PROFILE"; copied */
-    uint32_t report_every;        /**< per-token report every N steps; default 8; UINT32_MAX: never */
+    uint32_t report_every; /**< per-token report every N steps; default 8; UINT32_MAX: never */
 
     /* ---- calibration and timeline ---- */
     /** The queue the timed work is submitted to. Optional; needed only for
@@ -232,12 +233,13 @@ typedef struct vkprof_context_desc {
      *  and vkprof_calibrate(): those calls then need the queue externally
      *  synchronised, like any vkQueueSubmit. */
     VkQueue queue;
-    uint32_t queue_index;         /**< index of `queue` in its family (trace track naming) */
-    uint32_t recalibrate_ms;      /**< extension path: recalibrate at most this often; default 1000 */
-    uint32_t calibration_tries;   /**< samples per calibration (best maxDeviation kept); default 8, max 64 */
-    const char *trace_env_var;    /**< default "VKPROF_TRACE": a path; tracing on when set */
-    const char *trace_path;       /**< overrides the env var; NULL: use the env var */
-    uint32_t trace_capacity;      /**< events kept; default 1 << 20; more are counted as dropped */
+    uint32_t queue_index;       /**< index of `queue` in its family (trace track naming) */
+    uint32_t recalibrate_ms;    /**< extension path: recalibrate at most this often; default 1000 */
+    uint32_t calibration_tries; /**< samples per calibration (best maxDeviation kept); default 8,
+                                   max 64 */
+    const char *trace_env_var;  /**< default "VKPROF_TRACE": a path; tracing on when set */
+    const char *trace_path;     /**< overrides the env var; NULL: use the env var */
+    uint32_t trace_capacity;    /**< events kept; default 1 << 20; more are counted as dropped */
 
     uint32_t reserved[8]; /**< must be zero */
 } vkprof_context_desc;
@@ -246,10 +248,10 @@ typedef struct vkprof_context_desc {
 typedef struct vkprof_phase_stats {
     vkprof_phase id;
     char name[VKPROF_MAX_NAME + 1];
-    uint64_t count;     /**< scopes folded in */
-    uint64_t total_ns;  /**< sum of (end - begin), masked, then scaled once */
-    uint64_t min_ns;    /**< shortest scope (0 when count is 0) */
-    uint64_t max_ns;    /**< longest scope */
+    uint64_t count;       /**< scopes folded in */
+    uint64_t total_ns;    /**< sum of (end - begin), masked, then scaled once */
+    uint64_t min_ns;      /**< shortest scope (0 when count is 0) */
+    uint64_t max_ns;      /**< longest scope */
     uint64_t total_ticks; /**< the same sum in raw device ticks */
 } vkprof_phase_stats;
 
@@ -258,13 +260,13 @@ typedef struct vkprof_error_counts {
     uint64_t begin_twice;
     uint64_t end_without_begin;
     uint64_t phase_mismatch;
-    uint64_t not_ended;          /**< resolve/accumulate before end */
-    uint64_t not_resolved;       /**< accumulate before a successful resolve */
+    uint64_t not_ended;    /**< resolve/accumulate before end */
+    uint64_t not_resolved; /**< accumulate before a successful resolve */
     uint64_t nothing_pending;
     uint64_t unknown_phase;
     uint64_t not_ready;
     uint64_t vulkan_errors;
-    uint64_t discarded;          /**< scopes ended but never accumulated, then begun over */
+    uint64_t discarded; /**< scopes ended but never accumulated, then begun over */
     uint64_t invalid_argument;
 } vkprof_error_counts;
 
@@ -275,9 +277,9 @@ typedef struct vkprof_device_info {
     uint32_t queue_family_index;
     uint32_t timestamp_valid_bits; /**< 0: no timestamps on this family */
     float timestamp_period;        /**< ns per tick, as the driver reports it */
-    bool requested;   /**< profiling was asked for (env var, desc or set_enabled) */
-    bool supported;   /**< the queue family has timestamps */
-    bool timestamp2;  /**< vkCmdWriteTimestamp2 is used (else vkCmdWriteTimestamp) */
+    bool requested;                /**< profiling was asked for (env var, desc or set_enabled) */
+    bool supported;                /**< the queue family has timestamps */
+    bool timestamp2;               /**< vkCmdWriteTimestamp2 is used (else vkCmdWriteTimestamp) */
 } vkprof_device_info;
 
 /* ---- functions --------------------------------------------------------- */
@@ -460,7 +462,6 @@ uint64_t vkprof_ticks_to_ns(uint64_t ticks, float timestamp_period);
 /** (end - begin) masked to `valid_bits` (36..64; 0 gives 0). Right across a wrap. */
 uint64_t vkprof_tick_delta(uint64_t begin, uint64_t end, uint32_t valid_bits);
 
-
 /* ======================================================================== */
 /* Host section spans                                                        */
 /* ======================================================================== */
@@ -472,28 +473,28 @@ uint64_t vkprof_tick_delta(uint64_t begin, uint64_t end, uint32_t valid_bits);
  */
 
 /** The default buckets for LLM decode; `hot` ones are timed at level 2 too. */
-#define VKPROF_DEFAULT_BUCKETS(X)                                                      \
-    X(VKPROF_BUCKET_NORM, "norm", 0)                                                   \
-    X(VKPROF_BUCKET_ATTN_PROJ, "attn_proj", 0)                                         \
-    X(VKPROF_BUCKET_ATTENTION, "attention", 0)                                         \
-    X(VKPROF_BUCKET_MLP, "mlp", 0)                                                     \
-    X(VKPROF_BUCKET_MOE_ROUTER, "moe_router", 0)                                       \
-    X(VKPROF_BUCKET_MOE_HOST_SYNC, "moe_host_sync", 0)                                 \
-    X(VKPROF_BUCKET_MOE_EXPERTS, "moe_experts", 0)                                     \
-    X(VKPROF_BUCKET_MOE_SHARED, "moe_shared", 0)                                       \
-    X(VKPROF_BUCKET_MOE_COMBINE, "moe_combine", 0)                                     \
-    X(VKPROF_BUCKET_ALLREDUCE_ATTN, "allreduce_attn", 1)                               \
-    X(VKPROF_BUCKET_ALLREDUCE_ATTN_ENQUEUE, "allreduce_attn_enqueue", 1)               \
-    X(VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, "allreduce_attn_rendezvous", 1)         \
-    X(VKPROF_BUCKET_ALLREDUCE_MLP, "allreduce_mlp", 1)                                 \
-    X(VKPROF_BUCKET_ALLREDUCE_MLP_ENQUEUE, "allreduce_mlp_enqueue", 1)                 \
+#define VKPROF_DEFAULT_BUCKETS(X)                                                                  \
+    X(VKPROF_BUCKET_NORM, "norm", 0)                                                               \
+    X(VKPROF_BUCKET_ATTN_PROJ, "attn_proj", 0)                                                     \
+    X(VKPROF_BUCKET_ATTENTION, "attention", 0)                                                     \
+    X(VKPROF_BUCKET_MLP, "mlp", 0)                                                                 \
+    X(VKPROF_BUCKET_MOE_ROUTER, "moe_router", 0)                                                   \
+    X(VKPROF_BUCKET_MOE_HOST_SYNC, "moe_host_sync", 0)                                             \
+    X(VKPROF_BUCKET_MOE_EXPERTS, "moe_experts", 0)                                                 \
+    X(VKPROF_BUCKET_MOE_SHARED, "moe_shared", 0)                                                   \
+    X(VKPROF_BUCKET_MOE_COMBINE, "moe_combine", 0)                                                 \
+    X(VKPROF_BUCKET_ALLREDUCE_ATTN, "allreduce_attn", 1)                                           \
+    X(VKPROF_BUCKET_ALLREDUCE_ATTN_ENQUEUE, "allreduce_attn_enqueue", 1)                           \
+    X(VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, "allreduce_attn_rendezvous", 1)                     \
+    X(VKPROF_BUCKET_ALLREDUCE_MLP, "allreduce_mlp", 1)                                             \
+    X(VKPROF_BUCKET_ALLREDUCE_MLP_ENQUEUE, "allreduce_mlp_enqueue", 1)                             \
     X(VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, "allreduce_mlp_rendezvous", 1)
 
 typedef enum vkprof_default_bucket {
 #define VKPROF_X_(id, name, hot) id,
     VKPROF_DEFAULT_BUCKETS(VKPROF_X_)
 #undef VKPROF_X_
-    VKPROF_BUCKET_DEFAULT_COUNT
+        VKPROF_BUCKET_DEFAULT_COUNT
 } vkprof_default_bucket;
 
 typedef uint32_t vkprof_bucket;
@@ -507,9 +508,9 @@ typedef uint32_t vkprof_bucket;
 typedef struct vkprof_span {
     uint64_t start_ns; /**< host CLOCK_MONOTONIC; 0: empty token */
     vkprof_bucket bucket;
-    uint32_t flags;    /* internal */
-    uint64_t id;       /* internal: flow id while tracing */
-    uint64_t parent;   /* internal */
+    uint32_t flags;  /* internal */
+    uint64_t id;     /* internal: flow id while tracing */
+    uint64_t parent; /* internal */
     uint32_t annotation_count;
     const char *annotation_key[VKPROF_SPAN_MAX_ANNOTATIONS]; /**< static strings */
     char annotation_value[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_MAX + 1];
@@ -608,15 +609,15 @@ size_t vkprof_format_report(char *buf, size_t cap, uint64_t first_step, uint64_t
 
 typedef struct vkprof_calibration {
     vkprof_calibration_method method;
-    const char *extension;      /**< "VK_KHR_calibrated_timestamps", "VK_EXT_...", or "" */
-    const char *host_domain;    /**< "CLOCK_MONOTONIC", or "CLOCK_MONOTONIC_RAW bridged" */
-    uint64_t error_bound_ns;    /**< worst bound of the points in use */
-    uint64_t last_error_ns;     /**< bound of the newest point */
-    uint32_t points;            /**< calibration points kept (piecewise-linear map) */
-    uint64_t recalibrations;    /**< points taken in all */
-    uint64_t anchor_ticks;      /**< newest point: device ticks ... */
-    uint64_t anchor_host_ns;    /**< ... and the host CLOCK_MONOTONIC ns they map to */
-    double drift_ppm;           /**< host ns per device ns over the kept points, - 1, in ppm */
+    const char *extension;   /**< "VK_KHR_calibrated_timestamps", "VK_EXT_...", or "" */
+    const char *host_domain; /**< "CLOCK_MONOTONIC", or "CLOCK_MONOTONIC_RAW bridged" */
+    uint64_t error_bound_ns; /**< worst bound of the points in use */
+    uint64_t last_error_ns;  /**< bound of the newest point */
+    uint32_t points;         /**< calibration points kept (piecewise-linear map) */
+    uint64_t recalibrations; /**< points taken in all */
+    uint64_t anchor_ticks;   /**< newest point: device ticks ... */
+    uint64_t anchor_host_ns; /**< ... and the host CLOCK_MONOTONIC ns they map to */
+    double drift_ppm;        /**< host ns per device ns over the kept points, - 1, in ppm */
 } vkprof_calibration;
 
 /** Take a calibration point now (bounded tries; the best maxDeviation is
@@ -660,11 +661,11 @@ vkprof_result vkprof_flush(vkprof_context ctx);
  * record callback of VKPROF_BOTH, which must still record the work).
  */
 #ifndef VKPROF_DISABLE
-#define VKPROF_BEGIN(ctx, cmd, phase) \
+#define VKPROF_BEGIN(ctx, cmd, phase)                                                              \
     (vkprof_active(ctx) ? vkprof_cmd_begin((ctx), (cmd), (phase)) : VKPROF_DISABLED)
-#define VKPROF_END(ctx, cmd, phase) \
+#define VKPROF_END(ctx, cmd, phase)                                                                \
     (vkprof_active(ctx) ? vkprof_cmd_end((ctx), (cmd), (phase)) : VKPROF_DISABLED)
-#define VKPROF_BOTH(ctx, cmd, phase, record, user) \
+#define VKPROF_BOTH(ctx, cmd, phase, record, user)                                                 \
     vkprof_cmd_both((ctx), (cmd), (phase), (record), (user))
 #else
 #define VKPROF_BEGIN(ctx, cmd, phase) ((void)0, VKPROF_DISABLED)

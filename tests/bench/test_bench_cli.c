@@ -17,12 +17,12 @@
 static int failures;
 static const char *vkprof_bin, *dir;
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-            failures++;                                                          \
-        }                                                                        \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* `vkprof SUB ARGS`; the exit status, stderr in errbuf, stdout in DIR/stdout.txt. */
@@ -89,7 +89,8 @@ static void test_json(void)
 {
     char err[8192], args[1024], path[600];
     snprintf(path, sizeof path, "%s/out.json", dir);
-    snprintf(args, sizeof args, "--preset tiny --tokens 8 --repeats 2 --sample-every 8 --json '%s'", path);
+    snprintf(args, sizeof args, "--preset tiny --tokens 8 --repeats 2 --sample-every 8 --json '%s'",
+             path);
     int rc = run_cli(args, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "  exit %d, stderr: %s\n", rc, err);
@@ -114,9 +115,9 @@ static void test_json(void)
     static const struct {
         const char *name;
         double stamps; /* per token; -1: not checked exactly */
-    } want[] = {{"off", 0},           {"host", 0},          {"2slot", 2 * 40},
-                {"ring", 2 * 40},     {"ring-shared", 41},  {"ring-sampled", -1},
-                {"baseline", 2 * 40}, {"baseline-shared", 41}};
+    } want[] = {
+        {"off", 0},          {"host", 0},          {"2slot", 2 * 40},    {"ring", 2 * 40},
+        {"ring-shared", 41}, {"ring-sampled", -1}, {"baseline", 2 * 40}, {"baseline-shared", 41}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const cJSON *c = find_config(cfgs, want[i].name);
         if (c == NULL) {
@@ -128,8 +129,8 @@ static void test_json(void)
         }
         double r = num(c, "ratio_median"), lo = num(c, "ratio_min"), hi = num(c, "ratio_max");
         double tps = num(c, "tokens_per_s_median"), st = num(c, "stamps_per_token");
-        printf("  %-16s ratio %.3f [%.3f, %.3f], %.2f tokens/s, %.1f stamps/token\n",
-               want[i].name, r, lo, hi, tps, st);
+        printf("  %-16s ratio %.3f [%.3f, %.3f], %.2f tokens/s, %.1f stamps/token\n", want[i].name,
+               r, lo, hi, tps, st);
         CHECK(isfinite(r) && r > 0);
         CHECK(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= r && r <= hi);
         CHECK(isfinite(tps) && tps > 0);

@@ -136,7 +136,7 @@ static void ring_case(bool shared, uint32_t sample_every)
     expected_calls(p, expect);
     for (uint32_t k = 0; k < VKPROF_PHASE_DEFAULT_COUNT; k++) {
         th_case = st[k].name;
-        CHECK_EQ_U64(st[k].count, expect[k] * timed);    /* timed steps only */
+        CHECK_EQ_U64(st[k].count, expect[k] * timed);        /* timed steps only */
         CHECK_EQ_U64(dec_costs(e, k)->calls, expect[k] * T); /* every call was made */
         if (expect[k] != 0) {
             CHECK(st[k].total_ns > 0);

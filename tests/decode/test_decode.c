@@ -62,10 +62,10 @@ static void test_half(void)
 {
     /* exact fp16 bits for q * 2^-shift, normal and subnormal */
     CHECK(dec_half_bits(0, 14) == 0);
-    CHECK(dec_half_bits(1, 10) == 0x1400);                 /* 2^-10 */
-    CHECK(dec_half_bits(-1023, 10) == (0x8000 | 0x3bfe));   /* -0.9990234375 */
-    CHECK(dec_half_bits(1, 24) == 0x0001);                 /* smallest subnormal */
-    CHECK(dec_half_bits(5, 17) == 0x0280);                 /* 5 * 2^-17 = 640 * 2^-24 */
+    CHECK(dec_half_bits(1, 10) == 0x1400);                /* 2^-10 */
+    CHECK(dec_half_bits(-1023, 10) == (0x8000 | 0x3bfe)); /* -0.9990234375 */
+    CHECK(dec_half_bits(1, 24) == 0x0001);                /* smallest subnormal */
+    CHECK(dec_half_bits(5, 17) == 0x0280);                /* 5 * 2^-17 = 640 * 2^-24 */
     for (int32_t q = -1023; q <= 1023; q++) {
         for (uint32_t s = 8; s <= 24; s += 4) {
             float v = dec_half_to_float(dec_half_bits(q, s));
@@ -227,7 +227,7 @@ static void test_profile_gpu(void)
             const dec_phase_cost *c = dec_costs(e, k);
             th_case = st[k].name;
             CHECK_EQ_U64(st[k].count, expect[k] * T);
-            CHECK_EQ_U64(st[k].count, c->calls);            /* what the engine dispatched */
+            CHECK_EQ_U64(st[k].count, c->calls);              /* what the engine dispatched */
             CHECK_EQ_U64(dec_costs(ref, k)->calls, c->calls); /* same calls when off */
             if (expect[k] != 0) {
                 CHECK(st[k].total_ns > 0);

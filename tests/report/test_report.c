@@ -12,22 +12,21 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_U64(a, b)                                                                     \
-    do {                                                                                    \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);      \
-        if (a_ != b_) {                                                                     \
-            fprintf(stderr, "%s:%d: %s is %llu, expected %llu\n", __FILE__, __LINE__, #a, a_, \
-                    b_);                                                                    \
-            failures++;                                                                     \
-        }                                                                                   \
+#define CHECK_U64(a, b)                                                                            \
+    do {                                                                                           \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);             \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "%s:%d: %s is %llu, expected %llu\n", __FILE__, __LINE__, #a, a_, b_); \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static const char *data_dir, *tmp_dir;
@@ -89,9 +88,9 @@ static int xml_check(const char *x, size_t n)
                         if (x[j] == '<') {
                             return -1;
                         }
-                        if (x[j] == '&' && strncmp(x + j, "&amp;", 5) && strncmp(x + j, "&lt;", 4) &&
-                            strncmp(x + j, "&gt;", 4) && strncmp(x + j, "&quot;", 6) &&
-                            strncmp(x + j, "&apos;", 6)) {
+                        if (x[j] == '&' && strncmp(x + j, "&amp;", 5) &&
+                            strncmp(x + j, "&lt;", 4) && strncmp(x + j, "&gt;", 4) &&
+                            strncmp(x + j, "&quot;", 6) && strncmp(x + j, "&apos;", 6)) {
                             return -1;
                         }
                         j++;
@@ -121,7 +120,8 @@ static int xml_check(const char *x, size_t n)
             continue;
         }
         if (c == '&' && strncmp(x + i, "&amp;", 5) && strncmp(x + i, "&lt;", 4) &&
-            strncmp(x + i, "&gt;", 4) && strncmp(x + i, "&quot;", 6) && strncmp(x + i, "&apos;", 6)) {
+            strncmp(x + i, "&gt;", 4) && strncmp(x + i, "&quot;", 6) &&
+            strncmp(x + i, "&apos;", 6)) {
             return -1;
         }
         if (c == '>' || ((unsigned char)c < 0x20 && c != '\n' && c != '\t' && c != '\r')) {
@@ -247,7 +247,8 @@ static void test_two_tokens(void)
     CHECK(m != NULL && vkprof_trace_print(s, "x.json", m) == 0);
     if (m != NULL) {
         fclose(m);
-        CHECK(strstr(text, "  attention                         0.780      0.390   54.2%         1.00    390.062\n") != NULL);
+        CHECK(strstr(text, "  attention                         0.780      0.390   54.2%         "
+                           "1.00    390.062\n") != NULL);
         CHECK(strstr(text, "WARNING: 5 events were dropped") != NULL);
         CHECK(strstr(text, "tokens        2 (token events)") != NULL);
         free(text);
@@ -366,7 +367,8 @@ static void test_errors(void)
     BAD("nope", "not a JSON object at line 1, column 1");
     BAD("{", "unexpected end of file");
     BAD("{\"traceEvents\": [", "unexpected end of file");
-    BAD("{\"traceEvents\": [{\"ph\": \"X\"", "unexpected end of file at line 1, column 28 (the file ends there: truncated?) (at event #0)");
+    BAD("{\"traceEvents\": [{\"ph\": \"X\"", "unexpected end of file at line 1, column 28 (the "
+                                             "file ends there: truncated?) (at event #0)");
     BAD("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"abc", "unexpected end of file");
     BAD("{\"traceEvents\": {}}", "\"traceEvents\" is not an array");
     BAD("{\"traceEvents\": 3}", "\"traceEvents\" is not an array");
@@ -376,14 +378,20 @@ static void test_errors(void)
     BAD("{\"traceEvents\": []} {}", "unexpected data after the JSON value");
     BAD("{\"traceEvents\": [], \"traceEvents\": []}", "\"traceEvents\" twice");
     BAD("{\"traceEvents\": [], \"metadata\": {}, \"metadata\": {}}", "\"metadata\" twice");
-    BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": 1, \"steps\": 2}}", "metadata has the key \"steps\" twice");
+    BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": 1, \"steps\": 2}}",
+        "metadata has the key \"steps\" twice");
     BAD("{\"traceEvents\": [], \"metadata\": []}", "\"metadata\" is not an object");
-    BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": -1}}", "metadata.steps is not a non-negative integer");
-    BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": 1.5}}", "metadata.steps is not a non-negative integer");
-    BAD("{\"traceEvents\": [], \"metadata\": {\"dropped_events\": \"5\"}}", "metadata.dropped_events is not");
+    BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": -1}}",
+        "metadata.steps is not a non-negative integer");
+    BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": 1.5}}",
+        "metadata.steps is not a non-negative integer");
+    BAD("{\"traceEvents\": [], \"metadata\": {\"dropped_events\": \"5\"}}",
+        "metadata.dropped_events is not");
     BAD("{\"traceEvents\": [], \"metadata\": {\"device\": 7}}", "metadata.device is not a string");
-    BAD("{\"traceEvents\": [], \"metadata\": {\"calibration\": {\"error_bound_ns\": -3}}}", "error_bound_ns");
-    BAD("{\"traceEvents\": [], \"metadata\": {\"gpu_sampling\": 2}}", "metadata.gpu_sampling is not an object");
+    BAD("{\"traceEvents\": [], \"metadata\": {\"calibration\": {\"error_bound_ns\": -3}}}",
+        "error_bound_ns");
+    BAD("{\"traceEvents\": [], \"metadata\": {\"gpu_sampling\": 2}}",
+        "metadata.gpu_sampling is not an object");
     BAD("{\"traceEvents\": [], \"metadata\": {\"steps\": 1e999}}", "metadata.steps");
     BAD("{\"traceEvents\" [] }", "expected ':'");
     BAD("{\"traceEvents\": [] \"x\": 1}", "expected ',' or '}'");
@@ -394,27 +402,52 @@ static void test_errors(void)
     BAD(EV("{\"ph\": \"C\",}"), "invalid JSON at line 1, column 29 (at event #0)");
     BAD(EV("{\"name\": \"x\"}"), "\"ph\" is missing (at event #0)");
     BAD(EV("{\"ph\": 1}"), "\"ph\" is not a string (at event #0)");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"ts\": 1, \"dur\": 1}"), "an X event without a \"name\" (at event #0)");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": 5, \"ts\": 1, \"dur\": 1}"), "\"name\" is not a string");
-    BAD(EV("{\"ph\": \"X\", \"cat\": 3, \"name\": \"a\", \"ts\": 1, \"dur\": 1}"), "\"cat\" is not a string");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"dur\": 1}"), "\"ts\" is missing (at event #0)");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"ts\": 1, \"dur\": 1}"),
+        "an X event without a \"name\" (at event #0)");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": 5, \"ts\": 1, \"dur\": 1}"),
+        "\"name\" is not a string");
+    BAD(EV("{\"ph\": \"X\", \"cat\": 3, \"name\": \"a\", \"ts\": 1, \"dur\": 1}"),
+        "\"cat\" is not a string");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"dur\": 1}"),
+        "\"ts\" is missing (at event #0)");
     BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 1}"), "\"dur\" is missing");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": null, \"dur\": 1}"), "\"ts\" is not a number");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": -1, \"dur\": 1}"), "\"ts\" is negative");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": -0.001}"), "\"dur\" is negative");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1e999, \"dur\": 1}"), "\"ts\" is not finite");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1e16}"), "\"dur\" is too large");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": NaN, \"dur\": 1}"), "invalid JSON");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"pid\": \"1\"}"), "\"pid\" is not an integer");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"tid\": 0.5}"), "\"tid\" is not an integer");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": 4}"), "\"args\" is not an object");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": {\"phase\": 4}}"), "\"args.phase\" is not a string");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": {\"bucket\": []}}"), "\"args.bucket\" is not a string");
-    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": {\"step\": -2}}"), "\"args.step\" is not a non-negative integer");
-    BAD(EV("{\"ph\": \"M\", \"name\": \"thread_name\", \"args\": {}}"), "thread_name without a string \"args.name\"");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": null, \"dur\": 1}"),
+        "\"ts\" is not a number");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": -1, \"dur\": 1}"),
+        "\"ts\" is negative");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": -0.001}"),
+        "\"dur\" is negative");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1e999, \"dur\": 1}"),
+        "\"ts\" is not finite");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1e16}"),
+        "\"dur\" is too large");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": NaN, \"dur\": 1}"),
+        "invalid JSON");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"pid\": "
+           "\"1\"}"),
+        "\"pid\" is not an integer");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"tid\": "
+           "0.5}"),
+        "\"tid\" is not an integer");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": "
+           "4}"),
+        "\"args\" is not an object");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": "
+           "{\"phase\": 4}}"),
+        "\"args.phase\" is not a string");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": "
+           "{\"bucket\": []}}"),
+        "\"args.bucket\" is not a string");
+    BAD(EV("{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"args\": "
+           "{\"step\": -2}}"),
+        "\"args.step\" is not a non-negative integer");
+    BAD(EV("{\"ph\": \"M\", \"name\": \"thread_name\", \"args\": {}}"),
+        "thread_name without a string \"args.name\"");
     BAD(EV("{\"ph\": \"M\"}"), "an M event without a \"name\"");
     BAD(EV("{\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\"}"), "\"ts\" is missing");
-    BAD(EV("{\"ph\": \"C\"}, {\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"ts\": \"x\"}"), "\"ts\" is not a number (at event #1)");
+    BAD(EV("{\"ph\": \"C\"}, {\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"ts\": "
+           "\"x\"}"),
+        "\"ts\" is not a number (at event #1)");
 
     /* nesting */
     char deep[600];
@@ -441,9 +474,10 @@ static void test_errors(void)
     char big[8192];
     k = (size_t)snprintf(big, sizeof big, "{\"traceEvents\": [");
     for (int i = 0; i < 20; i++) {
-        k += (size_t)snprintf(big + k, sizeof big - k,
-                              "%s{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 0, \"dur\": 1e15}",
-                              i ? "," : "");
+        k += (size_t)snprintf(
+            big + k, sizeof big - k,
+            "%s{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"ts\": 0, \"dur\": 1e15}",
+            i ? "," : "");
     }
     k += (size_t)snprintf(big + k, sizeof big - k, "]}");
     expect_error(big, k, "add up to more than 2^64 ns (at event #18)");
@@ -453,9 +487,10 @@ static void test_errors(void)
     char *many = malloc(cap);
     k = (size_t)snprintf(many, cap, "{\"traceEvents\": [");
     for (int i = 0; i < 1100; i++) {
-        k += (size_t)snprintf(many + k, cap - k,
-                              "%s{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"p%d\", \"ts\": 0, \"dur\": 1}",
-                              i ? "," : "", i);
+        k += (size_t)snprintf(
+            many + k, cap - k,
+            "%s{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"p%d\", \"ts\": 0, \"dur\": 1}",
+            i ? "," : "", i);
     }
     k += (size_t)snprintf(many + k, cap - k, "]}");
     expect_error(many, k, "more than 1024 distinct GPU phases (at event #1024)");
@@ -471,13 +506,15 @@ static void test_accepted(void)
         CHECK(s->token_source == VKPROF_TOKENS_DEFAULT);
         CHECK_U64(s->n_gpu + s->n_host, 0);
         FILE *f = fopen("/dev/null", "w");
-        CHECK(f != NULL && vkprof_trace_svg(s, "empty", f) == 0 && vkprof_trace_print(s, "e", f) == 0);
+        CHECK(f != NULL && vkprof_trace_svg(s, "empty", f) == 0 &&
+              vkprof_trace_print(s, "e", f) == 0);
         if (f != NULL) {
             fclose(f);
         }
         vkprof_trace_free(s);
     }
-    s = parse_ok("\xef\xbb\xbf[{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"norm\", \"ts\": 0.0004, \"dur\": 0.0015}]");
+    s = parse_ok("\xef\xbb\xbf[{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"norm\", \"ts\": "
+                 "0.0004, \"dur\": 0.0015}]");
     if (s != NULL) {
         CHECK_U64(s->n_gpu, 1);
         CHECK_U64(s->gpu[0].total_ns, 2); /* 1.5 ns rounds to 2 */
@@ -487,7 +524,8 @@ static void test_accepted(void)
     /* unknown ph and categories are skipped and counted; names are cleaned */
     s = parse_ok(EV("{\"ph\": \"Q\"}, {\"ph\": \"E\"}, {\"ph\": \"X\", \"cat\": \"x\"},"
                     "{\"ph\": \"i\", \"name\": \"other\", \"ts\": 1},"
-                    "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"bad\\u0001\\u0007name\xff\", \"ts\": 1, \"dur\": 2}"));
+                    "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"bad\\u0001\\u0007name\xff\", "
+                    "\"ts\": 1, \"dur\": 2}"));
     if (s != NULL) {
         CHECK_U64(s->n_unknown_ph, 2);
         CHECK(strcmp(s->first_unknown_ph, "Q") == 0);
@@ -507,14 +545,17 @@ static void test_accepted(void)
         k += 2;
     }
     name[k] = '\0';
-    snprintf(json, sizeof json, EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"%s\", \"ts\": 1, \"dur\": 2}"), name);
+    snprintf(json, sizeof json,
+             EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"%s\", \"ts\": 1, \"dur\": 2}"),
+             name);
     s = parse_ok(json);
     if (s != NULL) {
         CHECK_U64(strlen(s->host[0].name), VKPROF_TRACE_MAX_NAME);
         vkprof_trace_free(s);
     }
     /* ts/dur at the limit */
-    s = parse_ok(EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1e15, \"dur\": 1e15}"));
+    s = parse_ok(
+        EV("{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"ts\": 1e15, \"dur\": 1e15}"));
     if (s != NULL) {
         CHECK_U64(s->host[0].total_ns, 1000000000000000000ull);
         FILE *f = fopen("/dev/null", "w");
@@ -554,7 +595,8 @@ static void test_files(void)
     }
     char err[512] = "";
     vkprof_trace_summary *s = NULL;
-    CHECK(vkprof_trace_read_file(path_of(data_dir, "two_tokens.json"), 100, &s, err, sizeof err) != 0);
+    CHECK(vkprof_trace_read_file(path_of(data_dir, "two_tokens.json"), 100, &s, err, sizeof err) !=
+          0);
     CHECK(strstr(err, "too large") != NULL);
 }
 

@@ -150,12 +150,12 @@ const char *dec_profile_name(dec_profile p);
 
 typedef struct dec_config {
     const dec_preset *preset;
-    uint32_t ctx;          /* max context (positions); 0: preset default */
+    uint32_t ctx; /* max context (positions); 0: preset default */
     uint32_t seed;
     dec_profile profile;
-    vkprof_context prof;   /* required (and active) for DEC_PROFILE_GPU; required for RING */
+    vkprof_context prof; /* required (and active) for DEC_PROFILE_GPU; required for RING */
     const dec_hooks *hooks;
-    bool keep_logits;      /* copy the logits back each token (tests) */
+    bool keep_logits; /* copy the logits back each token (tests) */
 } dec_config;
 
 typedef struct dec_engine dec_engine;
@@ -170,8 +170,8 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
 /* Switch an existing engine (weights kept) to another profiling mode,
  * context and hooks (NULL: none); the position goes back to 0 and the costs
  * and baseline sums are zeroed. Returns 0, or 1 with a message in err. */
-int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
-                    const dec_hooks *hooks, char *err, size_t err_size);
+int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof, const dec_hooks *hooks,
+                    char *err, size_t err_size);
 /* Back to position 0 (the KV rows are rewritten before they are read), with
  * the costs and baseline sums zeroed. */
 void dec_reset(dec_engine *e);

@@ -21,13 +21,23 @@
 #include "decode_silu_mul_spv.h"
 #include "decode_softmax_spv.h"
 
-#define MAXC 64u          /* most buffers one matrix is split into */
-#define MV_ROWS 4u        /* rows per matvec workgroup (decode_matvec.comp) */
-#define PC_WORDS 8u       /* push-constant words every pipeline declares */
+#define MAXC 64u    /* most buffers one matrix is split into */
+#define MV_ROWS 4u  /* rows per matvec workgroup (decode_matvec.comp) */
+#define PC_WORDS 8u /* push-constant words every pipeline declares */
 
 enum {
-    P_INIT, P_EMBED, P_NORM, P_MATVEC, P_ROPE, P_SCORES, P_SOFTMAX, P_WSUM, P_SILU,
-    P_ARGMAX1, P_ARGMAX2, P_COUNT
+    P_INIT,
+    P_EMBED,
+    P_NORM,
+    P_MATVEC,
+    P_ROPE,
+    P_SCORES,
+    P_SOFTMAX,
+    P_WSUM,
+    P_SILU,
+    P_ARGMAX1,
+    P_ARGMAX2,
+    P_COUNT
 };
 
 static const struct {
@@ -96,11 +106,11 @@ struct dec_engine {
     uint64_t allocated;
     /* baseline modes: the engine's own timestamp pool */
     VkQueryPool qpool;
-    uint32_t qcap, qnext;     /* queries in the pool; next free one this token */
+    uint32_t qcap, qnext;       /* queries in the pool; next free one this token */
     uint32_t calls_cap, ncalls; /* phase calls per token; recorded this token */
     struct bl_call {
         uint32_t phase, begin, end;
-    } *bl_calls;
+    } * bl_calls;
     uint64_t *bl_results;
     uint64_t bl_mask;
     float bl_period;
@@ -235,8 +245,9 @@ static void mat_plan(dec_engine *e, dmat *m, uint32_t rows, uint32_t cols, uint3
     m->rows_per_chunk = (uint32_t)rpc;
     m->nchunks = rpc == 0 ? 0 : (uint32_t)((rows + rpc - 1) / rpc);
     if (rpc == 0 || m->nchunks > MAXC) {
-        set_err(e, "a %ux%u fp16 matrix needs more than %u buffers of at most %llu bytes "
-                   "(maxStorageBufferRange / maxMemoryAllocationSize)",
+        set_err(e,
+                "a %ux%u fp16 matrix needs more than %u buffers of at most %llu bytes "
+                "(maxStorageBufferRange / maxMemoryAllocationSize)",
                 rows, cols, MAXC, (unsigned long long)e->max_chunk);
     }
     if ((uint64_t)rows * cols >= (UINT64_C(1) << 32)) {
@@ -255,8 +266,8 @@ static uint32_t mat_chunk_rows(const dmat *m, uint32_t c)
 static void mat_alloc(dec_engine *e, dmat *m)
 {
     for (uint32_t c = 0; c < m->nchunks && !e->fail; c++) {
-        VkResult r = buf_create(e, (VkDeviceSize)mat_chunk_rows(m, c) * m->cols * 2, false,
-                                &m->chunk[c]);
+        VkResult r =
+            buf_create(e, (VkDeviceSize)mat_chunk_rows(m, c) * m->cols * 2, false, &m->chunk[c]);
         if (r != VK_SUCCESS) {
             set_err(e, "allocating a weight buffer of %llu bytes failed: %s",
                     (unsigned long long)m->chunk[c].size, vku_result_name(r));
@@ -284,10 +295,10 @@ static VkResult pipe_create(dec_engine *e, uint32_t which)
                                               .descriptorCount = 1,
                                               .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     }
-    VkDescriptorSetLayoutCreateInfo dci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = shader_info[which].nbind,
-        .pBindings = b};
+    VkDescriptorSetLayoutCreateInfo dci = {.sType =
+                                               VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = shader_info[which].nbind,
+                                           .pBindings = b};
     VkResult r = vkCreateDescriptorSetLayout(dv, &dci, NULL, &p->dsl);
     VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
                                .offset = 0,
@@ -345,8 +356,8 @@ static VkDescriptorSet make_set(dec_engine *e, uint32_t which, const bind *bs)
     for (uint32_t i = 0; i < n; i++) {
         bi[i] = (VkDescriptorBufferInfo){.buffer = bs[i].b->buf,
                                          .offset = bs[i].off,
-                                         .range = bs[i].range ? bs[i].range
-                                                              : bs[i].b->size - bs[i].off};
+                                         .range =
+                                             bs[i].range ? bs[i].range : bs[i].b->size - bs[i].off};
         w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                       .dstSet = set,
                                       .dstBinding = i,
@@ -366,8 +377,8 @@ static void dispatch(dec_engine *e, uint32_t which, VkDescriptorSet set, const u
     vkCmdBindPipeline(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->pipe[which].pipe);
     vkCmdBindDescriptorSets(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->pipe[which].layout, 0, 1,
                             &set, 0, NULL);
-    vkCmdPushConstants(e->cmd, e->pipe[which].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                       sizeof words, words);
+    vkCmdPushConstants(e->cmd, e->pipe[which].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words,
+                       words);
     vkCmdDispatch(e->cmd, gx, gy, 1);
 }
 
@@ -375,11 +386,11 @@ static void dispatch(dec_engine *e, uint32_t which, VkDescriptorSet set, const u
  * and transfers) is visible to everything after. */
 static void full_barrier(VkCommandBuffer cmd)
 {
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                           VK_ACCESS_TRANSFER_READ_BIT |
-                                           VK_ACCESS_TRANSFER_WRITE_BIT};
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     vkCmdPipelineBarrier(cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
 }
@@ -387,10 +398,10 @@ static void full_barrier(VkCommandBuffer cmd)
 static void host_barrier(VkCommandBuffer cmd)
 {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .srcAccessMask =
+                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(cmd,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
@@ -454,8 +465,8 @@ static void check_limits(dec_engine *e)
 {
     const dec_preset *p = &e->p;
     uint32_t g = p->head_dim / 4;
-    if (p->dim % 8 || p->ffn % 8 || e->s.q_dim % 8 || p->head_dim % 8 || !is_pow2(g) ||
-        g > 128 || p->n_kv_heads == 0 || p->n_heads % p->n_kv_heads) {
+    if (p->dim % 8 || p->ffn % 8 || e->s.q_dim % 8 || p->head_dim % 8 || !is_pow2(g) || g > 128 ||
+        p->n_kv_heads == 0 || p->n_heads % p->n_kv_heads) {
         set_err(e, "unsupported shape: dim, ffn and n_heads*head_dim must be multiples of 8, "
                    "head_dim/4 a power of two <= 128, n_heads a multiple of n_kv_heads");
         return;
@@ -470,8 +481,9 @@ static void check_limits(dec_engine *e)
                   {"the gate/up activations", (uint64_t)p->ffn * 8}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         if (ranges[i].bytes > e->max_range) {
-            set_err(e, "%s needs a %llu-byte binding, above maxStorageBufferRange (%llu); "
-                       "use a shorter --ctx",
+            set_err(e,
+                    "%s needs a %llu-byte binding, above maxStorageBufferRange (%llu); "
+                    "use a shorter --ctx",
                     ranges[i].what, (unsigned long long)ranges[i].bytes,
                     (unsigned long long)e->max_range);
             return;
@@ -493,8 +505,8 @@ static void init_matrix(dec_engine *e, const dmat *m)
         bind b[1] = {{&m->chunk[c], 0, 0}};
         VkDescriptorSet set = make_set(e, P_INIT, b);
         uint32_t words = (uint32_t)(m->chunk[c].size / 4);
-        uint32_t pc[PC_WORDS] = {words, c * m->rows_per_chunk * m->cols, m->tensor,
-                                 e->cfg.seed, m->shift, 0};
+        uint32_t pc[PC_WORDS] = {
+            words, c * m->rows_per_chunk * m->cols, m->tensor, e->cfg.seed, m->shift, 0};
         uint32_t groups = ceil_div(words, 256);
         dispatch(e, P_INIT, set, pc, groups < 4096 ? groups : 4096, 1);
     }
@@ -645,8 +657,7 @@ static void check_mode(dec_engine *e, dec_profile profile, vkprof_context prof)
     }
 }
 
-int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err,
-               size_t err_size)
+int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err, size_t err_size)
 {
     *out = NULL;
     if (err_size > 0) {
@@ -699,9 +710,10 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         if (budget) {
             snprintf(left, sizeof left, " (VK_EXT_memory_budget leaves %.2f GiB)", gib(avail));
         }
-        set_err(e, "not enough device memory: preset %s with context %u needs %.2f GiB "
-                   "(weights %.2f GiB, KV cache %.2f GiB, activations %.3f GiB), the "
-                   "device-local heap has %.2f GiB%s",
+        set_err(e,
+                "not enough device memory: preset %s with context %u needs %.2f GiB "
+                "(weights %.2f GiB, KV cache %.2f GiB, activations %.3f GiB), the "
+                "device-local heap has %.2f GiB%s",
                 p->name, e->ctx, gib(plan.total), gib(plan.weights), gib(plan.kv_cache),
                 gib(plan.activations), gib(heap), left);
         dec_destroy(e);
@@ -809,8 +821,8 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     if (!e->fail) {
         build_sets(e);
     }
-    if (!e->fail && (cfg->profile == DEC_PROFILE_BASELINE ||
-                     cfg->profile == DEC_PROFILE_BASELINE_SHARED)) {
+    if (!e->fail &&
+        (cfg->profile == DEC_PROFILE_BASELINE || cfg->profile == DEC_PROFILE_BASELINE_SHARED)) {
         bl_prepare(e);
     }
     if (e->fail) {
@@ -863,7 +875,7 @@ void dec_destroy(dec_engine *e)
         buf_destroy(e, &L->vc);
     }
     free(e->layers);
-    dbuf *bufs[] = {&e->norms, &e->rope, &e->x,    &e->xn,     &e->qkv,    &e->att,        &e->ao,
+    dbuf *bufs[] = {&e->norms, &e->rope, &e->x,      &e->xn,   &e->qkv,    &e->att,        &e->ao,
                     &e->gu,    &e->h,    &e->logits, &e->part, &e->result, &e->logits_host};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         buf_destroy(e, bufs[i]);
@@ -875,8 +887,7 @@ void dec_destroy(dec_engine *e)
 
 static bool is_baseline(const dec_engine *e)
 {
-    return e->cfg.profile == DEC_PROFILE_BASELINE ||
-           e->cfg.profile == DEC_PROFILE_BASELINE_SHARED;
+    return e->cfg.profile == DEC_PROFILE_BASELINE || e->cfg.profile == DEC_PROFILE_BASELINE_SHARED;
 }
 
 /* The stamp the library writes, without the library. */
@@ -914,10 +925,9 @@ static void bl_read(dec_engine *e)
     if (e->fail || e->qnext == 0) {
         return;
     }
-    VkResult r = vkGetQueryPoolResults(e->dev->device, e->qpool, 0, e->qnext,
-                                       (size_t)e->qnext * sizeof(uint64_t), e->bl_results,
-                                       sizeof(uint64_t),
-                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    VkResult r = vkGetQueryPoolResults(
+        e->dev->device, e->qpool, 0, e->qnext, (size_t)e->qnext * sizeof(uint64_t), e->bl_results,
+        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) {
         set_err(e, "baseline: vkGetQueryPoolResults failed: %s", vku_result_name(r));
         return;
@@ -1079,8 +1089,7 @@ static void phase_end(dec_engine *e, uint32_t phase)
     hook_end(e, name != NULL ? name : "phase");
 }
 
-static void add_cost(dec_engine *e, uint32_t phase, uint32_t dispatches, double bytes,
-                     double flops)
+static void add_cost(dec_engine *e, uint32_t phase, uint32_t dispatches, double bytes, double flops)
 {
     e->cost[phase].dispatches += dispatches;
     e->cost[phase].bytes += bytes;
@@ -1231,8 +1240,8 @@ static void record_token(dec_engine *e, uint32_t token)
         full_barrier(e->cmd);
         uint32_t pb[PC_WORDS] = {e->argmax_groups};
         dispatch(e, P_ARGMAX2, e->argmax2, pb, 1, 1);
-        add_cost(e, VKPROF_PHASE_SAMPLING, 2,
-                 (double)p->vocab * 4 + e->argmax_groups * 8.0 * 2 + 8, (double)p->vocab);
+        add_cost(e, VKPROF_PHASE_SAMPLING, 2, (double)p->vocab * 4 + e->argmax_groups * 8.0 * 2 + 8,
+                 (double)p->vocab);
     }
     phase_end(e, VKPROF_PHASE_SAMPLING);
 }

@@ -29,10 +29,10 @@ const char *dec_preset_names(void)
 }
 
 const uint32_t dec_phase_ids[DEC_NUM_PHASES] = {
-    VKPROF_PHASE_EMBEDDING, VKPROF_PHASE_NORM,       VKPROF_PHASE_QKV,
-    VKPROF_PHASE_ROPE,      VKPROF_PHASE_ATTENTION,  VKPROF_PHASE_ATTN_OUTPUT,
+    VKPROF_PHASE_EMBEDDING,   VKPROF_PHASE_NORM,       VKPROF_PHASE_QKV,
+    VKPROF_PHASE_ROPE,        VKPROF_PHASE_ATTENTION,  VKPROF_PHASE_ATTN_OUTPUT,
     VKPROF_PHASE_MLP_GATE_UP, VKPROF_PHASE_ACTIVATION, VKPROF_PHASE_MLP_DOWN,
-    VKPROF_PHASE_LM_HEAD,   VKPROF_PHASE_SAMPLING};
+    VKPROF_PHASE_LM_HEAD,     VKPROF_PHASE_SAMPLING};
 
 /* ---- hash and fp16 ------------------------------------------------------- */
 
@@ -124,8 +124,8 @@ dec_shapes dec_shapes_of(const dec_preset *p)
 uint64_t dec_param_count(const dec_preset *p)
 {
     dec_shapes s = dec_shapes_of(p);
-    uint64_t d = p->dim, per_layer = (uint64_t)s.qkv_rows * d + d * s.q_dim +
-                                     2ull * p->ffn * d + d * p->ffn + 2 * d;
+    uint64_t d = p->dim, per_layer = (uint64_t)s.qkv_rows * d + d * s.q_dim + 2ull * p->ffn * d +
+                                     d * p->ffn + 2 * d;
     return per_layer * p->n_layers + (uint64_t)p->vocab * d * (p->tie_embeddings ? 1 : 2) + d;
 }
 
@@ -154,7 +154,7 @@ struct dec_ref {
     float *embed, *lm_head, *norm_final, *rope;
     struct {
         float *qkv, *o, *gu, *down, *norm_att, *norm_ffn, *kc, *vc;
-    } *layer;
+    } * layer;
     uint16_t *qkv0_bits;
     float *x, *xn, *qkv, *att, *ao, *gu, *h, *logits;
 };
@@ -205,12 +205,12 @@ dec_ref *dec_ref_create(const dec_preset *p, uint32_t ctx, uint32_t seed)
     bool ok = r->layer != NULL && r->qkv0_bits != NULL;
     for (uint32_t l = 0; ok && l < p->n_layers; l++) {
         uint32_t t = DEC_T_LAYER(l);
-        r->layer[l].qkv = gen_matrix(seed, t + DEC_T_QKV, r->s.qkv_rows, d,
-                                     dec_shift_for_fan_in(d), l == 0 ? r->qkv0_bits : NULL);
-        r->layer[l].o = gen_matrix(seed, t + DEC_T_O, d, r->s.q_dim,
-                                   dec_shift_for_fan_in(r->s.q_dim), NULL);
-        r->layer[l].gu = gen_matrix(seed, t + DEC_T_GATE_UP, 2 * f, d, dec_shift_for_fan_in(d),
-                                    NULL);
+        r->layer[l].qkv = gen_matrix(seed, t + DEC_T_QKV, r->s.qkv_rows, d, dec_shift_for_fan_in(d),
+                                     l == 0 ? r->qkv0_bits : NULL);
+        r->layer[l].o =
+            gen_matrix(seed, t + DEC_T_O, d, r->s.q_dim, dec_shift_for_fan_in(r->s.q_dim), NULL);
+        r->layer[l].gu =
+            gen_matrix(seed, t + DEC_T_GATE_UP, 2 * f, d, dec_shift_for_fan_in(d), NULL);
         r->layer[l].down = gen_matrix(seed, t + DEC_T_DOWN, d, f, dec_shift_for_fan_in(f), NULL);
         r->layer[l].norm_att = gen_gain(seed, t + DEC_T_NORM_ATT, d);
         r->layer[l].norm_ffn = gen_gain(seed, t + DEC_T_NORM_FFN, d);
@@ -221,10 +221,9 @@ dec_ref *dec_ref_create(const dec_preset *p, uint32_t ctx, uint32_t seed)
     }
     if (ok) {
         r->embed = gen_matrix(seed, DEC_T_EMBED, p->vocab, d, DEC_EMBED_SHIFT(d), NULL);
-        r->lm_head = p->tie_embeddings
-                         ? r->embed
-                         : gen_matrix(seed, DEC_T_LM_HEAD, p->vocab, d, dec_shift_for_fan_in(d),
-                                      NULL);
+        r->lm_head = p->tie_embeddings ? r->embed
+                                       : gen_matrix(seed, DEC_T_LM_HEAD, p->vocab, d,
+                                                    dec_shift_for_fan_in(d), NULL);
         r->norm_final = gen_gain(seed, DEC_T_NORM_FINAL, d);
         r->rope = malloc((size_t)r->ctx * p->head_dim * sizeof(float));
         r->x = malloc(d * sizeof(float));
@@ -298,8 +297,7 @@ static void rmsnorm(float *o, const float *x, const float *g, uint32_t n, float 
 }
 
 /* y (=|+=) W x, W rows x cols row-major */
-static void matvec(float *y, const float *w, const float *x, uint32_t rows, uint32_t cols,
-                   bool add)
+static void matvec(float *y, const float *w, const float *x, uint32_t rows, uint32_t cols, bool add)
 {
     for (uint32_t r = 0; r < rows; r++) {
         const float *row = w + (size_t)r * cols;
@@ -320,7 +318,8 @@ uint32_t dec_ref_step(dec_ref *r, uint32_t token, const float **logits)
     for (uint32_t l = 0; l < p->n_layers; l++) {
         rmsnorm(r->xn, r->x, r->layer[l].norm_att, d, p->norm_eps);
         matvec(r->qkv, r->layer[l].qkv, r->xn, r->s.qkv_rows, d, false);
-        float *kc = r->layer[l].kc + (size_t)pos * kv_dim, *vc = r->layer[l].vc + (size_t)pos * kv_dim;
+        float *kc = r->layer[l].kc + (size_t)pos * kv_dim,
+              *vc = r->layer[l].vc + (size_t)pos * kv_dim;
         for (uint32_t h = 0; h < p->n_heads + p->n_kv_heads; h++) {
             for (uint32_t i = 0; i < hp; i++) {
                 const float *cs = r->rope + 2 * ((size_t)pos * hp + i);

@@ -14,7 +14,7 @@ typedef struct dec_span_glue {
     vkprof_context prof;
     vkprof_span stack[DEC_SPAN_DEPTH];
     uint32_t depth;
-    uint32_t overflow; /* sections deeper than the stack: not timed, counted */
+    uint32_t overflow;                    /* sections deeper than the stack: not timed, counted */
     const char *names[DEC_SPAN_SECTIONS]; /* static strings from the engine */
     vkprof_bucket buckets[DEC_SPAN_SECTIONS];
     uint32_t count;

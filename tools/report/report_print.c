@@ -62,7 +62,8 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
     if (s->has_error_bound) {
         fprintf(out, ", error bound %" PRIu64 " ns", s->error_bound_ns);
     }
-    fprintf(out, "\n  gpu sampling  %s", s->sampling_mode != NULL ? s->sampling_mode : "(not recorded)");
+    fprintf(out, "\n  gpu sampling  %s",
+            s->sampling_mode != NULL ? s->sampling_mode : "(not recorded)");
     if (s->has_every_n) {
         fprintf(out, ", every %" PRIu64 " step(s)", s->every_n_steps);
     }
@@ -73,7 +74,8 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
     default: fprintf(out, " (no token events and no metadata.steps: figures are per trace)\n");
     }
     if (s->gpu_tokens != s->tokens) {
-        fprintf(out, "  gpu tokens    %" PRIu64 " (sampled steps: GPU figures are per sampled token)\n",
+        fprintf(out,
+                "  gpu tokens    %" PRIu64 " (sampled steps: GPU figures are per sampled token)\n",
                 s->gpu_tokens);
     }
     fprintf(out,
@@ -81,7 +83,8 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
             " metadata)\n",
             s->n_events, s->n_flows, s->n_counters, s->n_meta_events);
     if (s->has_dropped && s->dropped_events > 0) {
-        fprintf(out, "WARNING: %" PRIu64 " events were dropped (the event store was full", s->dropped_events);
+        fprintf(out, "WARNING: %" PRIu64 " events were dropped (the event store was full",
+                s->dropped_events);
         if (s->has_capacity) {
             fprintf(out, "; capacity %" PRIu64, s->event_capacity);
         }
@@ -90,15 +93,20 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
         fprintf(out, "note: metadata.dropped_events is missing: events may have been lost\n");
     }
     if (s->n_unknown_ph > 0) {
-        fprintf(out, "note: skipped %" PRIu64 " events of unknown ph (the first: \"%s\" at event #%" PRIu64 ")\n",
+        fprintf(out,
+                "note: skipped %" PRIu64
+                " events of unknown ph (the first: \"%s\" at event #%" PRIu64 ")\n",
                 s->n_unknown_ph, s->first_unknown_ph, s->first_unknown_index);
     }
     if (s->n_other_x > 0) {
-        fprintf(out, "note: skipped %" PRIu64 " X events whose cat is neither \"gpu\" nor \"host\"\n",
+        fprintf(out,
+                "note: skipped %" PRIu64 " X events whose cat is neither \"gpu\" nor \"host\"\n",
                 s->n_other_x);
     }
     if (s->n_dup_meta > 0) {
-        fprintf(out, "note: %" PRIu64 " duplicate track names differ from the first (the first is kept)\n",
+        fprintf(out,
+                "note: %" PRIu64
+                " duplicate track names differ from the first (the first is kept)\n",
                 s->n_dup_meta);
     }
     char title[64];

@@ -100,7 +100,8 @@ static void fmt_time(char *buf, size_t size, int64_t ns, int64_t step)
 static double bars(FILE *out, double y, const char *title, const vkprof_trace_group *g, size_t n,
                    uint64_t busy, uint64_t tokens, bool gpu, double max_ms)
 {
-    fprintf(out, "<text x=\"16\" y=\"%.1f\" class=\"h2\">%s (ms per token; %% of %s busy time)</text>\n",
+    fprintf(out,
+            "<text x=\"16\" y=\"%.1f\" class=\"h2\">%s (ms per token; %% of %s busy time)</text>\n",
             y, title, gpu ? "GPU" : "host");
     y += 10;
     if (n == 0) {
@@ -151,8 +152,7 @@ static void track_label(FILE *out, const vkprof_trace_track *t)
         fputs(t->is_gpu ? "GPU " : "host ", out);
         xml_text(out, t->name);
     } else {
-        fprintf(out, "%s pid %" PRId64 " tid %" PRId64, t->is_gpu ? "GPU" : "host", t->pid,
-                t->tid);
+        fprintf(out, "%s pid %" PRId64 " tid %" PRId64, t->is_gpu ? "GPU" : "host", t->pid, t->tid);
     }
 }
 
@@ -337,7 +337,8 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
         ty += LANE_H + 8;
     }
     if (tracks_left_out > 0) {
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%zu more tracks not drawn</text>\n",
+        fprintf(out,
+                "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%zu more tracks not drawn</text>\n",
                 PLOT_X, ty + 10, tracks_left_out);
         ty += 16;
     }

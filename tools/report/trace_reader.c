@@ -221,11 +221,12 @@ static int parse_value(parser *p, size_t cap, const char *what, long event, cJSO
     const char *ep = NULL;
     cJSON *v = cJSON_ParseWithLengthOpts(p->buf + p->pos, end - p->pos, &ep, 0);
     if (v == NULL) {
-        size_t off = (ep != NULL && ep >= p->buf && ep <= p->buf + p->len) ? (size_t)(ep - p->buf)
-                                                                            : p->pos;
+        size_t off =
+            (ep != NULL && ep >= p->buf && ep <= p->buf + p->len) ? (size_t)(ep - p->buf) : p->pos;
         return fail_syntax(p, off, "invalid JSON", event);
     }
-    p->pos = (ep != NULL && ep > p->buf + p->pos && ep <= p->buf + end) ? (size_t)(ep - p->buf) : end;
+    p->pos =
+        (ep != NULL && ep > p->buf + p->pos && ep <= p->buf + end) ? (size_t)(ep - p->buf) : end;
     *out = v;
     return 0;
 }
@@ -441,9 +442,14 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
         return fail(p, "out of memory");
     }
     s->slices = q;
-    q[s->n_slices] = (vkprof_trace_slice){.ts_ns = ts, .dur_ns = dur, .step = step, .group = g,
-                                           .track = t, .depth = 0, .seq = (uint32_t)s->n_slices,
-                                           .is_gpu = gpu};
+    q[s->n_slices] = (vkprof_trace_slice){.ts_ns = ts,
+                                          .dur_ns = dur,
+                                          .step = step,
+                                          .group = g,
+                                          .track = t,
+                                          .depth = 0,
+                                          .seq = (uint32_t)s->n_slices,
+                                          .is_gpu = gpu};
     s->n_slices++;
     return 0;
 }
@@ -673,10 +679,10 @@ static int meta_object(parser *p, const cJSON *obj, const char *path, const char
  * defined, so it is an error. */
 static int no_duplicates(parser *p, const cJSON *obj, const char *path)
 {
-    static const char *const keys[] = {"vkprof_version", "device",      "driver",
+    static const char *const keys[] = {"vkprof_version", "device",         "driver",
                                        "dropped_events", "event_capacity", "steps",
-                                       "calibration",    "gpu_sampling", "method",
-                                       "error_bound_ns", "mode",        "every_n_steps"};
+                                       "calibration",    "gpu_sampling",   "method",
+                                       "error_bound_ns", "mode",           "every_n_steps"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         int n = 0;
         for (const cJSON *a = obj->child; a != NULL; a = a->next) {
@@ -1225,7 +1231,7 @@ long vkprof_trace_pick_token(const vkprof_trace_summary *s, int64_t *t0, int64_t
         }
     }
     /* Sort the candidates by duration (ties: the earlier one first). */
-    int64_t (*key)[2] = malloc(nc * sizeof *key);
+    int64_t(*key)[2] = malloc(nc * sizeof *key);
     if (key != NULL) {
         for (size_t i = 0; i < nc; i++) {
             key[i][0] = tk[cand[i] + 1] - tk[cand[i]];

@@ -84,8 +84,8 @@ typedef struct vkprof_trace_summary {
     uint64_t error_bound_ns, dropped_events, event_capacity, steps, every_n_steps, version;
 
     /* what was read and what was skipped */
-    uint64_t n_events, n_flows, n_counters, n_meta_events, n_dup_meta, n_other_x,
-        n_other_instants, n_unknown_ph;
+    uint64_t n_events, n_flows, n_counters, n_meta_events, n_dup_meta, n_other_x, n_other_instants,
+        n_unknown_ph;
     uint64_t first_unknown_index;
     char first_unknown_ph[16];
 } vkprof_trace_summary;
