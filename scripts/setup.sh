@@ -4,9 +4,10 @@ set -euo pipefail
 pkgs=(gcc cmake ninja-build pkg-config
       libvulkan-dev libvulkan-volk-dev glslang-tools libcjson-dev
       mesa-vulkan-drivers vulkan-validationlayers)
-# the tests also fuzz the trace reader (clang's libFuzzer) and check SVGs with python3
+# the tests also fuzz the trace reader (clang's libFuzzer), check the formatting
+# (clang-format) and check SVGs with python3
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev python3)
+  pkgs+=(clang libclang-rt-14-dev clang-format python3)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -12,6 +12,9 @@ jobs=$(nproc)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# Every C file as .clang-format has it (scripts/format.sh rewrites them).
+./scripts/format.sh --check || { echo "format: run scripts/format.sh" >&2; exit 1; }
+
 run_ctest() {
   ctest --output-on-failure "$@" 2>&1 | tee -a "$log"
 }
