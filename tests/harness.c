@@ -70,3 +70,25 @@ int th_done(void)
     printf("%s: %d failure(s)\n", th_failures ? "FAILED" : "PASSED", th_failures);
     return th_failures ? 1 : 0;
 }
+
+char *th_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    char *buf = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        n = ftell(f);
+    }
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+    }
+    if (buf != NULL) {
+        size_t got = fread(buf, 1, (size_t)n, f);
+        buf[got] = '\0';
+    }
+    fclose(f);
+    return buf;
+}

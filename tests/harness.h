@@ -63,6 +63,9 @@ typedef struct th_log {
 } th_log;
 void th_log_fn(void *user, vkprof_log_level level, vkprof_result code, const char *msg);
 
+/* The whole file as a NUL-terminated string (free it), or NULL. */
+char *th_read_file(const char *path);
+
 /* Run a case: sets th_case and prints it. */
 #define RUN(fn, ...)                                                                               \
     do {                                                                                           \

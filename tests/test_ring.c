@@ -349,11 +349,8 @@ static void test_ring_trace(void)
     }
     char path[] = "/tmp/vkprof-ring-trace.json";
     CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
-    FILE *f = fopen(path, "rb");
-    char *text = calloc(1, 1 << 20);
-    size_t len = fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    CHECK(len > 0);
+    char *text = th_read_file(path);
+    CHECK(text != NULL && text[0] != '\0');
     cJSON *root = cJSON_Parse(text);
     CHECK(root != NULL);
     int gpu = 0, steps_ok = 0;

@@ -46,30 +46,6 @@ static vkprof_context make_ctx(bool sim, bool give_queue)
     return ctx;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        if (len) {
-            *len = (size_t)n;
-        }
-    }
-    return buf;
-}
-
 /* ts / dur strings are microseconds with 3 decimals: back to integer ns */
 static int64_t to_ns(const cJSON *v)
 {
@@ -101,7 +77,7 @@ static int cmp_slice(const void *a, const void *b)
  * root (caller deletes) or NULL. */
 static cJSON *load_and_check(const char *path)
 {
-    char *text = read_file(path, NULL);
+    char *text = th_read_file(path);
     CHECK(text != NULL);
     if (text == NULL) {
         return NULL;
@@ -753,7 +729,7 @@ static void test_atomic_write(void)
     setrlimit(RLIMIT_FSIZE, &old);
     CHECK(r == VKPROF_ERROR_IO);
     printf("  full disk: %s\n", logbuf.last);
-    char *text = read_file(good, NULL);
+    char *text = th_read_file(good);
     CHECK(text != NULL && strcmp(text, "{\"the\":\"old trace\"}") == 0);
     free(text);
     CHECK(count_tmp_files(tmpdir) == 0);
@@ -770,7 +746,7 @@ static void test_atomic_write(void)
         fclose(f);
         chmod(ro, 0555);
         CHECK(vkprof_trace_write(ctx, rofile) == VKPROF_ERROR_IO);
-        text = read_file(rofile, NULL);
+        text = th_read_file(rofile);
         CHECK(text != NULL && strcmp(text, "old") == 0);
         free(text);
         chmod(ro, 0755);

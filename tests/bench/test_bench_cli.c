@@ -14,16 +14,9 @@
 
 #include <cjson/cJSON.h>
 
-static int failures;
-static const char *vkprof_bin, *dir;
+#include "harness.h"
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+static const char *vkprof_bin, *dir;
 
 /* `vkprof SUB ARGS`; the exit status, stderr in errbuf, stdout in DIR/stdout.txt. */
 static int run_sub(const char *sub, const char *args, char *errbuf, size_t n)
@@ -46,24 +39,6 @@ static int run_sub(const char *sub, const char *args, char *errbuf, size_t n)
 static int run_cli(const char *args, char *errbuf, size_t n)
 {
     return run_sub("bench", args, errbuf, n);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b != NULL) {
-        size_t got = fread(b, 1, (size_t)n, f);
-        b[got] = '\0';
-    }
-    fclose(f);
-    return b;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -96,7 +71,7 @@ static void test_json(void)
         fprintf(stderr, "  exit %d, stderr: %s\n", rc, err);
     }
     CHECK(rc == 0);
-    char *text = slurp(path);
+    char *text = th_read_file(path);
     CHECK(text != NULL);
     cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
     CHECK(j != NULL);
@@ -215,7 +190,7 @@ static void test_decode_ring(void)
             fprintf(stderr, "  decode %s: exit %d, stderr: %s\n", args, rc, err);
         }
         CHECK(rc == 0);
-        char *text = slurp(path), *o = slurp(out);
+        char *text = th_read_file(path), *o = th_read_file(out);
         cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
         CHECK(j != NULL && o != NULL);
         if (j != NULL && o != NULL) {
@@ -258,13 +233,13 @@ int main(int argc, char **argv)
         return 1;
     }
     test_errors();
-    printf("%s test_errors\n", failures ? "FAIL" : "ok  ");
-    int before = failures;
+    printf("%s test_errors\n", th_failures ? "FAIL" : "ok  ");
+    int before = th_failures;
     test_decode_ring();
-    printf("%s test_decode_ring\n", failures != before ? "FAIL" : "ok  ");
-    before = failures;
+    printf("%s test_decode_ring\n", th_failures != before ? "FAIL" : "ok  ");
+    before = th_failures;
     test_json();
-    printf("%s test_json\n", failures != before ? "FAIL" : "ok  ");
-    printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
-    return failures ? 1 : 0;
+    printf("%s test_json\n", th_failures != before ? "FAIL" : "ok  ");
+    printf("%s: %d failure(s)\n", th_failures ? "FAILED" : "PASSED", th_failures);
+    return th_failures ? 1 : 0;
 }

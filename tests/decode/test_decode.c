@@ -294,24 +294,6 @@ static int run_cli(const char *args, char *errbuf, size_t n)
     return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b != NULL) {
-        size_t got = fread(b, 1, (size_t)n, f);
-        b[got] = '\0';
-    }
-    fclose(f);
-    return b;
-}
-
 static void test_cli_json(void)
 {
     char err[4096], args[512], path[300];
@@ -322,7 +304,7 @@ static void test_cli_json(void)
         fprintf(stderr, "  stderr: %s\n", err);
     }
     CHECK_EQ_U64(rc, 0);
-    char *text = slurp(path);
+    char *text = th_read_file(path);
     CHECK(text != NULL);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     CHECK(j != NULL);
@@ -352,7 +334,7 @@ static void test_cli_json(void)
     /* --profile off: JSON without the vkprof snapshot, still parses */
     snprintf(args, sizeof args, "--tokens 2 --json '%s'", path);
     CHECK_EQ_U64(run_cli(args, err, sizeof err), 0);
-    text = slurp(path);
+    text = th_read_file(path);
     j = text ? cJSON_Parse(text) : NULL;
     CHECK(j != NULL && cJSON_IsNull(cJSON_GetObjectItem(j, "vkprof")));
     cJSON_Delete(j);
