@@ -1,10 +1,14 @@
 /* The timeline: a bounded, lock-free event store filled by spans, steps and
  * GPU scopes from any thread, and its export as Chrome Trace Event JSON
  * (docs/trace-format.md), written atomically. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "internal.h"
 
+#include "export/atomic_file.h"
+
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,125 @@
 #define VKPROF_DEFAULT_TRACE_ENV "VKPROF_TRACE"
 #define PID_HOST 1
 #define PID_GPU 2
+
+/* ---- which file a context's trace goes to ------------------------------
+ *
+ * Several contexts of one process (one per queue, as the docs recommend) are
+ * often configured from the same VKPROF_TRACE. The first context that names
+ * a file writes it; the k-th one writes `<stem>.ctx<k><ext>` beside it
+ * (trace.json, trace.ctx2.json, ...), and says so in the log. Numbers are not
+ * reused within a process, so a context created after another was destroyed
+ * never overwrites that trace either. A device or FIFO (/dev/null, a pipe) is
+ * a stream: every context writes its document into it, in destroy order. */
+
+#define TRACE_PATHS 32
+
+typedef struct trace_path_use {
+    char key[sizeof(((vkprof_trace *)0)->path)];
+    uint32_t users;
+} trace_path_use;
+
+static trace_path_use g_paths[TRACE_PATHS];
+static uint32_t g_path_count;
+static uint32_t g_overflow_users;
+static atomic_flag g_paths_lock = ATOMIC_FLAG_INIT;
+
+/* The folder made absolute (from this process's working directory), so
+ * "t.json" and "./t.json" are one file. Falls back to the text itself. */
+static void path_key(const char *path, char *key, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    const char *base = slash ? slash + 1 : path;
+    if (slash == path) {
+        snprintf(dir, sizeof dir, "/");
+    } else if (slash) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    } else {
+        snprintf(dir, sizeof dir, ".");
+    }
+    char real[PATH_MAX];
+    size_t rn = 0, bn = strlen(base);
+    if (realpath(dir, real) != NULL &&
+        (rn = strcmp(real, "/") == 0 ? 0 : strlen(real)) + bn + 2 <= cap) {
+        memcpy(key, real, rn);
+        key[rn] = '/';
+        memcpy(key + rn + 1, base, bn + 1);
+    } else {
+        snprintf(key, cap, "%s", path);
+    }
+}
+
+/* How many contexts of this process named this file before, this one
+ * included (1: the first). */
+static uint32_t claim_path(const char *path)
+{
+    char key[sizeof g_paths[0].key];
+    path_key(path, key, sizeof key);
+    while (atomic_flag_test_and_set_explicit(&g_paths_lock, memory_order_acquire)) {
+    }
+    uint32_t users = 0;
+    for (uint32_t i = 0; i < g_path_count && users == 0; i++) {
+        if (strcmp(g_paths[i].key, key) == 0) {
+            users = ++g_paths[i].users;
+        }
+    }
+    if (users == 0 && g_path_count < TRACE_PATHS) {
+        memcpy(g_paths[g_path_count].key, key, sizeof key);
+        g_paths[g_path_count].users = users = 1;
+        g_path_count++;
+    } else if (users == 0) {
+        /* more distinct files than the table holds: number them apart from
+         * the counted ones, so no two can meet */
+        users = 1000u + ++g_overflow_users;
+    }
+    atomic_flag_clear_explicit(&g_paths_lock, memory_order_release);
+    return users;
+}
+
+/* `path` with ".ctx<k>" before the extension of its last component. */
+static bool suffixed(const char *path, uint32_t k, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (dot == NULL || dot == base) {
+        dot = path + strlen(path); /* no extension (or a dot file): append */
+    }
+    int n = snprintf(out, cap, "%.*s.ctx%u%s", (int)(dot - path), path, k, dot);
+    return n > 0 && (size_t)n < cap;
+}
+
+static bool is_stream(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+/* "1", "2", "on", "true", ...: a level or flag put in the trace variable. */
+static bool looks_like_a_value(const char *v)
+{
+    static const char *const words[] = {"on",      "off",      "true", "false",  "yes",
+                                        "no",      "y",        "n",    "enable", "enabled",
+                                        "disable", "disabled", "all",  "hot",    "none"};
+    bool digits = v[0] != '\0';
+    for (const char *c = v; *c; c++) {
+        digits = digits && *c >= '0' && *c <= '9';
+    }
+    if (digits) {
+        return true;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t j = 0;
+        while (words[i][j] && v[j] && (v[j] | 0x20) == words[i][j]) {
+            j++;
+        }
+        if (words[i][j] == '\0' && v[j] == '\0') {
+            return true;
+        }
+    }
+    return false;
+}
 
 vkprof_result vkprof__trace_init(vkprof_context ctx)
 {
@@ -27,17 +150,38 @@ vkprof_result vkprof__trace_init(vkprof_context ctx)
     }
     memcpy(t->env_var, env, strlen(env) + 1);
     const char *path = ctx->desc.trace_path;
+    const char *from = "desc.trace_path";
     if (path == NULL) {
         path = getenv(t->env_var);
+        from = t->env_var;
     }
-    if (path != NULL && path[0] != '\0') {
-        if (strlen(path) >= sizeof t->path) {
-            return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace path is too long");
-        }
+    if (path == NULL || path[0] == '\0') {
+        return VKPROF_OK;
+    }
+    if (strlen(path) >= sizeof t->path) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace path is too long");
+    }
+    if (looks_like_a_value(path)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "%s='%s' looks like a level or a flag, not a trace path; writing the trace "
+                    "to the file '%s' in the working directory anyway (levels are "
+                    "VKPROF_GPU_PROFILE and VKPROF_HOST_PROFILE; %s names the trace file, "
+                    "e.g. trace.json)",
+                    from, path, path, from);
+    }
+    uint32_t k = is_stream(path) ? 1 : claim_path(path);
+    if (k == 1) {
         memcpy(t->path, path, strlen(path) + 1);
-        return vkprof_trace_start(ctx, 0);
+    } else if (suffixed(path, k, t->path, sizeof t->path)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                    "%s='%s' is already the trace of another context in this process; this "
+                    "context (#%u on that path) writes '%s'",
+                    from, path, k, t->path);
+    } else {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "trace path '%s' is too long for a per-context suffix", path);
     }
-    return VKPROF_OK;
+    return vkprof_trace_start(ctx, 0);
 }
 
 void vkprof__trace_shutdown(vkprof_context ctx)
@@ -200,31 +344,31 @@ typedef struct out_event {
     const vkprof_event *src;
 } out_event;
 
-static void put_json_string(FILE *f, const char *s)
+static void put_json_string(vkprof_afile *f, const char *s)
 {
-    fputc('"', f);
+    vkprof__afile_putc(f, '"');
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         switch (*c) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
+        case '"': vkprof__afile_puts(f, "\\\""); break;
+        case '\\': vkprof__afile_puts(f, "\\\\"); break;
+        case '\n': vkprof__afile_puts(f, "\\n"); break;
+        case '\r': vkprof__afile_puts(f, "\\r"); break;
+        case '\t': vkprof__afile_puts(f, "\\t"); break;
         default:
             if (*c < 0x20) {
-                fprintf(f, "\\u%04x", *c);
+                vkprof__afile_printf(f, "\\u%04x", *c);
             } else {
-                fputc(*c, f);
+                vkprof__afile_putc(f, *c);
             }
         }
     }
-    fputc('"', f);
+    vkprof__afile_putc(f, '"');
 }
 
 /* ns after the trace start, as microseconds with three decimals */
-static void put_us(FILE *f, uint64_t ns)
+static void put_us(vkprof_afile *f, uint64_t ns)
 {
-    fprintf(f, "%" PRIu64 ".%03u", ns / 1000u, (unsigned)(ns % 1000u));
+    vkprof__afile_printf(f, "%" PRIu64 ".%03u", ns / 1000u, (unsigned)(ns % 1000u));
 }
 
 static int cmp_out(const void *a, const void *b)
@@ -257,7 +401,7 @@ static const char *name_of(vkprof_context ctx, const vkprof_event *e)
     return n ? n : "?";
 }
 
-static int write_json(vkprof_context ctx, FILE *f)
+static int write_json(vkprof_context ctx, vkprof_afile *f)
 {
     vkprof_trace *t = &ctx->trace;
     uint64_t n = atomic_load(&t->next);
@@ -299,98 +443,122 @@ static int write_json(vkprof_context ctx, FILE *f)
         qsort(ev, kept, sizeof *ev, cmp_out);
     }
 
-    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    vkprof__afile_printf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     /* track names and order; every later event starts with ",\n" */
-    fprintf(f,
-            "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,"
-            "\"args\":{\"name\":\"vkprof host (pid %ld)\"}}",
-            PID_HOST, (long)getpid());
-    fprintf(f,
-            ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-            "\"args\":{\"sort_index\":0}}",
-            PID_HOST);
-    fprintf(f,
-            ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
-            PID_GPU);
+    vkprof__afile_printf(f,
+                         "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,"
+                         "\"args\":{\"name\":\"vkprof host (pid %ld)\"}}",
+                         PID_HOST, (long)getpid());
+    vkprof__afile_printf(f,
+                         ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+                         "\"args\":{\"sort_index\":0}}",
+                         PID_HOST);
+    vkprof__afile_printf(
+        f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
+        PID_GPU);
     char gpu_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 8];
     snprintf(gpu_name, sizeof gpu_name, "GPU: %s", ctx->info.device_name);
     put_json_string(f, gpu_name);
-    fprintf(f,
-            "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-            "\"args\":{\"sort_index\":1}}",
-            PID_GPU);
-    fprintf(f,
-            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
-            "\"args\":{\"name\":\"queue family %u, queue %u\"}}",
-            PID_GPU, ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u,
-            ctx->desc.queue_family_index, ctx->desc.queue_index);
+    vkprof__afile_printf(f,
+                         "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+                         "\"args\":{\"sort_index\":1}}",
+                         PID_GPU);
+    vkprof__afile_printf(f,
+                         ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
+                         "\"args\":{\"name\":\"queue family %u, queue %u\"}}",
+                         PID_GPU, ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u,
+                         ctx->desc.queue_family_index, ctx->desc.queue_index);
+    /* Only the threads that recorded into this context: the thread registry
+     * is process-wide, a trace is not. */
     uint32_t threads = vkprof__thread_count();
+    unsigned char *used = calloc((size_t)threads + 1, 1);
+    if (used == NULL) {
+        free(ev);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (uint64_t i = 0; i < kept; i++) {
+        if (ev[i].src->kind != VKPROF_EV_GPU && ev[i].src->tid <= threads) {
+            used[ev[i].src->tid] = 1;
+        }
+    }
     for (uint32_t tid = 1; tid <= threads; tid++) {
+        if (!used[tid]) {
+            continue;
+        }
         const char *tn = vkprof__thread_name((uint16_t)tid);
         char fallback[32];
         if (tn == NULL) {
             snprintf(fallback, sizeof fallback, "thread %u", tid);
             tn = fallback;
         }
-        fprintf(
+        vkprof__afile_printf(
             f,
             ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
             PID_HOST, tid);
         put_json_string(f, tn);
-        fprintf(f,
-                "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%u,"
-                "\"args\":{\"sort_index\":%u}}",
-                PID_HOST, tid, tid);
+        vkprof__afile_printf(
+            f,
+            "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%u,"
+            "\"args\":{\"sort_index\":%u}}",
+            PID_HOST, tid, tid);
     }
+    free(used);
 
     uint64_t host_spans = 0, gpu_scopes = 0, flows = 0;
-    for (uint64_t i = 0; i < kept; i++) {
+    for (uint64_t i = 0; i < kept && !vkprof__afile_failed(f); i++) {
         const vkprof_event *e = ev[i].src;
         uint64_t ts = ev[i].start - t0;
         uint64_t dur = ev[i].end >= ev[i].start ? ev[i].end - ev[i].start : 0;
         if (e->kind == VKPROF_EV_STEP) {
-            fprintf(f,
-                    ",\n{\"ph\":\"i\",\"cat\":\"step\",\"name\":\"token\",\"s\":\"p\",\"pid\":%d,"
-                    "\"tid\":%u,\"ts\":",
-                    PID_HOST, e->tid);
+            vkprof__afile_printf(
+                f,
+                ",\n{\"ph\":\"i\",\"cat\":\"step\",\"name\":\"token\",\"s\":\"p\",\"pid\":%d,"
+                "\"tid\":%u,\"ts\":",
+                PID_HOST, e->tid);
             put_us(f, ts);
-            fprintf(f, ",\"args\":{\"step\":%" PRIu64 "}}", e->step);
+            vkprof__afile_printf(f, ",\"args\":{\"step\":%" PRIu64 "}}", e->step);
             continue;
         }
         bool gpu = e->kind == VKPROF_EV_GPU;
         const char *name = name_of(ctx, e);
-        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu ? "gpu" : "host");
+        vkprof__afile_printf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu ? "gpu" : "host");
         put_json_string(f, name);
-        fprintf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", gpu ? PID_GPU : PID_HOST, e->tid);
+        vkprof__afile_printf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", gpu ? PID_GPU : PID_HOST, e->tid);
         put_us(f, ts);
-        fprintf(f, ",\"dur\":");
+        vkprof__afile_printf(f, ",\"dur\":");
         put_us(f, dur);
         if (gpu) {
             gpu_scopes++;
-            fprintf(f, ",\"args\":{\"phase\":");
+            vkprof__afile_printf(f, ",\"args\":{\"phase\":");
             put_json_string(f, name);
-            fprintf(f, ",\"ns\":%" PRIu64 ",\"step\":%" PRIu64 "}}", dur, e->step);
+            vkprof__afile_printf(f, ",\"ns\":%" PRIu64 ",\"step\":%" PRIu64 "}}", dur, e->step);
         } else {
             host_spans++;
-            fprintf(f, ",\"args\":{\"bucket\":");
+            vkprof__afile_printf(f, ",\"args\":{\"bucket\":");
             put_json_string(f, name);
-            fprintf(f, ",\"hot\":%s,\"sync\":%s,\"step\":%" PRIu64,
-                    (e->flags & VKPROF_EVF_HOT) ? "true" : "false",
-                    (e->flags & VKPROF_EVF_SYNC) ? "true" : "false", e->step);
+            vkprof__afile_printf(f, ",\"hot\":%s,\"sync\":%s,\"step\":%" PRIu64,
+                                 (e->flags & VKPROF_EVF_HOT) ? "true" : "false",
+                                 (e->flags & VKPROF_EVF_SYNC) ? "true" : "false", e->step);
             if (e->flags & VKPROF_EVF_PROBE) {
-                fprintf(f, ",\"probe\":true");
+                vkprof__afile_printf(f, ",\"probe\":true");
             }
             if (e->annot != 0) {
                 const vkprof_annot *an = &t->annots[e->annot - 1];
                 for (uint32_t k = 0; k < an->count; k++) {
-                    fputc(',', f);
+                    vkprof__afile_putc(f, ',');
                     put_json_string(f, an->key[k]);
-                    fputc(':', f);
+                    vkprof__afile_putc(f, ':');
                     put_json_string(f, an->value[k]);
                 }
             }
-            fprintf(f, "}}");
+            vkprof__afile_printf(f, "}}");
         }
+    }
+
+    if (vkprof__afile_failed(f)) {
+        free(ev); /* a write failed: the rest would be formatted for nothing */
+        return 0;
     }
 
     /* Flow arrows: sort span ids, then look each GPU scope's parent up. */
@@ -401,7 +569,7 @@ static int write_json(vkprof_context ctx, FILE *f)
     } span_ref;
     span_ref *refs = host_spans ? malloc(host_spans * sizeof *refs) : NULL;
     uint64_t nrefs = 0;
-    for (uint64_t i = 0; refs != NULL && i < kept; i++) {
+    for (uint64_t i = 0; refs != NULL && i < kept && nrefs < host_spans; i++) {
         const vkprof_event *e = ev[i].src;
         if (e->kind == VKPROF_EV_SPAN && e->id != 0) {
             refs[nrefs].id = e->id;
@@ -422,7 +590,7 @@ static int write_json(vkprof_context ctx, FILE *f)
             refs[j] = tmp;
         }
     }
-    for (uint64_t i = 0; i < kept; i++) {
+    for (uint64_t i = 0; i < kept && !vkprof__afile_failed(f); i++) {
         const vkprof_event *e = ev[i].src;
         if (e->kind != VKPROF_EV_GPU || e->id == 0 || nrefs == 0) {
             continue;
@@ -440,58 +608,63 @@ static int write_json(vkprof_context ctx, FILE *f)
             continue; /* the span is still open or was dropped */
         }
         flows++;
-        fprintf(f,
-                ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"recorded\",\"id\":%" PRIu64
-                ",\"pid\":%d,\"tid\":%u,\"ts\":",
-                flows, PID_HOST, refs[lo].tid);
+        vkprof__afile_printf(
+            f,
+            ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"recorded\",\"id\":%" PRIu64
+            ",\"pid\":%d,\"tid\":%u,\"ts\":",
+            flows, PID_HOST, refs[lo].tid);
         put_us(f, refs[lo].start);
-        fprintf(f,
-                "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"recorded\","
-                "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
-                flows, PID_GPU, e->tid);
+        vkprof__afile_printf(
+            f,
+            "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"recorded\","
+            "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
+            flows, PID_GPU, e->tid);
         put_us(f, ev[i].start - t0);
-        fprintf(f, "}");
+        vkprof__afile_printf(f, "}");
     }
     free(refs);
     free(ev);
 
-    fprintf(f, "\n],\n");
+    vkprof__afile_printf(f, "\n],\n");
     vkprof_calibration cal;
     vkprof_get_calibration(ctx, &cal);
     uint64_t aerr = 0;
     int64_t rt_off = vkprof__realtime_to_mono_offset(&aerr);
     uint64_t mono_now = vkprof_host_now_ns();
     static const char *const methods[] = {"none", "calibrated_timestamps", "bracket"};
-    fprintf(f, "\"metadata\":{\"vkprof_version\":%u,\"device\":", vkprof_version());
+    vkprof__afile_printf(f, "\"metadata\":{\"vkprof_version\":%u,\"device\":", vkprof_version());
     put_json_string(f, ctx->info.device_name);
-    fprintf(f, ",\"driver\":");
+    vkprof__afile_printf(f, ",\"driver\":");
     put_json_string(f, ctx->driver_name);
-    fprintf(f,
-            ",\"calibration\":{\"method\":\"%s\",\"extension\":\"%s\",\"host_domain\":\"%s\","
-            "\"error_bound_ns\":%" PRIu64 ",\"points\":%u,\"recalibrations\":%" PRIu64
-            ",\"drift_ppm\":%.4f},",
-            methods[cal.method], cal.extension ? cal.extension : "",
-            cal.host_domain ? cal.host_domain : "", cal.error_bound_ns, cal.points,
-            cal.recalibrations, cal.drift_ppm);
-    fprintf(f,
-            "\"dropped_events\":%" PRIu64 ",\"dropped_annotations\":%" PRIu64
-            ",\"unmapped_gpu_scopes\":%" PRIu64 ",\"event_capacity\":%u,"
-            "\"host_spans\":%" PRIu64 ",\"gpu_scopes\":%" PRIu64 ",\"flows\":%" PRIu64 ",",
-            atomic_load(&t->dropped), atomic_load(&t->annot_dropped), unmapped, t->capacity,
-            host_spans, gpu_scopes, flows);
-    fprintf(f,
-            "\"clock_anchor\":{\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64
-            ",\"error_ns\":%" PRIu64 "},",
-            (uint64_t)((int64_t)mono_now - rt_off), mono_now, aerr);
-    fprintf(f,
-            "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
-            ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,"
-            "\"gpu_sampling\":{\"mode\":\"%s\",\"every_n_steps\":%u,\"timed_steps\":%" PRIu64
-            ",\"scopes_dropped\":%" PRIu64 "}}}\n",
-            t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
-            ctx->info.timestamp_valid_bits, vkprof__ring_mode(ctx) ? "ring" : "2slot",
-            ctx->desc.sample_every > 1 ? ctx->desc.sample_every : 1u,
-            atomic_load(&ctx->timed_steps), ctx->scopes_dropped + ctx->scopes_lost);
+    vkprof__afile_printf(
+        f,
+        ",\"calibration\":{\"method\":\"%s\",\"extension\":\"%s\",\"host_domain\":\"%s\","
+        "\"error_bound_ns\":%" PRIu64 ",\"points\":%u,\"recalibrations\":%" PRIu64
+        ",\"drift_ppm\":%.4f},",
+        methods[cal.method], cal.extension ? cal.extension : "",
+        cal.host_domain ? cal.host_domain : "", cal.error_bound_ns, cal.points, cal.recalibrations,
+        cal.drift_ppm);
+    vkprof__afile_printf(f,
+                         "\"dropped_events\":%" PRIu64 ",\"dropped_annotations\":%" PRIu64
+                         ",\"unmapped_gpu_scopes\":%" PRIu64 ",\"event_capacity\":%u,"
+                         "\"host_spans\":%" PRIu64 ",\"gpu_scopes\":%" PRIu64 ",\"flows\":%" PRIu64
+                         ",",
+                         atomic_load(&t->dropped), atomic_load(&t->annot_dropped), unmapped,
+                         t->capacity, host_spans, gpu_scopes, flows);
+    vkprof__afile_printf(f,
+                         "\"clock_anchor\":{\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64
+                         ",\"error_ns\":%" PRIu64 "},",
+                         (uint64_t)((int64_t)mono_now - rt_off), mono_now, aerr);
+    vkprof__afile_printf(
+        f,
+        "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
+        ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,"
+        "\"gpu_sampling\":{\"mode\":\"%s\",\"every_n_steps\":%u,\"timed_steps\":%" PRIu64
+        ",\"scopes_dropped\":%" PRIu64 "}}}\n",
+        t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
+        ctx->info.timestamp_valid_bits, vkprof__ring_mode(ctx) ? "ring" : "2slot",
+        ctx->desc.sample_every > 1 ? ctx->desc.sample_every : 1u, atomic_load(&ctx->timed_steps),
+        ctx->scopes_dropped + ctx->scopes_lost);
     return 0;
 }
 
@@ -504,66 +677,24 @@ vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_TRACING,
                             "trace_write('%s'): tracing was never started", path);
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (tmp == NULL) {
-        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "trace_write");
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        vkprof_result r = vkprof__fail(ctx, VKPROF_ERROR_IO,
-                                       "trace_write('%s'): cannot create a temporary file: %s",
-                                       path, strerror(e));
-        free(tmp);
-        return r;
-    }
-    /* mkstemp makes the file 0600; a trace is an ordinary file: 0666 & ~umask */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    int err = 0;
-    const char *what = "write";
-    if (f == NULL) {
-        err = errno;
-        close(fd);
-    } else {
-        setvbuf(f, NULL, _IOFBF, 1 << 20);
-        if (write_json(ctx, f) != 0) {
-            err = errno ? errno : EIO;
+    vkprof_afile out;
+    int err = vkprof__afile_open(&out, path);
+    if (err == 0) {
+        if (write_json(ctx, &out) != 0 && !vkprof__afile_failed(&out)) {
+            out.err = errno ? errno : ENOMEM;
+            out.step = "format the trace";
         }
-        if (!err && fflush(f) != 0) {
-            err = errno;
-        }
-        if (!err && ferror(f)) {
-            err = EIO;
-        }
-        if (!err && fsync(fileno(f)) != 0) {
-            err = errno;
-            what = "fsync";
-        }
-        if (fclose(f) != 0 && !err) {
-            err = errno;
-            what = "close";
-        }
+        /* the first failure of any step; out.step and out.hint stay valid */
+        err = vkprof__afile_commit(&out);
     }
-    if (!err && rename(tmp, path) != 0) {
-        err = errno;
-        what = "rename";
+    if (err != 0) {
+        const bool in_place = out.in_place;
+        return vkprof__fail(ctx, VKPROF_ERROR_IO, "trace_write('%s'): cannot %s: %s%s%s; %s", path,
+                            out.step ? out.step : "write", strerror(err), out.hint ? ": " : "",
+                            out.hint ? out.hint : "",
+                            in_place ? "the trace is incomplete"
+                                     : "the previous file, if any, is untouched");
     }
-    if (err) {
-        unlink(tmp);
-        vkprof_result r = vkprof__fail(ctx, VKPROF_ERROR_IO,
-                                       "trace_write('%s'): %s failed: %s; the previous file, if "
-                                       "any, is untouched",
-                                       path, what, strerror(err));
-        free(tmp);
-        return r;
-    }
-    free(tmp);
     return VKPROF_OK;
 }
 

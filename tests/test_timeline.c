@@ -688,7 +688,7 @@ static int count_tmp_files(const char *dir)
     int n = 0;
     struct dirent *de;
     while (d != NULL && (de = readdir(d)) != NULL) {
-        if (strstr(de->d_name, ".tmp.") != NULL) {
+        if (strstr(de->d_name, ".tmp") != NULL) {
             n++;
         }
     }

@@ -1,5 +1,5 @@
 /* See outfile.h. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* fopencookie */
 #include "outfile.h"
 
 #include <errno.h>
@@ -7,23 +7,45 @@
 #include <string.h>
 #include <unistd.h>
 
+static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
+{
+    vkprof_afile *a = cookie;
+    vkprof__afile_write(a, buf, size);
+    if (vkprof__afile_failed(a)) {
+        errno = a->err;
+        return -1;
+    }
+    return (ssize_t)size;
+}
+
+static int cookie_close(void *cookie)
+{
+    (void)cookie; /* outfile_commit / outfile_abort finish the file */
+    return 0;
+}
+
+static void report(const outfile *o, const char *what)
+{
+    fprintf(stderr, "%s: %s %s: cannot %s: %s%s%s\n", o->tool, what, o->path,
+            o->file.step ? o->file.step : "write", strerror(o->file.err), o->file.hint ? ": " : "",
+            o->file.hint ? o->file.hint : "");
+}
+
 int outfile_open(outfile *o, const char *tool, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->tool = tool;
     o->path = path;
-    size_t n = strlen(path) + 32;
-    o->tmp = malloc(n);
-    if (o->tmp == NULL) {
-        fprintf(stderr, "%s: out of memory\n", tool);
+    if (vkprof__afile_open(&o->file, path) != 0) {
+        report(o, "writing");
         return 1;
     }
-    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "w");
+    cookie_io_functions_t io = {
+        .read = NULL, .write = cookie_write, .seek = NULL, .close = cookie_close};
+    o->f = fopencookie(&o->file, "w", io);
     if (o->f == NULL) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", tool, o->tmp, strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
+        fprintf(stderr, "%s: out of memory\n", tool);
+        vkprof__afile_abort(&o->file);
         return 1;
     }
     return 0;
@@ -31,27 +53,16 @@ int outfile_open(outfile *o, const char *tool, const char *path)
 
 int outfile_commit(outfile *o)
 {
-    int bad = ferror(o->f);
-    bad |= fflush(o->f) != 0;
-    bad |= fsync(fileno(o->f)) != 0;
-    int err = errno;
-    bad |= fclose(o->f) != 0;
-    o->f = NULL;
-    if (bad) {
-        fprintf(stderr, "%s: writing %s failed: %s\n", o->tool, o->tmp,
-                strerror(err     ? err
-                         : errno ? errno
-                                 : EIO));
-        remove(o->tmp);
-    } else if (rename(o->tmp, o->path) != 0) {
-        fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->tool, o->tmp, o->path,
-                strerror(errno));
-        remove(o->tmp);
-        bad = 1;
+    if (o->f != NULL) {
+        (void)fflush(o->f); /* a failure is in o->file.err, with its errno */
+        fclose(o->f);
+        o->f = NULL;
     }
-    free(o->tmp);
-    o->tmp = NULL;
-    return bad ? 1 : 0;
+    if (vkprof__afile_commit(&o->file) != 0) {
+        report(o, "writing");
+        return 1;
+    }
+    return 0;
 }
 
 void outfile_abort(outfile *o)
@@ -60,11 +71,7 @@ void outfile_abort(outfile *o)
         fclose(o->f);
         o->f = NULL;
     }
-    if (o->tmp != NULL) {
-        remove(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-    }
+    vkprof__afile_abort(&o->file);
 }
 
 void json_put_string(FILE *f, const char *s)

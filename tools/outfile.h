@@ -1,22 +1,27 @@
-/* Output files of the tools: written to a temporary file beside the target,
- * checked, synced and renamed over it, so a failed write (full disk, bad
- * folder) leaves the old file as it was and no partial one. */
+/* Output files of the tools, through the library's one atomic-file writer
+ * (src/export/atomic_file.h): a regular file is written to a temporary file
+ * beside it, checked, synced and renamed over it, so a failed write (full
+ * disk, bad folder) leaves the old file as it was and no partial one; a
+ * symlink is followed; a device or FIFO (/dev/stdout) is written in place; a
+ * directory is refused. The first failed write is reported with its errno. */
 #ifndef VKPROF_OUTFILE_H
 #define VKPROF_OUTFILE_H
 
 #include <stdio.h>
 
+#include "../src/export/atomic_file.h"
+
 typedef struct outfile {
-    FILE *f;
-    char *tmp;
+    FILE *f; /* stdio over the writer: fprintf and friends */
+    vkprof_afile file;
     const char *path;
     const char *tool; /* for messages: "vkprof bench" */
 } outfile;
 
 /* Open the temporary file; prints the reason and returns 1 on failure. */
 int outfile_open(outfile *o, const char *tool, const char *path);
-/* Check every write, fsync, close, rename; prints the reason and removes the
- * temporary file on failure (returns 1). */
+/* Flush, fsync, close, rename; prints the reason (the first errno) and
+ * removes the temporary file on failure (returns 1). */
 int outfile_commit(outfile *o);
 /* Give up: close and remove the temporary file. */
 void outfile_abort(outfile *o);
