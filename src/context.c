@@ -224,8 +224,14 @@ static void read_device_facts(vkprof_context ctx)
     info->supported = bits != 0;
 
     ctx->host_reset = ctx->desc.host_query_reset && ctx->vk.ResetQueryPool != NULL;
-    info->timestamp2 = !ctx->desc.no_synchronization2 && ctx->vk.CmdWriteTimestamp2 != NULL;
-    if (!ctx->desc.no_synchronization2 && ctx->vk.CmdWriteTimestamp2 == NULL && info->supported) {
+    /* vkCmdWriteTimestamp2 only when the app says it enabled synchronization2:
+     * a 1.3 device hands out the entry point whether the feature is on or not
+     * (VUID-vkCmdWriteTimestamp2-synchronization2-03858). no_synchronization2
+     * (the older field) forces the core stamp whatever the new one says. */
+    bool want2 =
+        !ctx->desc.no_synchronization2 && ctx->desc.synchronization2 == VKPROF_FEATURE_ENABLED;
+    info->timestamp2 = want2 && ctx->vk.CmdWriteTimestamp2 != NULL;
+    if (want2 && ctx->vk.CmdWriteTimestamp2 == NULL && info->supported) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_MISSING_FUNCTION,
                     "vkCmdWriteTimestamp2 is not available; using vkCmdWriteTimestamp");
     }
@@ -276,9 +282,12 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
                     "calibration_tries (<= 64) out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
-    if ((unsigned)desc->enable > VKPROF_ENABLE_OFF || (unsigned)desc->log_level > VKPROF_LOG_INFO) {
+    /* every value of each enum is accepted; VKPROF_LOG_REPORT is the last level */
+    if ((unsigned)desc->enable > VKPROF_ENABLE_OFF ||
+        (unsigned)desc->log_level > VKPROF_LOG_REPORT ||
+        (unsigned)desc->synchronization2 > VKPROF_FEATURE_DISABLED) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
-                    "vkprof_create: enable or log_level out of range");
+                    "vkprof_create: enable, log_level or synchronization2 out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
     vkprof_context ctx = calloc(1, sizeof *ctx);

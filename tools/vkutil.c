@@ -29,19 +29,52 @@ const char *vku_result_name(VkResult r)
     }
 }
 
+/* What the Vulkan loader sends through the messenger (loader/log.c): type
+ * GENERAL (GENERAL|VALIDATION for its own checks of the API, PERFORMANCE for
+ * performance notes), pMessageIdName "Loader Message", messageIdNumber 0, and
+ * WARNING for notices such as "env var 'VK_INSTANCE_LAYERS' defined and adding
+ * layers". */
+static bool is_loader_message(const VkDebugUtilsMessengerCallbackDataEXT *data)
+{
+    return data != NULL && data->pMessageIdName != NULL &&
+           strcmp(data->pMessageIdName, "Loader Message") == 0;
+}
+
+bool vku_message_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                        VkDebugUtilsMessageTypeFlagsEXT types,
+                        const VkDebugUtilsMessengerCallbackDataEXT *data)
+{
+    if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+        return true; /* validation or loader, an error always counts */
+    }
+    if (!(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+        return false;
+    }
+    if (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT)) {
+        return true;
+    }
+    /* A GENERAL warning: only the loader's own notices are left out. */
+    return !is_loader_message(data);
+}
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT types,
                                                  const VkDebugUtilsMessengerCallbackDataEXT *data,
                                                  void *user)
 {
-    (void)types;
     vku_instance *inst = user;
-    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
+    const char *id = data->pMessageIdName ? data->pMessageIdName : "";
+    if (vku_message_counts(severity, types, data)) {
         inst->messages++;
         if (inst->print_messages) {
-            fprintf(stderr, "VALIDATION %s: %s\n", data->pMessageIdName ? data->pMessageIdName : "",
-                    data->pMessage);
+            fprintf(stderr, "VALIDATION %s: %s\n", id, data->pMessage);
+        }
+    } else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        /* A loader notice: shown, not counted, so nothing is hidden. */
+        inst->notices++;
+        if (inst->print_messages) {
+            fprintf(stderr, "vulkan loader: %s\n", data->pMessage);
         }
     }
     return VK_FALSE;
@@ -230,6 +263,12 @@ bool vku_has_device_ext(VkPhysicalDevice phys, const char *name)
 
 VkResult vku_device_create(vku_device *out, VkPhysicalDevice phys, uint32_t family)
 {
+    return vku_device_create_ex(out, phys, family, NULL);
+}
+
+VkResult vku_device_create_ex(vku_device *out, VkPhysicalDevice phys, uint32_t family,
+                              const vku_device_options *opt)
+{
     memset(out, 0, sizeof *out);
     out->phys = phys;
     out->family = family;
@@ -251,7 +290,8 @@ VkResult vku_device_create(vku_device *out, VkPhysicalDevice phys, uint32_t fami
 
     VkPhysicalDeviceVulkan13Features e13 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-        .synchronization2 = v13 ? f13.synchronization2 : VK_FALSE};
+        .synchronization2 =
+            v13 && !(opt != NULL && opt->no_synchronization2) ? f13.synchronization2 : VK_FALSE};
     VkPhysicalDeviceVulkan12Features e12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
         .pNext = v13 ? &e13 : NULL,
@@ -540,6 +580,8 @@ vkprof_context_desc vku_vkprof_desc(const vku_instance *inst, const vku_device *
     d.queue_family_index = dev->family;
     d.get_instance_proc_addr = vkGetInstanceProcAddr;
     d.get_device_proc_addr = vkGetDeviceProcAddr;
+    /* what this device enabled: vkCmdWriteTimestamp2 only with the feature */
+    d.synchronization2 = dev->sync2 ? VKPROF_FEATURE_ENABLED : VKPROF_FEATURE_DISABLED;
     d.no_synchronization2 = !dev->sync2;
     d.host_query_reset = dev->host_query_reset;
     return d;

@@ -16,6 +16,7 @@ typedef struct vku_instance {
     VkDebugUtilsMessengerEXT messenger;
     bool validation;   /* the Khronos validation layer is enabled */
     uint32_t messages; /* validation/loader warnings and errors seen */
+    uint32_t notices;  /* loader warnings printed but not counted */
     bool print_messages;
 } vku_instance;
 
@@ -75,6 +76,12 @@ uint32_t vku_compute_family(VkPhysicalDevice phys);
  * hostQueryReset and calibrated timestamps where offered, plus a command
  * pool, one command buffer and a fence. */
 VkResult vku_device_create(vku_device *out, VkPhysicalDevice phys, uint32_t family);
+/* Choices for vku_device_create_ex (NULL: the defaults of vku_device_create). */
+typedef struct vku_device_options {
+    bool no_synchronization2; /* leave synchronization2 off even where offered */
+} vku_device_options;
+VkResult vku_device_create_ex(vku_device *out, VkPhysicalDevice phys, uint32_t family,
+                              const vku_device_options *opt);
 void vku_device_destroy(vku_device *dev);
 
 /* Begin recording dev->cmd (after resetting it); end, submit and wait. */
@@ -96,6 +103,15 @@ void vku_compute_barrier(VkCommandBuffer cmd);
 
 /* A vkprof desc filled from this instance/device (enable mode left default). */
 vkprof_context_desc vku_vkprof_desc(const vku_instance *inst, const vku_device *dev);
+
+/* Whether a debug-utils message counts as a validation failure: every ERROR
+ * (the validation layer's or the loader's), and every WARNING except the
+ * loader's informational GENERAL notices (pMessageIdName "Loader Message",
+ * e.g. "env var 'VK_INSTANCE_LAYERS' defined and adding layers"). INFO and
+ * VERBOSE never count. */
+bool vku_message_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                        VkDebugUtilsMessageTypeFlagsEXT types,
+                        const VkDebugUtilsMessengerCallbackDataEXT *data);
 
 /* Human-readable VkResult. */
 const char *vku_result_name(VkResult r);

@@ -17,14 +17,20 @@
 #ifndef VKPROF_VKPROF_H
 #define VKPROF_VKPROF_H
 
-#ifndef VK_NO_PROTOTYPES
-#define VK_NO_PROTOTYPES
-#endif
+/* Includes <vulkan/vulkan.h> as the app has it: with the prototypes unless
+ * the app defined VK_NO_PROTOTYPES itself (volk and the like). The library's
+ * own sources define VK_NO_PROTOTYPES (src/internal.h). */
 #include <vulkan/vulkan.h>
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* libvkprof.so exports only what this header declares: the library is built
+ * with -fvisibility=hidden, and these declarations are default-visible. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,14 +138,28 @@ typedef enum vkprof_enable_mode {
     VKPROF_ENABLE_OFF = 2       /**< off, whatever the environment says */
 } vkprof_enable_mode;
 
+/** Levels of logger messages. As desc.log_level: the most verbose level
+ *  passed to the logger; every value below is accepted there. */
 typedef enum vkprof_log_level {
     VKPROF_LOG_DEFAULT = 0, /**< as a desc field: WARN */
     VKPROF_LOG_ERROR = 1,
     VKPROF_LOG_WARN = 2,
     VKPROF_LOG_INFO = 3,
-    VKPROF_LOG_REPORT =
-        4 /**< the per-token host report: always delivered while host profiling is on */
+    /** The per-token host report (vkprof_step): always delivered while host
+     *  profiling is on, whatever desc.log_level says, and never while it is
+     *  off. As a desc field: the most verbose, so errors, warnings and info
+     *  are all delivered. */
+    VKPROF_LOG_REPORT = 4
 } vkprof_log_level;
+
+/** What the app says about an optional device feature it may have enabled.
+ *  The library cannot ask a VkDevice which features were enabled, and an
+ *  entry point being loadable does not mean its feature is on. */
+typedef enum vkprof_feature {
+    VKPROF_FEATURE_UNKNOWN = 0, /**< not said: the library uses only what is always valid */
+    VKPROF_FEATURE_ENABLED = 1, /**< the app enabled the feature on desc.device */
+    VKPROF_FEATURE_DISABLED = 2 /**< the app did not enable it */
+} vkprof_feature;
 
 /** Host span levels (VKPROF_HOST_PROFILE: "1" all spans, "2" hot spans only, else off). */
 typedef enum vkprof_host_level {
@@ -187,10 +207,10 @@ typedef struct vkprof_context_desc {
     const char *env_var;       /**< default "VKPROF_GPU_PROFILE"; copied */
 
     /**
-     * Set to true when the app did NOT enable the synchronization2 feature
-     * (Vulkan 1.3 core or VK_KHR_synchronization2). The library then stamps
-     * with vkCmdWriteTimestamp(BOTTOM_OF_PIPE) instead of
-     * vkCmdWriteTimestamp2(ALL_COMMANDS), which needs that feature.
+     * Kept for compatibility; see `synchronization2` below, which is the
+     * field to use. true: stamps use vkCmdWriteTimestamp(BOTTOM_OF_PIPE),
+     * whatever `synchronization2` says. false (the default): `synchronization2`
+     * decides.
      */
     bool no_synchronization2;
 
@@ -241,7 +261,24 @@ typedef struct vkprof_context_desc {
     const char *trace_path;     /**< overrides the env var; NULL: use the env var */
     uint32_t trace_capacity;    /**< events kept; default 1 << 20; more are counted as dropped */
 
-    uint32_t reserved[8]; /**< must be zero */
+    /**
+     * Whether the app enabled the synchronization2 feature (Vulkan 1.3 core
+     * or VK_KHR_synchronization2) on `device`. Only VKPROF_FEATURE_ENABLED
+     * makes the library stamp with vkCmdWriteTimestamp2(ALL_COMMANDS), which
+     * needs that feature (VUID-vkCmdWriteTimestamp2-synchronization2-03858).
+     * VKPROF_FEATURE_UNKNOWN (the default, zero) and VKPROF_FEATURE_DISABLED
+     * stamp with core vkCmdWriteTimestamp(BOTTOM_OF_PIPE), valid on every
+     * device and queue family, and exactly equivalent: both write the
+     * timestamp once every earlier command has completed all its stages.
+     * Precedence: no_synchronization2 = true forces vkCmdWriteTimestamp;
+     * otherwise ENABLED uses vkCmdWriteTimestamp2 (falling back, with a
+     * warning, when the entry point is missing); otherwise vkCmdWriteTimestamp.
+     * vkprof_device_info.timestamp2 tells which one is used.
+     * (Takes the place of reserved[0] of earlier versions: zero is the safe
+     * default.)
+     */
+    vkprof_feature synchronization2;
+    uint32_t reserved[7]; /**< must be zero */
 } vkprof_context_desc;
 
 /** Figures of one phase since the last reset. Times are exact GPU nanoseconds. */
@@ -283,8 +320,19 @@ typedef struct vkprof_device_info {
 } vkprof_device_info;
 
 /* ---- functions --------------------------------------------------------- */
+/*
+ * NULL: every function accepts NULL for every pointer argument; the doc of
+ * each says what it does then. A NULL context makes every call a no-op that
+ * returns a value of "nothing": false, 0, NULL, an empty span,
+ * VKPROF_DISABLED (the timing cycle, as while off) or
+ * VKPROF_ERROR_INVALID_ARGUMENT (where a result was asked for). NULL for a
+ * required output pointer returns VKPROF_ERROR_INVALID_ARGUMENT and writes
+ * nothing. No call ever dereferences a NULL argument. (tests/api/test_null.c
+ * calls each one with NULL for each pointer argument.)
+ */
 
-/** A desc with every default filled in (the Vulkan handles left zero). */
+/** A desc with every default filled in (the Vulkan handles left zero;
+ *  synchronization2 VKPROF_FEATURE_UNKNOWN). */
 vkprof_context_desc vkprof_default_desc(void);
 
 /**
@@ -292,8 +340,11 @@ vkprof_context_desc vkprof_default_desc(void);
  * otherwise). Never fails because timestamps are missing: the context is
  * then simply inactive. Returns VKPROF_ERROR_INVALID_ARGUMENT for missing
  * required fields, VKPROF_ERROR_MISSING_FUNCTION when an instance entry
- * point cannot be loaded, VKPROF_ERROR_OUT_OF_MEMORY.
- * `*out` is set to NULL on failure.
+ * point cannot be loaded, VKPROF_ERROR_OUT_OF_MEMORY. Out-of-range enum
+ * fields (log_level beyond VKPROF_LOG_REPORT, synchronization2 beyond
+ * VKPROF_FEATURE_DISABLED, ...) give VKPROF_ERROR_INVALID_ARGUMENT.
+ * `*out` is set to NULL on failure. NULL `desc` or NULL `out`:
+ * VKPROF_ERROR_INVALID_ARGUMENT (and *out NULL where `out` is not).
  */
 vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out);
 
@@ -313,34 +364,36 @@ static inline bool vkprof_active(vkprof_context ctx)
     return ctx != NULL && ((const struct vkprof_context_head_ *)(const void *)ctx)->active != 0;
 }
 
-/** The same as vkprof_active(), as an exported function. */
+/** The same as vkprof_active(), as an exported function. NULL gives false. */
 bool vkprof_enabled(vkprof_context ctx);
 
 /** Force profiling on or off at runtime. Turning it on has no effect when the
  *  queue family has no timestamps (vkprof_enabled() stays false). Turning it
- *  off abandons an open scope without folding it. */
+ *  off abandons an open scope without folding it. NULL ctx: no-op. */
 void vkprof_set_enabled(vkprof_context ctx, bool on);
 
 /**
  * Parse an enable flag: "1", "on", "true", "yes" -> true; "0", "off",
  * "false", "no", "" -> false (case-insensitive, surrounding blanks allowed).
- * Returns false for anything else, leaving *out untouched.
+ * Returns false for anything else, leaving *out untouched. NULL `text` or
+ * NULL `out`: false.
  */
 bool vkprof_parse_flag(const char *text, bool *out);
 
-/** Device facts; returns VKPROF_ERROR_INVALID_ARGUMENT for NULL. */
+/** Device facts; VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */
 vkprof_result vkprof_get_device_info(vkprof_context ctx, vkprof_device_info *out);
 
 /**
  * Register an app phase by name (at most VKPROF_MAX_NAME bytes, not empty).
  * A name already registered (default names included) returns its id.
+ * NULL ctx, `name` or `out`: VKPROF_ERROR_INVALID_ARGUMENT.
  */
 vkprof_result vkprof_register_phase(vkprof_context ctx, const char *name, vkprof_phase *out);
 
-/** Number of registered phases (defaults included). */
+/** Number of registered phases (defaults included); 0 for a NULL ctx. */
 uint32_t vkprof_phase_count(vkprof_context ctx);
 
-/** Name of a phase, or NULL for an unknown id. */
+/** Name of a phase, or NULL for an unknown id or a NULL ctx. */
 const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase);
 
 /*
@@ -354,21 +407,27 @@ const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase);
  *   vkprof_resolve(ctx, &ns);            read the two results
  *   vkprof_accumulate(ctx, phase);       fold end - begin into the phase
  *
- * Each stamp is vkCmdWriteTimestamp2(ALL_COMMANDS) into a 2-slot query pool,
- * created on first use; begin records vkCmdResetQueryPool for both slots
- * first, so the pool needs no host reset. The command buffer must be in the
+ * Each stamp is vkCmdWriteTimestamp(BOTTOM_OF_PIPE), or
+ * vkCmdWriteTimestamp2(ALL_COMMANDS) where desc.synchronization2 says the
+ * app enabled that feature, into a 2-slot query pool, created on first
+ * use; begin records vkCmdResetQueryPool for both slots first, so the pool
+ * needs no host reset. The command buffer must be in the
  * recording state, outside any render pass, on the context's queue family.
  *
- * All of them return VKPROF_DISABLED (and do nothing) while inactive.
+ * All of them return VKPROF_DISABLED (and do nothing) while inactive, and
+ * for a NULL ctx.
  * Misuse returns an error, is counted in vkprof_error_counts, goes to the
  * logger, and never folds a value into a phase.
  */
 
 /** Stamp the beginning of a scope. A scope ended but never accumulated is
- *  discarded (counted as `discarded`). */
+ *  discarded (counted as `discarded`). NULL ctx: VKPROF_DISABLED; NULL
+ *  `cmd` (while active): VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
 
-/** Stamp the end of the open scope; `phase` must be the one given to begin. */
+/** Stamp the end of the open scope; `phase` must be the one given to begin.
+ *  NULL ctx: VKPROF_DISABLED; NULL `cmd` (while active):
+ *  VKPROF_ERROR_INVALID_ARGUMENT, and the scope stays open. */
 vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
 
 /** Records the app's dispatch(es) for one scope. */
@@ -378,6 +437,9 @@ typedef void (*vkprof_record_fn)(VkCommandBuffer cmd, void *user);
  * One-dispatch scope ("both"): begin, then `record(cmd, user)`, then end.
  * `record` is always called, also when profiling is off, so the app's work is
  * recorded either way; the library itself records nothing while off.
+ * NULL ctx: `record` is called, VKPROF_DISABLED. NULL `record`, or NULL
+ * `cmd`: VKPROF_ERROR_INVALID_ARGUMENT, and nothing is called or recorded.
+ * `user` is only passed on, and may be NULL.
  */
 vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
                               vkprof_record_fn record, void *user);
@@ -386,7 +448,8 @@ vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_ph
  * Read the two results with vkGetQueryPoolResults (64-bit, WITH_AVAILABILITY,
  * never WAIT). Call after the submit's fence. VKPROF_ERROR_NOT_READY when the
  * GPU has not written both yet: nothing changes, and a later call may succeed.
- * On success `*out_ns` (may be NULL) gets the exact scope duration.
+ * On success `*out_ns` gets the exact scope duration; NULL `out_ns`: the
+ * scope is resolved all the same. NULL ctx: VKPROF_DISABLED.
  * Ring mode: the same as vkprof_collect() (and *out_ns gets 0), so a call
  * site written for the 2-slot cycle keeps working.
  */
@@ -394,11 +457,13 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns);
 
 /** The raw device ticks (masked) of the last successfully resolved scope,
  *  for apps that keep their own timeline; map them with
- *  vkprof_device_to_host_ns(). VKPROF_ERROR_NOTHING_PENDING before any. */
+ *  vkprof_device_to_host_ns(). VKPROF_ERROR_NOTHING_PENDING before any.
+ *  NULL ctx, `begin` or `end`: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint64_t *end);
 
 /** Fold the resolved scope into `phase` (which must be the scope's phase).
- *  Ring mode: nothing to do (vkprof_collect folds); returns VKPROF_OK. */
+ *  Ring mode: nothing to do (vkprof_collect folds); returns VKPROF_OK.
+ *  NULL ctx: VKPROF_DISABLED. */
 vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase);
 
 /**
@@ -408,7 +473,8 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase);
  * after each submit's fence, or once per frame; slots are freed as scopes are
  * folded (in recording order). 2-slot mode: resolve + accumulate of the open
  * scope when its results are there. Returns VKPROF_OK (also when nothing was
- * ready), VKPROF_DISABLED when inactive, or VKPROF_ERROR_VULKAN.
+ * ready), VKPROF_DISABLED when inactive (or for a NULL ctx), or
+ * VKPROF_ERROR_VULKAN.
  */
 vkprof_result vkprof_collect(vkprof_context ctx);
 
@@ -427,29 +493,35 @@ typedef struct vkprof_timing_stats {
     bool host_reset;           /**< queries are reset from the host (else in the command buffer) */
 } vkprof_timing_stats;
 
+/** VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */
 vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *out);
 
-/** True when scopes of the current step are timed (always, unless sampling). */
+/** True when scopes of the current step are timed (always, unless sampling);
+ *  false while inactive and for a NULL ctx. */
 bool vkprof_step_timed(vkprof_context ctx);
 
-/** True when any phase has at least one scope folded in since the last reset. */
+/** True when any phase has at least one scope folded in since the last
+ *  reset; false for a NULL ctx. */
 bool vkprof_any_recorded(vkprof_context ctx);
 
-/** Zero every phase figure and error counter. Registered phases stay. */
+/** Zero every phase figure and error counter. Registered phases stay. NULL
+ *  ctx: no-op. */
 void vkprof_reset(vkprof_context ctx);
 
 /**
  * Copy all phases (ids 0..count-1) into `out` (room for `cap`). `*count` gets
  * the number of phases; returns VKPROF_ERROR_BUFFER_TOO_SMALL (after filling
- * `cap`) when cap is smaller. `errors` may be NULL.
+ * `cap`) when cap is smaller. NULL `out`: a size query (cap is taken as 0).
+ * `errors` may be NULL. NULL ctx or NULL `count`: VKPROF_ERROR_INVALID_ARGUMENT.
  */
 vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint32_t cap,
                               uint32_t *count, vkprof_error_counts *errors);
 
 /**
  * The snapshot as one JSON object (UTF-8, NUL-terminated) in `buf`. `*needed`
- * gets the size needed including the NUL; with a NULL or small buffer the
- * result is VKPROF_ERROR_BUFFER_TOO_SMALL and nothing partial is claimed.
+ * gets the size needed including the NUL; with a NULL (whatever `cap` says)
+ * or small buffer the result is VKPROF_ERROR_BUFFER_TOO_SMALL and nothing
+ * partial is claimed. NULL ctx or NULL `needed`: VKPROF_ERROR_INVALID_ARGUMENT.
  */
 vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, size_t *needed);
 
@@ -522,33 +594,44 @@ typedef struct vkprof_span {
 typedef void (*vkprof_sync_fn)(void *user);
 
 /** Register a bucket by name (1..VKPROF_MAX_NAME bytes); an existing name
- *  returns its id. `hot` spans of it are timed at level 2. */
+ *  returns its id. `hot` spans of it are timed at level 2. NULL ctx, `name`
+ *  or `out`: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_register_bucket(vkprof_context ctx, const char *name, bool hot,
                                      vkprof_bucket *out);
+/** Name of a bucket; NULL for an unknown id or a NULL ctx. */
 const char *vkprof_bucket_name(vkprof_context ctx, vkprof_bucket bucket);
+/** Number of registered buckets (defaults included); 0 for a NULL ctx. */
 uint32_t vkprof_bucket_count(vkprof_context ctx);
 
-/** Current level; vkprof_set_host_level() changes it at runtime. */
+/** Current level (VKPROF_HOST_OFF for a NULL ctx); vkprof_set_host_level()
+ *  changes it at runtime (a NULL ctx or an out-of-range level: no-op). */
 vkprof_host_level vkprof_host_level_get(vkprof_context ctx);
 void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level);
 
-/** Open a span (timed at level 1 only). */
+/** Open a span (timed at level 1 only). NULL ctx: an empty token. */
 vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket);
-/** Open a hot span (timed at levels 1 and 2). */
+/** Open a hot span (timed at levels 1 and 2). NULL ctx: an empty token. */
 vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket);
 /** Attach a key/value to an open span (key: a string that outlives the
  *  trace, e.g. a literal; value copied, cut at VKPROF_ANNOTATION_MAX bytes).
- *  Ignored on an empty token. Returns false when the span is full. */
+ *  Ignored on an empty token. Returns false when the span is full, and for
+ *  a NULL `span`, `key` or `value` (nothing attached). */
 bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value);
-/** The same with a list of integers, written "3,17,42" (e.g. MoE expert ids). */
+/** The same with a list of integers, written "3,17,42" (e.g. MoE expert ids).
+ *  NULL `ids` with `count` 0 is the empty list; with `count` > 0, or a NULL
+ *  `span` or `key`: false, nothing attached. */
 bool vkprof_span_annotate_ids(vkprof_span *span, const char *key, const uint32_t *ids,
                               uint32_t count);
-/** Close: host time only, no synchronisation. Returns the span in ns (0 if empty). */
+/** Close: host time only, no synchronisation. Returns the span in ns (0 if
+ *  empty). NULL ctx or NULL `span`: 0, nothing counted. */
 uint64_t vkprof_span_end(vkprof_context ctx, vkprof_span *span);
-/** Close after calling `sync(user)`, so the span covers the GPU work. */
+/** Close after calling `sync(user)`, so the span covers the GPU work. NULL
+ *  `sync`: the same as vkprof_span_end(). `sync` is called also when
+ *  nothing is timed (NULL ctx, NULL or empty `span`: 0); `user` is only
+ *  passed on, and may be NULL. */
 uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
                               void *user);
-/** The same, returning microseconds (0.0 if empty). */
+/** The same, returning microseconds (0.0 if empty, as for NULL ctx or `span`). */
 double vkprof_span_end_sync_us(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
                                void *user);
 
@@ -557,19 +640,23 @@ double vkprof_span_end_sync_us(vkprof_context ctx, vkprof_span *span, vkprof_syn
  * every rank has arrived) as a hot span of `probe_bucket`, marked as a probe.
  * Call it right before the collective's own span: the wait for the slowest
  * rank is then charged to the probe, and the collective's span measures only
- * the collective. Returns the wait in ns (0 when hot spans are off; `wait`
- * is called either way).
+ * the collective. Returns the wait in ns (0 when hot spans are off, or for
+ * a NULL ctx; `wait` is called either way). NULL `wait`: nothing to wait
+ * for, an empty probe. `user` is only passed on, and may be NULL.
  */
 uint64_t vkprof_rendezvous(vkprof_context ctx, vkprof_bucket probe_bucket, vkprof_sync_fn wait,
                            void *user);
 
-/** Name the calling thread's track in the trace (copied; 63 bytes kept). */
+/** Name the calling thread's track in the trace (copied; 63 bytes kept).
+ *  NULL ctx or NULL `name`: no-op. */
 void vkprof_set_thread_name(vkprof_context ctx, const char *name);
 
 /** Count one decode step (token). Every `report_every` steps, while host
  *  profiling is on, emits the per-token report through the logger
- *  (VKPROF_LOG_REPORT). While tracing, marks the step on the timeline. */
+ *  (VKPROF_LOG_REPORT). While tracing, marks the step on the timeline. NULL
+ *  ctx: no-op. */
 void vkprof_step(vkprof_context ctx);
+/** Steps counted so far; 0 for a NULL ctx. */
 uint64_t vkprof_step_count(vkprof_context ctx);
 
 /** Figures of one bucket. */
@@ -581,7 +668,11 @@ typedef struct vkprof_bucket_stats {
     uint64_t total_ns;
 } vkprof_bucket_stats;
 
-/** Copy every bucket's figures since the context was created. */
+/** Copy every bucket's figures since the context was created into `out`
+ *  (room for `cap`); `*count` gets the number of buckets, and
+ *  VKPROF_ERROR_BUFFER_TOO_SMALL (after filling `cap`) when cap is smaller.
+ *  NULL `out`: a size query (cap is taken as 0). NULL ctx or NULL `count`:
+ *  VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_bucket_snapshot(vkprof_context ctx, vkprof_bucket_stats *out, uint32_t cap,
                                      uint32_t *count);
 
@@ -598,7 +689,9 @@ typedef struct vkprof_report_row {
  * warning that profiled throughput is not a serving figure), then one line
  * per row sorted by time: name, ms/token, %, calls/token, us/call. Rows with
  * no calls are left out. Returns the bytes needed (without NUL), like
- * snprintf. `rows` is sorted in place.
+ * snprintf. `rows` is sorted in place. NULL `buf`: nothing is written,
+ * whatever `cap` says (a size query, like snprintf(NULL, 0, ...)). NULL
+ * `rows`: no rows, whatever `count` says.
  */
 size_t vkprof_format_report(char *buf, size_t cap, uint64_t first_step, uint64_t tokens,
                             uint64_t wall_ns, vkprof_report_row *rows, uint32_t count);
@@ -621,12 +714,15 @@ typedef struct vkprof_calibration {
 } vkprof_calibration;
 
 /** Take a calibration point now (bounded tries; the best maxDeviation is
- *  kept). With the bracket fallback it submits to desc.queue and waits. */
+ *  kept). With the bracket fallback it submits to desc.queue and waits.
+ *  NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_calibrate(vkprof_context ctx);
+/** The calibration state; VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */
 vkprof_result vkprof_get_calibration(vkprof_context ctx, vkprof_calibration *out);
 /** Map absolute device ticks (as written by a timestamp query) to host
  *  CLOCK_MONOTONIC ns, piecewise-linearly between calibration points, in
- *  integer arithmetic. VKPROF_ERROR_NO_CALIBRATION without a point. */
+ *  integer arithmetic. VKPROF_ERROR_NO_CALIBRATION without a point.
+ *  NULL ctx or NULL `host_ns`: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_device_to_host_ns(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
 /** Host CLOCK_MONOTONIC now, in ns (the clock spans and the trace use). */
 uint64_t vkprof_host_now_ns(void);
@@ -637,10 +733,12 @@ uint64_t vkprof_host_now_ns(void);
 
 /** Start recording events (if not yet), keeping at most `capacity` events
  *  (0: desc.trace_capacity). Host spans, steps and GPU scopes are recorded
- *  from now on. */
+ *  from now on. NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity);
+/** True while events are recorded; false for a NULL ctx. */
 bool vkprof_tracing(vkprof_context ctx);
-/** Events recorded, and events dropped because the store was full. */
+/** Events recorded, and events dropped because the store was full. NULL
+ *  ctx: both 0. `recorded` and `dropped` may each be NULL (not written). */
 void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropped);
 /**
  * Write the trace as Chrome Trace Event JSON to `path`, atomically: a
@@ -648,10 +746,11 @@ void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropp
  * `path`. On any error (full disk, read-only folder) the temporary file is
  * removed, `path` is left as it was, and VKPROF_ERROR_IO is returned with the
  * reason logged. Events keep being recorded; writing twice is fine.
+ * NULL ctx, NULL or empty `path`: VKPROF_ERROR_INVALID_ARGUMENT.
  */
 vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path);
 /** Write to desc.trace_path / $VKPROF_TRACE when set (VKPROF_ERROR_NOT_TRACING otherwise).
- *  vkprof_destroy() does the same. */
+ *  vkprof_destroy() does the same. NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_flush(vkprof_context ctx);
 
 /* ---- call-site macros --------------------------------------------------- */
@@ -659,6 +758,8 @@ vkprof_result vkprof_flush(vkprof_context ctx);
  * Define VKPROF_DISABLE before including this header to compile every call
  * site out: the macros then expand to nothing that is evaluated (except the
  * record callback of VKPROF_BOTH, which must still record the work).
+ * A NULL ctx: VKPROF_BEGIN / VKPROF_END give VKPROF_DISABLED without a
+ * call; VKPROF_BOTH calls `record` and gives VKPROF_DISABLED.
  */
 #ifndef VKPROF_DISABLE
 #define VKPROF_BEGIN(ctx, cmd, phase)                                                              \
@@ -675,5 +776,9 @@ vkprof_result vkprof_flush(vkprof_context ctx);
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
 #endif
 #endif /* VKPROF_VKPROF_H */
