@@ -50,8 +50,7 @@ const char *vkprof__thread_name(uint16_t tid)
 
 void vkprof_set_thread_name(vkprof_context ctx, const char *name)
 {
-    (void)ctx;
-    if (name == NULL) {
+    if (ctx == NULL || name == NULL) {
         return;
     }
     uint16_t tid = vkprof__thread_index();
@@ -357,8 +356,11 @@ uint64_t vkprof_rendezvous(vkprof_context ctx, vkprof_bucket probe_bucket, vkpro
 vkprof_result vkprof_bucket_snapshot(vkprof_context ctx, vkprof_bucket_stats *out, uint32_t cap,
                                      uint32_t *count)
 {
-    if (ctx == NULL || count == NULL || (out == NULL && cap != 0)) {
+    if (ctx == NULL || count == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (out == NULL) {
+        cap = 0; /* a size query */
     }
     uint32_t n = atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire);
     *count = n;
@@ -387,6 +389,12 @@ static int cmp_rows(const void *a, const void *b)
 size_t vkprof_format_report(char *buf, size_t cap, uint64_t first_step, uint64_t tokens,
                             uint64_t wall_ns, vkprof_report_row *rows, uint32_t count)
 {
+    if (buf == NULL) {
+        cap = 0; /* like snprintf(NULL, 0, ...): the length only */
+    }
+    if (rows == NULL) {
+        count = 0;
+    }
     size_t len = 0;
 #define PUT(...)                                                                                   \
     do {                                                                                           \

@@ -152,8 +152,11 @@ static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
 vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint32_t cap,
                               uint32_t *count, vkprof_error_counts *errors)
 {
-    if (ctx == NULL || count == NULL || (out == NULL && cap != 0)) {
+    if (ctx == NULL || count == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (out == NULL) {
+        cap = 0; /* a size query */
     }
     *count = ctx->phase_count;
     uint32_t n = cap < ctx->phase_count ? cap : ctx->phase_count;
@@ -213,8 +216,11 @@ static void jstr(jbuf *b, const char *s)
 
 vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, size_t *needed)
 {
-    if (ctx == NULL || needed == NULL || (buf == NULL && cap != 0)) {
+    if (ctx == NULL || needed == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (buf == NULL) {
+        cap = 0; /* a size query */
     }
     jbuf b = {buf, cap, 0};
     const vkprof_device_info *info = &ctx->info;

@@ -129,6 +129,11 @@ vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_ph
     if (record == NULL) {
         return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "both: record callback is NULL");
     }
+    if (cmd == VK_NULL_HANDLE) {
+        /* record would be handed a NULL command buffer to record into */
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "both: command buffer is NULL; record not called");
+    }
     if (!vkprof_active(ctx)) {
         record(cmd, user);
         return VKPROF_DISABLED;
