@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what vkprof needs on a fresh Debian 12 machine (run as root, or with sudo).
 set -euo pipefail
-pkgs=(gcc cmake ninja-build pkg-config
+pkgs=(gcc g++ cmake ninja-build pkg-config
       libvulkan-dev libvulkan-volk-dev glslang-tools libcjson-dev
       mesa-vulkan-drivers vulkan-validationlayers)
 # the tests also fuzz the trace reader (clang's libFuzzer), check the formatting

@@ -2,6 +2,13 @@
 #ifndef VKPROF_INTERNAL_H
 #define VKPROF_INTERNAL_H
 
+/* The library calls Vulkan only through its per-context table (struct
+ * vkprof_vk) and never links the loader: no prototypes, so that a direct call
+ * fails to compile. Every source file includes this header first; the CMake
+ * target defines it as well. */
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES
+#endif
 #include "vkprof/vkprof.h"
 
 #include <stdarg.h>

@@ -1,6 +1,10 @@
-# Install the build into a scratch prefix, then build and run a separate
-# consumer project against it: once with find_package(vkprof), once with
-# pkg-config.
+cmake_minimum_required(VERSION 3.25)
+# Install the build into a scratch prefix (plain layout: lib/, include/), then
+# build and run a separate consumer project against it: with find_package
+# (vkprof::vkprof, vkprof::vkprof_shared, vkprof::vkprof_static) and with
+# pkg-config (libvkprof.so, and the archive with --static). The flags of
+# vkprof.pc must name folders that exist. The Debian layout (/usr, multiarch
+# libdir, DESTDIR) is tests/packaging/install_layouts.cmake.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run)
@@ -11,11 +15,32 @@ function(run)
   set(LAST_OUT "${out}" PARENT_SCOPE)
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER})
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/consumer)
-message(STATUS "find_package: ${LAST_OUT}")
+foreach(target vkprof vkprof_shared vkprof_static)
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build_${target}
+      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
+      -DVKPROF_CONSUMER_TARGET=vkprof::${target})
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/build_${target})
+  run(${WORK_DIR}/build_${target}/consumer)
+  message(STATUS "find_package, vkprof::${target}: ${LAST_OUT}")
+endforeach()
+# vkprof::vkprof is the shared library exactly when the build had
+# BUILD_SHARED_LIBS=ON.
+file(STRINGS ${BUILD_DIR}/CMakeCache.txt shared_line REGEX "^BUILD_SHARED_LIBS:")
+string(REGEX REPLACE "^[^=]*=" "" shared "${shared_line}")
+find_program(READELF readelf)
+if(READELF)
+  run(${READELF} -d ${WORK_DIR}/build_vkprof/consumer)
+  if(LAST_OUT MATCHES "\\[libvkprof\\.so")
+    set(linked_shared ON)
+  else()
+    set(linked_shared OFF)
+  endif()
+  if((shared AND NOT linked_shared) OR (NOT shared AND linked_shared))
+    message(FATAL_ERROR "BUILD_SHARED_LIBS='${shared}' but vkprof::vkprof linked the "
+                        "shared library: ${linked_shared}")
+  endif()
+  message(STATUS "vkprof::vkprof is the shared library: ${linked_shared}")
+endif()
 
 find_program(PKG_CONFIG pkg-config)
 if(NOT PKG_CONFIG)
@@ -25,9 +50,35 @@ if(NOT PKG_CONFIG)
 endif()
 file(GLOB pcdir ${prefix}/lib*/pkgconfig ${prefix}/lib/*/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "${pcdir}")
-run(${PKG_CONFIG} --cflags --libs --static vkprof)
-string(STRIP "${LAST_OUT}" flags)
-separate_arguments(flags UNIX_COMMAND "${flags}")
-run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/consumer/main.c -o ${WORK_DIR}/consumer_pc ${flags})
+run(${PKG_CONFIG} --cflags vkprof)
+string(STRIP "${LAST_OUT}" cflags)
+run(${PKG_CONFIG} --libs vkprof)
+string(STRIP "${LAST_OUT}" libs)
+run(${PKG_CONFIG} --libs --static vkprof)
+string(STRIP "${LAST_OUT}" static_libs)
+separate_arguments(cflags UNIX_COMMAND "${cflags}")
+separate_arguments(libs UNIX_COMMAND "${libs}")
+separate_arguments(static_libs UNIX_COMMAND "${static_libs}")
+foreach(f IN LISTS cflags libs)
+  if(f MATCHES "^-([IL])(.*)$")
+    if(NOT IS_DIRECTORY "${CMAKE_MATCH_2}")
+      message(FATAL_ERROR "vkprof.pc names a folder that does not exist: ${f}")
+    endif()
+    if(CMAKE_MATCH_1 STREQUAL "L")
+      set(libdir "${CMAKE_MATCH_2}")
+    endif()
+  endif()
+endforeach()
+# The shared library (what -lvkprof picks).
+run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/consumer/main.c -o ${WORK_DIR}/consumer_pc
+    ${cflags} ${libs})
+set(ENV{LD_LIBRARY_PATH} "${libdir}")
 run(${WORK_DIR}/consumer_pc)
+unset(ENV{LD_LIBRARY_PATH})
 message(STATUS "pkg-config: ${LAST_OUT}")
+# The archive with --static's Libs.private.
+list(TRANSFORM static_libs REPLACE "^-lvkprof$" "-l:libvkprof.a")
+run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/consumer/main.c -o ${WORK_DIR}/consumer_pc_static
+    ${cflags} ${static_libs})
+run(${WORK_DIR}/consumer_pc_static)
+message(STATUS "pkg-config --static: ${LAST_OUT}")
