@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian 12 machine, build with -Werror, and run the whole test
 # suite on the default Vulkan device (lavapipe without a GPU) with the Khronos
-# validation layer on; then a short fuzz of the trace reader, the suite again
-# under ASan+UBSan, and the threaded tests under TSan.
+# validation layer on (then twice more: with the layer also forced through
+# VK_INSTANCE_LAYERS, and with synchronization validation); then a short fuzz
+# of the trace reader, the suite again under ASan+UBSan, and the threaded tests
+# under TSan.
 #   VKPROF_SKIP_SANITIZERS=1 / VKPROF_SKIP_FUZZ=1 skip those parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,13 @@ run_ctest() {
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKPROF_WERROR=ON
 cmake --build build -j "$jobs"
 run_ctest --test-dir build
+
+# The suite again with the validation layer also forced the usual way (the
+# loader then adds its own notice, which must not count as a failure), and
+# once more with synchronization validation on: zero messages either way.
+# Serial like the first run: the timing tests measure ratios.
+VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation run_ctest --test-dir build
+VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT run_ctest --test-dir build
 
 if [ "${VKPROF_SKIP_FUZZ:-0}" != 1 ]; then
   # A short libFuzzer run of the trace reader (exits non-zero on a crash).
