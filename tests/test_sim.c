@@ -56,6 +56,13 @@ static void test_off_path(void)
     CHECK_VK(vku_begin(&g.dev));
     CHECK(vkprof_cmd_both(ctx, g.dev.cmd, VKPROF_PHASE_MLP_DOWN, record_busy, NULL) ==
           VKPROF_DISABLED);
+    /* the shader's writes made available to the host read below (a fence
+     * wait alone covers only device accesses) */
+    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                               .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(g.dev.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(((const float *)busy.buf.map)[1] != 0.0f);
     CHECK_EQ_U64(g_sim.cmd_calls, 0);
