@@ -24,9 +24,9 @@ static int cookie_close(void *cookie)
     return 0;
 }
 
-static void report(const outfile *o, const char *what)
+static void report(const outfile *o)
 {
-    fprintf(stderr, "%s: %s %s: cannot %s: %s%s%s\n", o->tool, what, o->path,
+    fprintf(stderr, "%s: cannot write %s: could not %s: %s%s%s\n", o->tool, o->path,
             o->file.step ? o->file.step : "write", strerror(o->file.err), o->file.hint ? ": " : "",
             o->file.hint ? o->file.hint : "");
 }
@@ -37,7 +37,7 @@ int outfile_open(outfile *o, const char *tool, const char *path)
     o->tool = tool;
     o->path = path;
     if (vkprof__afile_open(&o->file, path) != 0) {
-        report(o, "writing");
+        report(o);
         return 1;
     }
     cookie_io_functions_t io = {
@@ -59,7 +59,7 @@ int outfile_commit(outfile *o)
         o->f = NULL;
     }
     if (vkprof__afile_commit(&o->file) != 0) {
-        report(o, "writing");
+        report(o);
         return 1;
     }
     return 0;

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <dlfcn.h>
+#endif
+
 #include "busy_spv.h"
 
 const char *vku_result_name(VkResult r)
@@ -95,8 +99,25 @@ static bool has_layer(const char *name)
     return found;
 }
 
+/* Under AddressSanitizer only. Lavapipe's one-time initialiser (pthread_once)
+ * keeps a buffer for the life of the process, which tests/lsan.supp names
+ * (leak:libvulkan_lvp.so). But the loader unloads the driver at
+ * vkDestroyInstance, so at exit LeakSanitizer finds the buffer in an
+ * "<unknown module>" that no suppression can name, and every GPU test fails.
+ * Keeping the driver mapped (RTLD_NODELETE) lets the suppression match. */
+static void keep_driver_libraries_mapped(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    static const char *const libs[] = {"libvulkan_lvp.so"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        (void)dlopen(libs[i], RTLD_NOW | RTLD_NODELETE); /* absent: nothing to keep */
+    }
+#endif
+}
+
 VkResult vku_instance_create(vku_instance *out, bool validation, const char *app_name)
 {
+    keep_driver_libraries_mapped();
     memset(out, 0, sizeof *out);
     out->print_messages = true;
     VkResult r = volkInitialize();
