@@ -750,7 +750,12 @@ void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropp
  */
 vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path);
 /** Write to desc.trace_path / $VKPROF_TRACE when set (VKPROF_ERROR_NOT_TRACING otherwise).
- *  vkprof_destroy() does the same. NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT. */
+ *  vkprof_destroy() does the same. NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT.
+ *  The k-th context of the process that names the same file writes
+ *  `<stem>.ctx<k><ext>` instead (trace.ctx2.json) and logs so; a device or
+ *  FIFO is written in place, a symlink is followed, a directory is refused
+ *  (docs/trace-format.md, "Where the trace goes"). A failed write returns
+ *  VKPROF_ERROR_IO and logs the step and its errno. */
 vkprof_result vkprof_flush(vkprof_context ctx);
 
 /* ---- call-site macros --------------------------------------------------- */
