@@ -351,11 +351,51 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     return VKPROF_OK;
 }
 
+/* The device is idle by the time the app destroys the context (it must be,
+ * for the query pool to be destroyed): fold what finished but was never
+ * collected, and count what never ran as lost, so the final trace and the
+ * counters are whole. */
+static void collect_at_destroy(vkprof_context ctx)
+{
+    if (vkprof__ring_mode(ctx)) {
+        if (ctx->ring.pool == VK_NULL_HANDLE || ctx->ring.scope_count == 0) {
+            return;
+        }
+        uint64_t before = ctx->scopes_collected;
+        (void)vkprof__ring_collect(ctx);
+        uint64_t late = ctx->scopes_collected - before;
+        uint64_t left = ctx->ring.scope_count;
+        if (ctx->ring.open && ctx->ring.open_dropped) {
+            left--; /* counted when it was dropped */
+        }
+        ctx->scopes_lost += left;
+        if (late > 0) {
+            vkprof__log(ctx, VKPROF_LOG_INFO, VKPROF_OK,
+                        "destroy: collected %llu finished GPU scope(s) that were never collected",
+                        (unsigned long long)late);
+        }
+        if (left > 0) {
+            vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                        "destroy: %llu GPU scope(s) had not run (never submitted, still running, "
+                        "or left open); counted as lost",
+                        (unsigned long long)left);
+        }
+        return;
+    }
+    if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
+        ctx->errors.discarded++;
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                    "destroy: the last '%s' scope was never accumulated; discarded",
+                    ctx->phases[ctx->scope_phase].name);
+    }
+}
+
 void vkprof_destroy(vkprof_context ctx)
 {
     if (ctx == NULL) {
         return;
     }
+    collect_at_destroy(ctx);
     if (ctx->trace.path[0] != '\0') {
         (void)vkprof_flush(ctx);
     }
