@@ -368,7 +368,7 @@ static void collect_at_destroy(vkprof_context ctx)
         if (ctx->ring.open && ctx->ring.open_dropped) {
             left--; /* counted when it was dropped */
         }
-        ctx->scopes_lost += left;
+        ctx->lost_never_submitted += left;
         if (late > 0) {
             vkprof__log(ctx, VKPROF_LOG_INFO, VKPROF_OK,
                         "destroy: collected %llu finished GPU scope(s) that were never collected",

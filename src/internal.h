@@ -211,7 +211,12 @@ struct vkprof_context_T {
      * vkprof_step may come from another thread */
     _Atomic uint64_t timed_steps;
     _Atomic uint64_t step_epoch;
-    uint64_t scopes_recorded, scopes_collected, scopes_dropped, scopes_lost;
+    uint64_t scopes_recorded, scopes_collected;
+    /* samples lost, by reason (vkprof_timing_stats.lost_*) */
+    uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset, lost_misuse;
+    uint64_t extra_samples; /* executions beyond the first of a recorded scope */
+    uint64_t submissions;
+    bool lost_warned; /* the logger warned once that samples were lost */
     uint64_t stamps_written, shared_stamps;
 
     vkprof_phase_acc *phases;

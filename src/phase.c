@@ -131,7 +131,9 @@ void vkprof_reset(vkprof_context ctx)
     }
     memset(&ctx->errors, 0, sizeof ctx->errors);
     atomic_store(&ctx->timed_steps, 0);
-    ctx->scopes_recorded = ctx->scopes_collected = ctx->scopes_dropped = ctx->scopes_lost = 0;
+    ctx->scopes_recorded = ctx->scopes_collected = 0;
+    ctx->lost_ring_full = ctx->lost_overwritten = ctx->lost_never_submitted = 0;
+    ctx->lost_reset = ctx->lost_misuse = ctx->extra_samples = ctx->submissions = 0;
     ctx->stamps_written = ctx->shared_stamps = 0;
 }
 

@@ -155,7 +155,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         /* full: drop the scope, never overwrite a slot that was not read */
         r->open_dropped = true;
         r->boundary_valid = false;
-        ctx->scopes_dropped++;
+        ctx->lost_ring_full++;
         return VKPROF_OK;
     }
     r->open_dropped = false;
@@ -326,7 +326,7 @@ vkprof_result vkprof__ring_collect(vkprof_context ctx)
                 vkprof__trace_gpu(ctx, sc->phase, b, e, sc->flow, sc->step);
             }
         } else if (!complete && valid) {
-            ctx->scopes_lost++; /* never executed */
+            ctx->lost_never_submitted++; /* never executed */
         }
         index++;
         r->scope_head = (r->scope_head + 1) % r->queries;
@@ -364,7 +364,15 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->timed_steps = atomic_load(&ctx->timed_steps);
     out->scopes_recorded = ctx->scopes_recorded;
     out->scopes_collected = ctx->scopes_collected;
-    out->scopes_dropped = ctx->scopes_dropped + ctx->scopes_lost;
+    out->lost_ring_full = ctx->lost_ring_full;
+    out->lost_overwritten = ctx->lost_overwritten;
+    out->lost_never_submitted = ctx->lost_never_submitted;
+    out->lost_reset = ctx->lost_reset;
+    out->lost_misuse = ctx->lost_misuse;
+    out->scopes_dropped = ctx->lost_ring_full + ctx->lost_overwritten + ctx->lost_never_submitted +
+                          ctx->lost_reset + ctx->lost_misuse;
+    out->submissions = ctx->submissions;
+    out->samples = ctx->scopes_recorded + ctx->lost_ring_full + ctx->extra_samples;
     out->scopes_pending = vkprof__ring_mode(ctx) ? ctx->ring.scope_count
                                                  : (ctx->state == VKPROF_SCOPE_ENDED ||
                                                     ctx->state == VKPROF_SCOPE_RESOLVED);

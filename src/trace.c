@@ -664,7 +664,7 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
         t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
         ctx->info.timestamp_valid_bits, vkprof__ring_mode(ctx) ? "ring" : "2slot",
         ctx->desc.sample_every > 1 ? ctx->desc.sample_every : 1u, atomic_load(&ctx->timed_steps),
-        ctx->scopes_dropped + ctx->scopes_lost);
+        ctx->lost_ring_full + ctx->lost_never_submitted);
     return 0;
 }
 

@@ -486,11 +486,22 @@ typedef struct vkprof_timing_stats {
     uint64_t timed_steps;      /**< steps whose scopes were recorded */
     uint64_t scopes_recorded;  /**< scopes whose stamps were recorded */
     uint64_t scopes_collected; /**< scopes folded into a phase */
-    uint64_t scopes_dropped;   /**< scopes that found no free slot (never overwrite unread ones) */
-    uint64_t scopes_pending;   /**< recorded, not folded yet */
+    uint64_t scopes_dropped;   /**< samples lost, all reasons (the sum of lost_* below) */
+    uint64_t scopes_pending;   /**< samples recorded or submitted, not folded or lost yet */
     uint64_t stamps_written;   /**< timestamp writes recorded */
     uint64_t shared_stamps;    /**< boundaries that served two scopes with one stamp */
     bool host_reset;           /**< queries are reset from the host (else in the command buffer) */
+    /* One accounting: every sample is collected, lost or pending, so
+     * samples == scopes_collected + scopes_dropped + scopes_pending. A sample
+     * is one execution of one recorded scope: a command buffer submitted K
+     * times gives K samples per scope; a scope never submitted counts once. */
+    uint64_t samples;
+    uint64_t submissions;          /**< command buffer executions seen (vkprof_submit...) */
+    uint64_t lost_ring_full;       /**< no free query slot when the scope was recorded */
+    uint64_t lost_overwritten;     /**< re-submitted before the previous execution was read */
+    uint64_t lost_never_submitted; /**< recorded, never ran (seen at re-record or destroy) */
+    uint64_t lost_reset;           /**< command buffer reset or freed before it was collected */
+    uint64_t lost_misuse;          /**< dropped by a begin/end misuse (counted in errors too) */
 } vkprof_timing_stats;
 
 /** VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */
