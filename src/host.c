@@ -430,6 +430,43 @@ size_t vkprof_format_report(char *buf, size_t cap, uint64_t first_step, uint64_t
     return len;
 }
 
+/* The loss line of the per-token report, from the public accounting only:
+ * "GPU samples lost so far: L of S (ring full A, ...); ..." or nothing. */
+static size_t format_loss(char *buf, size_t cap, const vkprof_timing_stats *ts)
+{
+    if (ts->scopes_dropped == 0) {
+        return 0;
+    }
+    const struct {
+        const char *name;
+        uint64_t n;
+    } why[] = {{"ring full", ts->lost_ring_full},
+               {"overwritten", ts->lost_overwritten},
+               {"never submitted", ts->lost_never_submitted},
+               {"reset", ts->lost_reset},
+               {"misuse", ts->lost_misuse}};
+    size_t len = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        size_t room_ = len < cap ? cap - len : 0;                                                  \
+        int n_ = snprintf(room_ ? buf + len : NULL, room_, __VA_ARGS__);                           \
+        if (n_ > 0) {                                                                              \
+            len += (size_t)n_;                                                                     \
+        }                                                                                          \
+    } while (0)
+    PUT("GPU samples lost so far: %" PRIu64 " of %" PRIu64, ts->scopes_dropped, ts->samples);
+    const char *sep = " (";
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        if (why[i].n > 0) {
+            PUT("%s%s %" PRIu64, sep, why[i].name, why[i].n);
+            sep = ", ";
+        }
+    }
+    PUT("%s; GPU phase figures cover the rest only\n", sep[0] == ',' ? ")" : "");
+#undef PUT
+    return len;
+}
+
 static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
 {
     vkprof_host *h = &ctx->host;
@@ -447,8 +484,12 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
     uint64_t tokens = step - h->window_first_step + 1;
     char text[VKPROF_MAX_BUCKETS * 80 + 512];
     uint64_t start = atomic_load(&h->window_start_ns);
-    vkprof_format_report(text, sizeof text, h->window_first_step, tokens,
-                         start != 0 && start < now ? now - start : 0, rows, n);
+    size_t len = vkprof_format_report(text, sizeof text, h->window_first_step, tokens,
+                                      start != 0 && start < now ? now - start : 0, rows, n);
+    vkprof_timing_stats ts;
+    if (len < sizeof text && vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK) {
+        format_loss(text + len, sizeof text - len, &ts); /* no loss: nothing added */
+    }
     h->window_first_step = step + 1;
     atomic_store(&h->window_start_ns, now);
     vkprof__log(ctx, VKPROF_LOG_REPORT, VKPROF_OK, "%s", text);

@@ -251,10 +251,17 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
          "],\"timing\":{\"mode\":\"%s\",\"queries\":%u,\"sample_every\":%u,"
          "\"timed_steps\":%" PRIu64 ",\"scopes_recorded\":%" PRIu64 ",\"scopes_collected\":%" PRIu64
          ",\"scopes_dropped\":%" PRIu64 ",\"scopes_pending\":%" PRIu64
-         ",\"stamps_written\":%" PRIu64 ",\"shared_stamps\":%" PRIu64 ",\"host_reset\":%s}",
+         ",\"stamps_written\":%" PRIu64 ",\"shared_stamps\":%" PRIu64 ",\"host_reset\":%s",
          ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot", ts.ring_queries, ts.sample_every,
          ts.timed_steps, ts.scopes_recorded, ts.scopes_collected, ts.scopes_dropped,
          ts.scopes_pending, ts.stamps_written, ts.shared_stamps, ts.host_reset ? "true" : "false");
+    /* one accounting: samples == scopes_collected + scopes_dropped + scopes_pending */
+    jput(&b,
+         ",\"samples\":%" PRIu64 ",\"submissions\":%" PRIu64 ",\"lost\":{\"ring_full\":%" PRIu64
+         ",\"overwritten\":%" PRIu64 ",\"never_submitted\":%" PRIu64 ",\"reset\":%" PRIu64
+         ",\"misuse\":%" PRIu64 "}}",
+         ts.samples, ts.submissions, ts.lost_ring_full, ts.lost_overwritten,
+         ts.lost_never_submitted, ts.lost_reset, ts.lost_misuse);
     const vkprof_error_counts *e = &ctx->errors;
     jput(&b,
          ",\"errors\":{\"begin_twice\":%" PRIu64 ",\"end_without_begin\":%" PRIu64

@@ -655,16 +655,27 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
                          "\"clock_anchor\":{\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64
                          ",\"error_ns\":%" PRIu64 "},",
                          (uint64_t)((int64_t)mono_now - rt_off), mono_now, aerr);
+    /* GPU sampling: only the public accounting (one source for every exporter) */
+    vkprof_timing_stats ts;
+    vkprof_get_timing_stats(ctx, &ts);
+    vkprof__afile_printf(f,
+                         "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
+                         ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,",
+                         t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
+                         ctx->info.timestamp_valid_bits);
     vkprof__afile_printf(
         f,
-        "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
-        ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,"
         "\"gpu_sampling\":{\"mode\":\"%s\",\"every_n_steps\":%u,\"timed_steps\":%" PRIu64
-        ",\"scopes_dropped\":%" PRIu64 "}}}\n",
-        t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
-        ctx->info.timestamp_valid_bits, vkprof__ring_mode(ctx) ? "ring" : "2slot",
-        ctx->desc.sample_every > 1 ? ctx->desc.sample_every : 1u, atomic_load(&ctx->timed_steps),
-        ctx->lost_ring_full + ctx->lost_never_submitted);
+        ",\"scopes_recorded\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"submissions\":%" PRIu64
+        ",\"scopes_collected\":%" PRIu64 ",\"scopes_dropped\":%" PRIu64
+        ",\"scopes_pending\":%" PRIu64 ",\"lost\":{\"ring_full\":%" PRIu64
+        ",\"overwritten\":%" PRIu64 ",\"never_submitted\":%" PRIu64 ",\"reset\":%" PRIu64
+        ",\"misuse\":%" PRIu64 "}}}}\n",
+        ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot",
+        ts.sample_every > 1 ? ts.sample_every : 1u, ts.timed_steps, ts.scopes_recorded, ts.samples,
+        ts.submissions, ts.scopes_collected, ts.scopes_dropped, ts.scopes_pending,
+        ts.lost_ring_full, ts.lost_overwritten, ts.lost_never_submitted, ts.lost_reset,
+        ts.lost_misuse);
     return 0;
 }
 

@@ -50,8 +50,65 @@ static void print_group_table(FILE *out, const char *title, const vkprof_trace_g
             busy ? 100.0 : 0.0, (double)calls / (double)tokens);
 }
 
+/* Append text, then a number when `v` is not NULL, at *len: never past size,
+ * counting what was needed (like snprintf). */
+static void put(char *buf, size_t size, size_t *len, const char *text, const uint64_t *v)
+{
+    size_t room = *len < size ? size - *len : 0;
+    int n = v != NULL ? snprintf(room ? buf + *len : NULL, room, "%s%" PRIu64, text, *v)
+                      : snprintf(room ? buf + *len : NULL, room, "%s", text);
+    if (n > 0) {
+        *len += (size_t)n;
+    }
+}
+
+size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_t size)
+{
+    if (buf != NULL && size > 0) {
+        buf[0] = '\0';
+    } else {
+        size = 0;
+    }
+    const struct {
+        const char *name;
+        uint64_t n;
+    } why[] = {{"ring full ", s->lost_ring_full},
+               {"overwritten ", s->lost_overwritten},
+               {"never submitted ", s->lost_never_submitted},
+               {"reset ", s->lost_reset},
+               {"misuse ", s->lost_misuse}};
+    uint64_t sum = 0; /* each at most 2^53: no overflow */
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        sum += why[i].n;
+    }
+    if (s->samples_lost == 0 && sum == 0) {
+        return 0;
+    }
+    size_t len = 0;
+    put(buf, size, &len, "WARNING: ", &s->samples_lost);
+    if (s->has_samples) {
+        put(buf, size, &len, " of ", &s->samples);
+    }
+    put(buf, size, &len, " GPU samples lost", NULL);
+    const char *sep = " (";
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        if (why[i].n > 0) {
+            put(buf, size, &len, sep, NULL);
+            put(buf, size, &len, why[i].name, &why[i].n);
+            sep = ", ";
+        }
+    }
+    put(buf, size, &len, sep[0] == ',' ? ")" : "", NULL);
+    put(buf, size, &len, "; the GPU split below covers the rest only", NULL);
+    return len;
+}
+
 int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *out)
 {
+    char warn[512];
+    if (vkprof_trace_loss_warning(s, warn, sizeof warn) > 0) {
+        fprintf(out, "%s\n", warn); /* first: the figures below are partial */
+    }
     fprintf(out, "vkprof report: %s\n", path);
     const char *dev = s->device != NULL ? s->device : s->process_name_gpu;
     fprintf(out, "  device        %s", dev != NULL ? dev : "(not recorded)");
@@ -66,6 +123,26 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
             s->sampling_mode != NULL ? s->sampling_mode : "(not recorded)");
     if (s->has_every_n) {
         fprintf(out, ", every %" PRIu64 " step(s)", s->every_n_steps);
+    }
+    if (s->has_samples) {
+        /* "gpu samples   50 (20 collected, 30 lost, 0 pending, 5 submission(s))" */
+        fprintf(out, "\n  gpu samples   %" PRIu64, s->samples);
+        const struct {
+            int has;
+            uint64_t n;
+            const char *what;
+        } part[] = {{s->has_scopes_collected, s->scopes_collected, "collected"},
+                    {s->has_scopes_dropped || s->has_lost, s->samples_lost, "lost"},
+                    {s->has_scopes_pending, s->scopes_pending, "pending"},
+                    {s->has_submissions, s->submissions, "submission(s)"}};
+        const char *sep = " (";
+        for (size_t i = 0; i < sizeof part / sizeof part[0]; i++) {
+            if (part[i].has) {
+                fprintf(out, "%s%" PRIu64 " %s", sep, part[i].n, part[i].what);
+                sep = ", ";
+            }
+        }
+        fputs(sep[0] == ',' ? ")" : "", out);
     }
     fprintf(out, "\n  tokens        %" PRIu64, s->tokens);
     switch (s->token_source) {
@@ -91,6 +168,24 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
         fprintf(out, "): the figures below miss them\n");
     } else if (!s->has_dropped) {
         fprintf(out, "note: metadata.dropped_events is missing: events may have been lost\n");
+    }
+    if (s->samples_lost_mismatch) {
+        fprintf(out,
+                "note: metadata.gpu_sampling.scopes_dropped (%" PRIu64
+                ") is not the sum of its lost counts\n",
+                s->scopes_dropped);
+    }
+    if (s->samples_unbalanced) {
+        fprintf(out,
+                "note: metadata.gpu_sampling.samples (%" PRIu64
+                ") is not collected + dropped + pending\n",
+                s->samples);
+    }
+    if (s->has_scopes_pending && s->scopes_pending > 0) {
+        fprintf(out,
+                "note: %" PRIu64
+                " GPU samples were still pending when the trace was written (not in it)\n",
+                s->scopes_pending);
     }
     if (s->n_unknown_ph > 0) {
         fprintf(out,

@@ -209,7 +209,15 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
         return -1;
     }
     double y = 28;
-    fputs("<text x=\"16\" y=\"28\" class=\"h1\">vkprof report", out);
+    char warn[512];
+    if (vkprof_trace_loss_warning(s, warn, sizeof warn) > 0) {
+        /* at the top, above the title: the GPU bars below are partial */
+        fprintf(out, "<text x=\"16\" y=\"%.0f\" class=\"warn\">", y - 6);
+        xml_text(out, warn);
+        fputs("</text>\n", out);
+        y += 22;
+    }
+    fprintf(out, "<text x=\"16\" y=\"%.0f\" class=\"h1\">vkprof report", y);
     if (title != NULL && *title != '\0') {
         fputs(": ", out);
         xml_clean_text(out, title);

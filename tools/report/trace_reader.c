@@ -677,13 +677,10 @@ static int meta_object(parser *p, const cJSON *obj, const char *path, const char
 
 /* A key that the report reads, twice in one object: which one counts is not
  * defined, so it is an error. */
-static int no_duplicates(parser *p, const cJSON *obj, const char *path)
+static int no_duplicates_of(parser *p, const cJSON *obj, const char *path, const char *const *keys,
+                            size_t nkeys)
 {
-    static const char *const keys[] = {"vkprof_version", "device",         "driver",
-                                       "dropped_events", "event_capacity", "steps",
-                                       "calibration",    "gpu_sampling",   "method",
-                                       "error_bound_ns", "mode",           "every_n_steps"};
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    for (size_t k = 0; k < nkeys; k++) {
         int n = 0;
         for (const cJSON *a = obj->child; a != NULL; a = a->next) {
             n += a->string != NULL && strcmp(a->string, keys[k]) == 0;
@@ -692,6 +689,68 @@ static int no_duplicates(parser *p, const cJSON *obj, const char *path)
             return fail(p, "%s has the key \"%s\" twice", path, keys[k]);
         }
     }
+    return 0;
+}
+
+static int no_duplicates(parser *p, const cJSON *obj, const char *path)
+{
+    static const char *const keys[] = {"vkprof_version", "device",         "driver",
+                                       "dropped_events", "event_capacity", "steps",
+                                       "calibration",    "gpu_sampling",   "method",
+                                       "error_bound_ns", "mode",           "every_n_steps"};
+    return no_duplicates_of(p, obj, path, keys, sizeof keys / sizeof keys[0]);
+}
+
+/* metadata.gpu_sampling's sample accounting (issue 8); every field optional,
+ * so older traces (scopes_dropped alone, or nothing) still read. */
+static int on_gpu_samples(parser *p, const cJSON *samp)
+{
+    vkprof_trace_summary *s = p->s;
+    static const char *const keys[] = {
+        "scopes_recorded", "samples",        "submissions", "scopes_collected",
+        "scopes_dropped",  "scopes_pending", "lost"};
+    static const char *const why[] = {"ring_full", "overwritten", "never_submitted", "reset",
+                                      "misuse"};
+    const char *path = "metadata.gpu_sampling.";
+    const cJSON *lost;
+    if (no_duplicates_of(p, samp, "metadata.gpu_sampling", keys, sizeof keys / sizeof keys[0]) !=
+            0 ||
+        meta_uint(p, samp, path, "scopes_recorded", &s->has_scopes_recorded, &s->scopes_recorded) !=
+            0 ||
+        meta_uint(p, samp, path, "samples", &s->has_samples, &s->samples) != 0 ||
+        meta_uint(p, samp, path, "submissions", &s->has_submissions, &s->submissions) != 0 ||
+        meta_uint(p, samp, path, "scopes_collected", &s->has_scopes_collected,
+                  &s->scopes_collected) != 0 ||
+        meta_uint(p, samp, path, "scopes_dropped", &s->has_scopes_dropped, &s->scopes_dropped) !=
+            0 ||
+        meta_uint(p, samp, path, "scopes_pending", &s->has_scopes_pending, &s->scopes_pending) !=
+            0 ||
+        meta_object(p, samp, path, "lost", &lost) != 0) {
+        return -1;
+    }
+    uint64_t sum = 0; /* each at most 2^53 (get_int): five cannot overflow */
+    if (lost != NULL) {
+        uint64_t *out[] = {&s->lost_ring_full, &s->lost_overwritten, &s->lost_never_submitted,
+                           &s->lost_reset, &s->lost_misuse};
+        s->has_lost = 1;
+        if (no_duplicates_of(p, lost, "metadata.gpu_sampling.lost", why,
+                             sizeof why / sizeof why[0]) != 0) {
+            return -1;
+        }
+        for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+            int has = 0;
+            if (meta_uint(p, lost, "metadata.gpu_sampling.lost.", why[i], &has, out[i]) != 0) {
+                return -1;
+            }
+            sum += *out[i];
+        }
+    }
+    s->samples_lost = s->has_scopes_dropped ? s->scopes_dropped : sum;
+    s->samples_lost_mismatch = s->has_scopes_dropped && s->has_lost && s->scopes_dropped != sum;
+    s->samples_unbalanced =
+        s->has_samples && s->has_scopes_collected && s->has_scopes_dropped &&
+        s->has_scopes_pending &&
+        s->samples != s->scopes_collected + s->scopes_dropped + s->scopes_pending;
     return 0;
 }
 
@@ -732,7 +791,8 @@ static int on_metadata(parser *p, const cJSON *m)
         if (no_duplicates(p, samp, "metadata.gpu_sampling") != 0 ||
             meta_string(p, samp, "metadata.gpu_sampling.", "mode", &s->sampling_mode) != 0 ||
             meta_uint(p, samp, "metadata.gpu_sampling.", "every_n_steps", &s->has_every_n,
-                      &s->every_n_steps) != 0) {
+                      &s->every_n_steps) != 0 ||
+            on_gpu_samples(p, samp) != 0) {
             return -1;
         }
     }

@@ -83,6 +83,19 @@ typedef struct vkprof_trace_summary {
     int has_error_bound, has_dropped, has_capacity, has_steps, has_every_n, has_version;
     uint64_t error_bound_ns, dropped_events, event_capacity, steps, every_n_steps, version;
 
+    /* metadata.gpu_sampling's accounting of GPU samples (one sample: one
+     * execution of one recorded scope): samples == scopes_collected +
+     * scopes_dropped + scopes_pending, scopes_dropped == the sum of lost.*.
+     * has_* 0 when absent (older traces); lost_* 0 when absent. */
+    int has_scopes_recorded, has_samples, has_submissions, has_scopes_collected, has_scopes_dropped,
+        has_scopes_pending, has_lost;
+    uint64_t scopes_recorded, samples, submissions, scopes_collected, scopes_dropped,
+        scopes_pending;
+    uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset, lost_misuse;
+    uint64_t samples_lost;     /**< scopes_dropped, else the sum of lost.* */
+    int samples_lost_mismatch; /**< scopes_dropped differs from the sum of lost.* */
+    int samples_unbalanced;    /**< samples differs from collected + dropped + pending */
+
     /* what was read and what was skipped */
     uint64_t n_events, n_flows, n_counters, n_meta_events, n_dup_meta, n_other_x, n_other_instants,
         n_unknown_ph;
@@ -108,7 +121,14 @@ void vkprof_trace_free(vkprof_trace_summary *s);
  * memory. Every name in a summary is cleaned so. */
 char *vkprof_trace_clean_string(const char *s);
 
-/** Print the text summary. Returns 0, or -1 on a write error. */
+/** The warning about lost GPU samples, one line without a newline (e.g.
+ * "WARNING: 30 of 50 GPU samples lost (ring full 30); the GPU split below
+ * covers the rest only"), written to buf like snprintf; returns 0 and writes
+ * an empty string when the trace says no sample was lost. */
+size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_t size);
+
+/** Print the text summary: the loss warning first when samples were lost,
+ *  then "vkprof report: PATH". Returns 0, or -1 on a write error. */
 int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *out);
 
 /** Write the SVG to a stream. Returns 0, or -1 on a write error. */
