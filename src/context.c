@@ -128,6 +128,10 @@ static vkprof_result load_functions(vkprof_context ctx)
     LOAD_D(ResetFences, "vkResetFences");
     LOAD_D(WaitForFences, "vkWaitForFences");
     LOAD_D(QueueSubmit, "vkQueueSubmit");
+    LOAD_D(QueueSubmit2, "vkQueueSubmit2");
+    if (ctx->vk.QueueSubmit2 == NULL) {
+        LOAD_D(QueueSubmit2, "vkQueueSubmit2KHR");
+    }
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
@@ -323,7 +327,11 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     if (r == VKPROF_OK) {
         r = vkprof__trace_init(ctx);
     }
+    if (r == VKPROF_OK && vkprof__ring_mode(ctx)) {
+        r = vkprof__ring_create(ctx);
+    }
     if (r != VKPROF_OK) {
+        vkprof__ring_shutdown(ctx);
         vkprof__trace_shutdown(ctx);
         vkprof__cal_shutdown(ctx);
         vkprof__phases_free(ctx);
@@ -358,17 +366,8 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
 static void collect_at_destroy(vkprof_context ctx)
 {
     if (vkprof__ring_mode(ctx)) {
-        if (ctx->ring.pool == VK_NULL_HANDLE || ctx->ring.scope_count == 0) {
-            return;
-        }
-        uint64_t before = ctx->scopes_collected;
-        (void)vkprof__ring_collect(ctx);
-        uint64_t late = ctx->scopes_collected - before;
-        uint64_t left = ctx->ring.scope_count;
-        if (ctx->ring.open && ctx->ring.open_dropped) {
-            left--; /* counted when it was dropped */
-        }
-        ctx->lost_never_submitted += left;
+        uint64_t late, left;
+        vkprof__ring_destroy_collect(ctx, &late, &left);
         if (late > 0) {
             vkprof__log(ctx, VKPROF_LOG_INFO, VKPROF_OK,
                         "destroy: collected %llu finished GPU scope(s) that were never collected",
@@ -421,18 +420,8 @@ void vkprof_set_enabled(vkprof_context ctx, bool on)
         ctx->errors.discarded++;
         ctx->state = VKPROF_SCOPE_IDLE;
     }
-    if (!on && ctx->ring.open) {
-        /* ring: the open scope can no longer end; it is given up when collected */
-        if (!ctx->ring.open_dropped) {
-            vkprof_ring_scope *sc =
-                &ctx->ring.scopes[(ctx->ring.scope_head + ctx->ring.scope_count - 1) %
-                                  ctx->ring.queries];
-            sc->ended = true;
-            sc->phase = VKPROF_MAX_PHASES;
-        }
-        ctx->errors.discarded++;
-        ctx->ring.open = false;
-        ctx->ring.boundary_valid = false;
+    if (!on && vkprof__ring_mode(ctx)) {
+        vkprof__ring_on_disable(ctx); /* open scopes are given up where they are */
     }
     ctx->requested = on;
     vkprof__update_active(ctx);

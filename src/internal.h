@@ -50,6 +50,7 @@ typedef struct vkprof_vk {
     PFN_vkResetFences ResetFences;
     PFN_vkWaitForFences WaitForFences;
     PFN_vkQueueSubmit QueueSubmit;
+    PFN_vkQueueSubmit2 QueueSubmit2; /* core 1.3 or the KHR alias; vkprof_queue_submit2 */
 } vkprof_vk;
 
 /* ---- host spans ---- */
@@ -147,37 +148,8 @@ typedef struct vkprof_phase_acc {
     uint64_t max_ticks;
 } vkprof_phase_acc;
 
-/* ---- ring mode ---- */
-typedef struct vkprof_ring_scope {
-    uint64_t begin_seq, end_seq; /* slot sequence numbers (slot = seq % queries) */
-    uint64_t step;               /* the step it was recorded in (1-based, as traces show) */
-    uint64_t flow;
-    vkprof_phase phase;
-    bool shared_begin; /* begin stamp is the previous scope's end stamp */
-    bool ended;
-} vkprof_ring_scope;
-
-typedef struct vkprof_ring {
-    VkQueryPool pool;
-    uint32_t queries;
-    uint64_t alloc_seq;        /* next slot sequence number to hand out */
-    uint64_t tail_seq;         /* first slot sequence number still needed */
-    vkprof_ring_scope *scopes; /* FIFO of recorded scopes, capacity `queries` */
-    uint64_t scope_head;       /* index of the oldest scope */
-    uint64_t scope_count;
-    bool open;         /* the newest scope is begun, not ended */
-    bool open_dropped; /* the open scope found no slot: its end is a no-op */
-    vkprof_phase open_phase;
-    /* shared boundaries: the last end stamp, while a begin may still reuse it */
-    VkCommandBuffer boundary_cmd;
-    uint64_t boundary_seq;
-    uint64_t boundary_epoch;
-    bool boundary_valid;
-    /* stale detection without host resets: the value read last lap, per slot */
-    uint64_t *last_value;
-    uint8_t *has_last;
-    uint64_t *readback; /* 2 x queries (value, availability) */
-} vkprof_ring;
+/* ---- ring mode (ring.c) ---- */
+struct vkprof_ring_T;
 
 typedef enum vkprof_scope_state {
     VKPROF_SCOPE_IDLE = 0,
@@ -206,18 +178,21 @@ struct vkprof_context_T {
     bool have_last_pair;
     bool host_reset; /* desc.host_query_reset and the entry point exists */
 
-    vkprof_ring ring;
-    /* timing stats (vkprof_timing_stats); timed_steps and epoch are atomic:
-     * vkprof_step may come from another thread */
+    struct vkprof_ring_T *ring;    /* ring mode only */
+    _Atomic bool ring_ready;       /* its query pool exists */
+    _Atomic uint64_t enable_epoch; /* bumped when profiling is turned off */
+    /* timing stats (vkprof_timing_stats); atomic: scopes are recorded, and
+     * vkprof_step called, from any thread */
     _Atomic uint64_t timed_steps;
     _Atomic uint64_t step_epoch;
-    uint64_t scopes_recorded, scopes_collected;
+    _Atomic uint64_t scopes_recorded, scopes_collected;
     /* samples lost, by reason (vkprof_timing_stats.lost_*) */
-    uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset, lost_misuse;
-    uint64_t extra_samples; /* executions beyond the first of a recorded scope */
-    uint64_t submissions;
-    bool lost_warned; /* the logger warned once that samples were lost */
-    uint64_t stamps_written, shared_stamps;
+    _Atomic uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset,
+        lost_misuse;
+    _Atomic uint64_t extra_samples; /* executions beyond the first of a recorded scope */
+    _Atomic uint64_t submissions;
+    _Atomic bool lost_warned; /* the logger warned once that samples were lost */
+    _Atomic uint64_t stamps_written, shared_stamps;
 
     vkprof_phase_acc *phases;
     uint32_t phase_count;
@@ -293,6 +268,10 @@ void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ti
 
 /* ring.c */
 bool vkprof__ring_mode(vkprof_context ctx);
+vkprof_result vkprof__ring_create(vkprof_context ctx);
+void vkprof__ring_on_disable(vkprof_context ctx);
+/* destroy: collect what finished; *late folded now, *left counted as lost */
+void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left);
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
 vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
 vkprof_result vkprof__ring_collect(vkprof_context ctx);

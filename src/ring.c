@@ -1,18 +1,108 @@
-/* Ring mode: many scopes in flight in one multi-slot timestamp pool.
+/* Ring mode: the GPU timing core that follows Vulkan's submission model.
  *
- * Slots are handed out in order as 64-bit sequence numbers (slot = seq %
- * queries); a scope takes two (or one, when its begin shares the previous
- * scope's end stamp). vkprof_collect() reads the pending range with
- * WITH_AVAILABILITY and never WAIT, folds finished scopes in recording order,
- * and frees their slots (host reset when the app enabled hostQueryReset, else
- * each stamp is preceded by vkCmdResetQueryPool of its slot, and a stale value
- * from the slot's previous lap is recognised by comparison). A scope that
- * finds no free slot is dropped and counted: an unread slot is never
- * overwritten. Sampling times every stamp of 1 step in N. */
+ * Recording. Scopes belong to the command buffer they are recorded into. Each
+ * command buffer has a tracker, found through a lock-free table keyed by the
+ * handle; only the buffer's owner (the thread that records it, as Vulkan
+ * already requires) touches its recording state, so the recording path takes
+ * no lock. A recording is a list of scopes (nesting up to
+ * VKPROF_MAX_SCOPE_DEPTH) over stamp positions; positions live in chunks of
+ * query slots taken from a lock-free bitmap. Every scope records one
+ * vkCmdResetQueryPool of its own slots before its first stamp, in the same
+ * command buffer, so each execution (the first or the K-th) writes freshly
+ * reset queries: valid Vulkan for any submission order, queue or thread.
+ *
+ * Executions. vkprof_cmd_submit() (before the app's vkQueueSubmit, or through
+ * vkprof_queue_submit/2) seals the buffer's recording and starts one
+ * execution of it. The previous execution of the same recording is collected
+ * first (it has finished: Vulkan forbids re-submitting a pending buffer); what
+ * is still not there would be overwritten, so it is counted as lost, never
+ * folded. A re-recorded buffer retires its old recording at its next submit.
+ * Without any vkprof_cmd_submit call the context works as the seed did: each
+ * recording is taken as executed once, and recording and collection happen on
+ * one thread.
+ *
+ * Collection (vkprof_collect, and lazily at each submit) runs under one lock,
+ * reads WITH_AVAILABILITY and never WAIT. A slot still holding its previous
+ * use's value (its reset has not executed yet) is recognised by comparison
+ * with the value read last time: the device clock moved on. Within one
+ * execution of one command buffer, stamps execute in order: a scope that is
+ * not written while one that ended after it is, never ran (the buffer was
+ * re-recorded or reset before it was submitted), and is counted as lost.
+ * Slots are freed when the GPU can no longer write them. */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define TRACKERS 1024u /* command buffers with scopes at once (power of two) */
+#define TOMBSTONE ((uintptr_t)1)
+
+enum { SC_OPEN = 0, SC_ENDED = 1 };
+
+typedef struct rscope {
+    uint64_t begin_pos, end_pos; /* stamp positions in the recording */
+    uint64_t end_order;          /* order of the end call in the recording */
+    uint64_t step;               /* the step it was recorded in (1-based) */
+    uint64_t flow;               /* the span open at begin */
+    uint64_t b, e;               /* values read in the current execution */
+    vkprof_phase phase;          /* VKPROF_MAX_PHASES: dropped (misuse, ring full) */
+    uint8_t state;               /* SC_OPEN, SC_ENDED */
+    bool done;                   /* current execution: folded or lost */
+    bool ready;                  /* b and e were read in this collection */
+} rscope;
+
+typedef struct rrec {
+    rscope *scopes;
+    uint64_t head;  /* implicit mode: scopes before head are done and gone */
+    uint64_t count; /* scopes in the array, from index 0 */
+    uint64_t cap;
+    uint32_t *chunks; /* chunk ids in position order, from chunk_base */
+    uint64_t chunk_base, nchunks, chunk_cap;
+    uint64_t stamps;    /* positions handed out */
+    uint64_t ends;      /* end calls so far (end_order) */
+    uint64_t live;      /* scopes that can give a sample per execution */
+    uint64_t submits;   /* executions started */
+    uint64_t exec_step; /* the step of the current execution (1-based) */
+    bool exec_pending;  /* an execution is started and not fully collected */
+    bool tainted;       /* its predecessor was not finished: values ambiguous */
+    bool in_pending;    /* on the pending list */
+} rrec;
+
+typedef struct tracker {
+    _Atomic uintptr_t key; /* the VkCommandBuffer; 0 free; TOMBSTONE freed */
+    /* the owner's recording state */
+    rrec *cur;                             /* being recorded, not yet submitted */
+    uint64_t open[VKPROF_MAX_SCOPE_DEPTH]; /* indexes of open scopes in cur */
+    uint32_t depth;
+    uint64_t enable_epoch; /* the enable epoch of the open scopes */
+    bool boundary_valid;
+    uint64_t boundary_pos;
+    uint64_t boundary_epoch;
+    /* under the lock */
+    rrec *sealed; /* the recording the buffer holds since its last submit */
+} tracker;
+
+struct vkprof_ring_T {
+    VkQueryPool pool;
+    uint32_t queries;
+    uint32_t chunk; /* slots per chunk */
+    uint32_t nchunks;
+    _Atomic uint64_t *free_bits; /* 1: chunk free */
+    uint32_t free_words;
+    _Atomic uint32_t cursor;
+    tracker *trackers;
+    atomic_flag lock;
+    _Atomic bool notified; /* vkprof_cmd_submit was called: executions are explicit */
+    rrec **pending;        /* sealed recordings with an execution in flight (lock) */
+    uint32_t npending, pending_cap;
+    /* per slot, under the lock */
+    uint64_t *readback;   /* 2 x queries (value, availability) of the last read */
+    uint64_t *last_value; /* the value of the slot's previous use */
+    uint8_t *has_last;
+};
+
+typedef struct vkprof_ring_T vkprof_ring;
 
 bool vkprof__ring_mode(vkprof_context ctx)
 {
@@ -49,9 +139,43 @@ void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished)
     atomic_fetch_add_explicit(&ctx->step_epoch, 1, memory_order_relaxed);
 }
 
-static vkprof_result ring_init(vkprof_context ctx)
+static void add(_Atomic uint64_t *c, uint64_t n)
 {
-    vkprof_ring *r = &ctx->ring;
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* Count lost samples; the logger warns the first time anything is lost. */
+static void lose(vkprof_context ctx, _Atomic uint64_t *reason, uint64_t n, const char *why)
+{
+    if (n == 0) {
+        return;
+    }
+    add(reason, n);
+    if (!atomic_exchange_explicit(&ctx->lost_warned, true, memory_order_relaxed)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                    "GPU samples lost (first: %llu, %s); every report counts them "
+                    "(vkprof_get_timing_stats, the snapshot, the trace, vkprof report)",
+                    (unsigned long long)n, why);
+    }
+}
+
+static void lock(vkprof_ring *r)
+{
+    while (atomic_flag_test_and_set_explicit(&r->lock, memory_order_acquire)) {
+        sched_yield();
+    }
+}
+
+static void unlock(vkprof_ring *r)
+{
+    atomic_flag_clear_explicit(&r->lock, memory_order_release);
+}
+
+/* ---- setup ---- */
+
+static vkprof_result ring_init_locked(vkprof_context ctx)
+{
+    vkprof_ring *r = ctx->ring;
     if (r->pool != VK_NULL_HANDLE) {
         return VKPROF_OK;
     }
@@ -59,171 +183,414 @@ static vkprof_result ring_init(vkprof_context ctx)
     if (n < 4) {
         n = 4;
     }
-    r->scopes = calloc(n, sizeof *r->scopes);
+    /* chunks: the unit a recording takes at once (one bit of the bitmap) */
+    uint32_t c = n >= 1024 ? 32u : n >= 64 ? 8u : 2u;
+    r->chunk = c;
+    r->nchunks = n / c;
+    r->free_words = (r->nchunks + 63) / 64;
+    r->free_bits = calloc(r->free_words, sizeof *r->free_bits);
+    r->readback = calloc((size_t)n * 2, sizeof *r->readback);
     r->last_value = calloc(n, sizeof *r->last_value);
     r->has_last = calloc(n, 1);
-    r->readback = calloc((size_t)n * 2, sizeof *r->readback);
-    if (r->scopes == NULL || r->last_value == NULL || r->has_last == NULL || r->readback == NULL) {
-        vkprof__ring_shutdown(ctx);
+    if (r->free_bits == NULL || r->readback == NULL || r->last_value == NULL ||
+        r->has_last == NULL) {
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: %u queries", n);
+    }
+    for (uint32_t i = 0; i < r->nchunks; i++) {
+        atomic_fetch_or_explicit(&r->free_bits[i / 64], UINT64_C(1) << (i % 64),
+                                 memory_order_relaxed);
     }
     VkQueryPoolCreateInfo ci;
     memset(&ci, 0, sizeof ci);
     ci.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
     ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     ci.queryCount = n;
-    VkResult vr = ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &r->pool);
+    VkQueryPool pool = VK_NULL_HANDLE;
+    VkResult vr = ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &pool);
     if (vr != VK_SUCCESS) {
-        r->pool = VK_NULL_HANDLE;
-        vkprof__ring_shutdown(ctx);
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
                             "vkCreateQueryPool(%u queries) failed (VkResult %d)", n, (int)vr);
     }
-    r->queries = n;
     if (ctx->host_reset) {
-        ctx->vk.ResetQueryPool(ctx->desc.device, r->pool, 0, n);
+        ctx->vk.ResetQueryPool(ctx->desc.device, pool, 0, n);
     }
+    r->queries = n;
+    r->pool = pool;
     return VKPROF_OK;
+}
+
+vkprof_result vkprof__ring_create(vkprof_context ctx)
+{
+    vkprof_ring *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        return VKPROF_ERROR_OUT_OF_MEMORY;
+    }
+    r->trackers = calloc(TRACKERS, sizeof *r->trackers);
+    if (r->trackers == NULL) {
+        free(r);
+        return VKPROF_ERROR_OUT_OF_MEMORY;
+    }
+    atomic_flag_clear(&r->lock);
+    ctx->ring = r;
+    return VKPROF_OK;
+}
+
+/* The pool is made on first use; the first scope may come from any thread. */
+static vkprof_result ring_ready(vkprof_context ctx)
+{
+    vkprof_ring *r = ctx->ring;
+    if (atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+        return VKPROF_OK;
+    }
+    lock(r);
+    vkprof_result res = ring_init_locked(ctx);
+    if (res == VKPROF_OK) {
+        atomic_store_explicit(&ctx->ring_ready, true, memory_order_release);
+    }
+    unlock(r);
+    return res;
+}
+
+static void rec_free(rrec *rec)
+{
+    if (rec != NULL) {
+        free(rec->scopes);
+        free(rec->chunks);
+        free(rec);
+    }
 }
 
 void vkprof__ring_shutdown(vkprof_context ctx)
 {
-    vkprof_ring *r = &ctx->ring;
+    vkprof_ring *r = ctx->ring;
+    if (r == NULL) {
+        return;
+    }
     if (r->pool != VK_NULL_HANDLE) {
         ctx->vk.DestroyQueryPool(ctx->desc.device, r->pool, ctx->desc.vk_allocator);
     }
-    free(r->scopes);
+    for (uint32_t i = 0; i < TRACKERS; i++) {
+        rec_free(r->trackers[i].cur);
+        rec_free(r->trackers[i].sealed);
+    }
+    free(r->trackers);
+    free(r->pending);
+    free(r->free_bits);
+    free(r->readback);
     free(r->last_value);
     free(r->has_last);
-    free(r->readback);
-    memset(r, 0, sizeof *r);
+    free(r);
+    ctx->ring = NULL;
 }
 
-static uint32_t slot_of(const vkprof_ring *r, uint64_t seq)
+/* ---- the tracker table (lock-free; a handle is inserted only by its owner) ---- */
+
+static uint32_t hash_handle(uintptr_t k)
 {
-    return (uint32_t)(seq % r->queries);
+    uint64_t x = (uint64_t)k;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return (uint32_t)x & (TRACKERS - 1);
 }
 
-/* Record one stamp into slot `seq` (reset first when there is no host reset). */
-static void ring_stamp(vkprof_context ctx, VkCommandBuffer cmd, uint64_t seq)
+static tracker *tracker_find(vkprof_ring *r, VkCommandBuffer cmd, bool create)
 {
-    vkprof_ring *r = &ctx->ring;
-    uint32_t slot = slot_of(r, seq);
-    if (!ctx->host_reset) {
-        ctx->vk.CmdResetQueryPool(cmd, r->pool, slot, 1);
+    uintptr_t k = (uintptr_t)(void *)cmd;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint32_t h = hash_handle(k);
+        tracker *tomb = NULL;
+        for (uint32_t i = 0; i < TRACKERS; i++) {
+            tracker *t = &r->trackers[(h + i) & (TRACKERS - 1)];
+            uintptr_t key = atomic_load_explicit(&t->key, memory_order_acquire);
+            if (key == k) {
+                return t;
+            }
+            if (key == TOMBSTONE) {
+                if (tomb == NULL) {
+                    tomb = t;
+                }
+                continue;
+            }
+            if (key == 0) {
+                break;
+            }
+        }
+        if (!create) {
+            return NULL;
+        }
+        /* not present: claim the first tombstone or free entry on the path */
+        for (uint32_t i = 0; i < TRACKERS; i++) {
+            tracker *t = tomb != NULL ? tomb : &r->trackers[(h + i) & (TRACKERS - 1)];
+            uintptr_t key = atomic_load_explicit(&t->key, memory_order_relaxed);
+            if (key == 0 || key == TOMBSTONE) {
+                if (atomic_compare_exchange_strong_explicit(&t->key, &key, k, memory_order_acq_rel,
+                                                            memory_order_relaxed)) {
+                    return t;
+                }
+            }
+            if (tomb != NULL) {
+                break; /* someone took it: look again from the start */
+            }
+        }
     }
-    vkprof__stamp(ctx, cmd, r->pool, slot);
+    return NULL;
 }
 
-static bool boundary_usable(vkprof_context ctx, VkCommandBuffer cmd)
+/* ---- chunks (lock-free bitmap) ---- */
+
+static bool chunk_take(vkprof_ring *r, uint32_t *out)
 {
-    const vkprof_ring *r = &ctx->ring;
-    return ctx->desc.shared_boundaries && r->boundary_valid && r->boundary_cmd == cmd &&
-           r->boundary_epoch == atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
+    uint32_t start = atomic_fetch_add_explicit(&r->cursor, 1, memory_order_relaxed);
+    for (uint32_t i = 0; i < r->free_words; i++) {
+        uint32_t w = (start + i) % r->free_words;
+        uint64_t bits = atomic_load_explicit(&r->free_bits[w], memory_order_relaxed);
+        while (bits != 0) {
+            uint32_t b = (uint32_t)__builtin_ctzll(bits);
+            uint64_t want = bits & ~(UINT64_C(1) << b);
+            if (atomic_compare_exchange_weak_explicit(&r->free_bits[w], &bits, want,
+                                                      memory_order_acquire, memory_order_relaxed)) {
+                *out = w * 64 + b;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void chunk_give(vkprof_ring *r, uint32_t id)
+{
+    atomic_fetch_or_explicit(&r->free_bits[id / 64], UINT64_C(1) << (id % 64),
+                             memory_order_release);
+}
+
+static uint32_t slot_at(const vkprof_ring *r, const rrec *rec, uint64_t pos)
+{
+    uint64_t ci = pos / r->chunk - rec->chunk_base;
+    return rec->chunks[ci] * r->chunk + (uint32_t)(pos % r->chunk);
+}
+
+/* Hand out the next position (taking a chunk when the last one is used up);
+ * false: ring full. */
+static bool position_take(vkprof_ring *r, rrec *rec, uint64_t *pos)
+{
+    uint64_t p = rec->stamps;
+    if (p / r->chunk >= rec->chunk_base + rec->nchunks) {
+        uint32_t id;
+        if (!chunk_take(r, &id)) {
+            return false;
+        }
+        if (rec->nchunks == rec->chunk_cap) {
+            uint64_t cap = rec->chunk_cap ? rec->chunk_cap * 2 : 4;
+            uint32_t *q = realloc(rec->chunks, cap * sizeof *q);
+            if (q == NULL) {
+                chunk_give(r, id);
+                return false;
+            }
+            rec->chunks = q;
+            rec->chunk_cap = cap;
+        }
+        rec->chunks[rec->nchunks++] = id;
+    }
+    rec->stamps = p + 1;
+    *pos = p;
+    return true;
+}
+
+/* ---- recording (the command buffer's owner only) ---- */
+
+static rrec *rec_new(void)
+{
+    return calloc(1, sizeof(rrec));
+}
+
+static rscope *scope_push(rrec *rec)
+{
+    if (rec->count == rec->cap) {
+        uint64_t cap = rec->cap ? rec->cap * 2 : 16;
+        rscope *p = realloc(rec->scopes, cap * sizeof *p);
+        if (p == NULL) {
+            return NULL;
+        }
+        rec->scopes = p;
+        rec->cap = cap;
+    }
+    rscope *sc = &rec->scopes[rec->count++];
+    memset(sc, 0, sizeof *sc);
+    return sc;
+}
+
+static void ring_stamp(vkprof_context ctx, VkCommandBuffer cmd, const rrec *rec, uint64_t pos)
+{
+    vkprof__stamp(ctx, cmd, ctx->ring->pool, slot_at(ctx->ring, rec, pos));
+}
+
+/* Open scopes left by a disable, or at a submit, can never end: drop them. */
+static void drop_open(vkprof_context ctx, tracker *t)
+{
+    if (t->depth == 0) {
+        return;
+    }
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < t->depth; i++) {
+        rscope *sc = &t->cur->scopes[t->open[i]];
+        if (sc->phase < VKPROF_MAX_PHASES) {
+            n++; /* a scope that was already dropped (ring full) was counted then */
+            t->cur->live--;
+        }
+        sc->phase = VKPROF_MAX_PHASES;
+        sc->state = SC_ENDED;
+        sc->done = true;
+    }
+    lose(ctx, &ctx->lost_misuse, n, "a scope left open");
+    ctx->errors.discarded += t->depth;
+    t->depth = 0;
+    t->boundary_valid = false;
+}
+
+static bool boundary_usable(vkprof_context ctx, const tracker *t)
+{
+    return ctx->desc.shared_boundaries && t->boundary_valid &&
+           t->boundary_epoch == atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
 }
 
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
-    vkprof_ring *r = &ctx->ring;
-    if (r->open) {
-        /* not re-entrant, as in 2-slot mode: the open scope is dropped */
-        vkprof_phase open = r->open_phase;
-        if (!r->open_dropped) {
-            /* its begin stamp stays recorded; the scope is marked never-ending */
-            r->scopes[(r->scope_head + r->scope_count - 1) % r->queries].ended = true;
-            r->scopes[(r->scope_head + r->scope_count - 1) % r->queries].phase = VKPROF_MAX_PHASES;
-        }
-        r->open = false;
-        r->boundary_valid = false;
+    vkprof_ring *r = ctx->ring;
+    tracker *t = tracker_find(r, cmd, true);
+    if (t == NULL) {
+        add(&ctx->scopes_recorded, 1);
+        lose(ctx, &ctx->lost_ring_full, 1, "more command buffers with scopes than the table holds");
+        return VKPROF_OK;
+    }
+    uint64_t epoch = atomic_load_explicit(&ctx->enable_epoch, memory_order_relaxed);
+    if (t->depth > 0 && t->enable_epoch != epoch) {
+        drop_open(ctx, t); /* profiling was turned off while they were open */
+    }
+    if (t->depth >= VKPROF_MAX_SCOPE_DEPTH) {
         return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
-                            "begin('%s') while '%s' is open; both scopes are dropped",
-                            ctx->phases[phase].name, ctx->phases[open].name);
+                            "begin('%s'): scopes nest at most %u deep in one command buffer",
+                            ctx->phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
     }
     if (!vkprof__step_timed(ctx)) {
-        r->boundary_valid = false;
+        t->boundary_valid = false;
         return VKPROF_DISABLED; /* sampling: this step is not timed */
     }
-    vkprof_result res = ring_init(ctx);
+    vkprof_result res = ring_ready(ctx);
     if (res != VKPROF_OK) {
         return res;
     }
-    bool shared = boundary_usable(ctx, cmd);
-    uint64_t need = shared ? 1 : 2; /* slots for this scope: begin (unless shared) + end */
-    r->open = true;
-    r->open_phase = phase;
-    if (r->alloc_seq + need - r->tail_seq > r->queries || r->scope_count >= r->queries) {
-        /* full: drop the scope, never overwrite a slot that was not read */
-        r->open_dropped = true;
-        r->boundary_valid = false;
-        ctx->lost_ring_full++;
-        return VKPROF_OK;
+    if (t->cur == NULL && (t->cur = rec_new()) == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: a recording");
     }
-    r->open_dropped = false;
-    vkprof_ring_scope *sc = &r->scopes[(r->scope_head + r->scope_count) % r->queries];
-    memset(sc, 0, sizeof *sc);
+    rrec *rec = t->cur;
+    rscope *sc = scope_push(rec);
+    if (sc == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: a scope");
+    }
+    add(&ctx->scopes_recorded, 1);
     sc->phase = phase;
-    sc->shared_begin = shared;
+    sc->state = SC_OPEN;
     sc->flow = vkprof__current_span();
     sc->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
-    if (shared) {
-        sc->begin_seq = r->boundary_seq;
-        ctx->shared_stamps++;
+    bool shared = boundary_usable(ctx, t);
+    uint64_t first = 0, second = 0;
+    uint64_t mark = rec->stamps;
+    if (!position_take(r, rec, &first) || (!shared && !position_take(r, rec, &second))) {
+        /* full: drop the scope, never overwrite a slot that was not read */
+        sc->phase = VKPROF_MAX_PHASES;
+        sc->state = SC_ENDED;
+        sc->done = true;
+        rec->stamps = mark; /* a position taken for nothing is handed out again */
+        t->boundary_valid = false;
+        lose(ctx, &ctx->lost_ring_full, 1, "the query ring was full");
     } else {
-        sc->begin_seq = r->alloc_seq++;
-        ring_stamp(ctx, cmd, sc->begin_seq);
+        /* reset this scope's own slots in this command buffer, then stamp */
+        uint32_t s0 = slot_at(r, rec, first);
+        if (shared) {
+            ctx->vk.CmdResetQueryPool(cmd, r->pool, s0, 1);
+            sc->begin_pos = t->boundary_pos;
+            sc->end_pos = first;
+            add(&ctx->shared_stamps, 1);
+        } else {
+            uint32_t s1 = slot_at(r, rec, second);
+            if (s1 == s0 + 1) {
+                ctx->vk.CmdResetQueryPool(cmd, r->pool, s0, 2);
+            } else {
+                ctx->vk.CmdResetQueryPool(cmd, r->pool, s0, 1);
+                ctx->vk.CmdResetQueryPool(cmd, r->pool, s1, 1);
+            }
+            sc->begin_pos = first;
+            sc->end_pos = second;
+            ring_stamp(ctx, cmd, rec, first);
+        }
+        rec->live++;
     }
-    r->scope_count++;
-    r->boundary_valid = false;
-    ctx->scopes_recorded++;
+    t->open[t->depth++] = rec->count - 1;
+    t->enable_epoch = epoch;
+    t->boundary_valid = false;
     return VKPROF_OK;
 }
 
 vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
-    vkprof_ring *r = &ctx->ring;
-    if (!r->open) {
+    vkprof_ring *r = ctx->ring;
+    tracker *t = tracker_find(r, cmd, false);
+    uint64_t epoch = atomic_load_explicit(&ctx->enable_epoch, memory_order_relaxed);
+    if (t != NULL && t->depth > 0 && t->enable_epoch != epoch) {
+        drop_open(ctx, t);
+    }
+    if (t == NULL || t->depth == 0) {
         if (!vkprof__step_timed(ctx)) {
             return VKPROF_DISABLED;
         }
-        return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN, "end('%s') without begin",
+        return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN,
+                            "end('%s') without begin in this command buffer",
                             ctx->phases[phase].name);
     }
-    vkprof_ring_scope *sc = &r->scopes[(r->scope_head + r->scope_count - 1) % r->queries];
-    if (phase != r->open_phase) {
-        r->open = false;
-        r->boundary_valid = false;
-        if (!r->open_dropped) {
-            sc->ended = true;
-            sc->phase = VKPROF_MAX_PHASES; /* never folded */
-        }
+    rrec *rec = t->cur;
+    rscope *sc = &rec->scopes[t->open[--t->depth]];
+    bool dropped = sc->phase >= VKPROF_MAX_PHASES;
+    if (!dropped && phase != sc->phase) {
+        vkprof_phase open = sc->phase;
+        sc->phase = VKPROF_MAX_PHASES; /* never folded */
+        sc->state = SC_ENDED;
+        sc->done = true;
+        rec->live--;
+        t->boundary_valid = false;
+        lose(ctx, &ctx->lost_misuse, 1, "an end that named another phase");
         return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                             "end('%s') but begin was '%s'; the scope is dropped",
-                            ctx->phases[phase].name, ctx->phases[r->open_phase].name);
+                            ctx->phases[phase].name, ctx->phases[open].name);
     }
-    r->open = false;
-    if (r->open_dropped) {
+    sc->state = SC_ENDED;
+    sc->end_order = rec->ends++;
+    if (dropped) {
+        t->boundary_valid = false;
         return VKPROF_OK; /* counted when it was dropped */
     }
-    sc->end_seq = r->alloc_seq++;
-    sc->ended = true;
-    ring_stamp(ctx, cmd, sc->end_seq);
-    r->boundary_valid = true;
-    r->boundary_cmd = cmd;
-    r->boundary_seq = sc->end_seq;
-    r->boundary_epoch = atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
+    ring_stamp(ctx, cmd, rec, sc->end_pos);
+    t->boundary_valid = true;
+    t->boundary_pos = sc->end_pos;
+    t->boundary_epoch = atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
     return VKPROF_OK;
 }
 
-/* Read [from, to) sequence numbers into readback[] (indexed by slot). */
-static vkprof_result read_range(vkprof_context ctx, uint64_t from, uint64_t to)
+/* ---- collection (under the lock) ---- */
+
+static vkprof_result read_positions(vkprof_context ctx, const rrec *rec, uint64_t from, uint64_t to)
 {
-    vkprof_ring *r = &ctx->ring;
+    vkprof_ring *r = ctx->ring;
     while (from < to) {
-        uint32_t first = slot_of(r, from);
-        uint64_t n = to - from;
-        if (first + n > r->queries) {
-            n = r->queries - first;
+        if (from / r->chunk < rec->chunk_base) {
+            from = rec->chunk_base * r->chunk;
+            continue;
         }
+        uint64_t n = r->chunk - from % r->chunk;
+        if (n > to - from) {
+            n = to - from;
+        }
+        uint32_t first = slot_at(r, rec, from);
         VkResult vr = ctx->vk.GetQueryPoolResults(
             ctx->desc.device, r->pool, first, (uint32_t)n, (size_t)n * 2 * sizeof(uint64_t),
             &r->readback[2 * (size_t)first], 2 * sizeof(uint64_t),
@@ -237,116 +604,529 @@ static vkprof_result read_range(vkprof_context ctx, uint64_t from, uint64_t to)
     return VKPROF_OK;
 }
 
-/* Is slot `seq` written for this lap? Its value in *v. */
-static bool slot_ready(vkprof_context ctx, uint64_t seq, uint64_t *v)
+/* Is this execution's stamp at `pos` written? Its value in *v. */
+static bool pos_ready(vkprof_context ctx, const rrec *rec, uint64_t pos, uint64_t *v)
 {
-    vkprof_ring *r = &ctx->ring;
-    uint32_t s = slot_of(r, seq);
+    vkprof_ring *r = ctx->ring;
+    uint32_t s = slot_at(r, rec, pos);
     if (r->readback[2 * (size_t)s + 1] == 0) {
         return false;
     }
     *v = r->readback[2 * (size_t)s] & ctx->valid_mask;
-    /* without host resets the previous lap's value stays available until this
-     * lap's reset executes; the clock moved on, so an equal value is stale */
-    if (!ctx->host_reset && r->has_last[s] && r->last_value[s] == *v) {
-        return false;
-    }
-    return true;
+    /* the slot's previous use left its value available until this use's reset
+     * executes; the clock moved on since, so an equal value is that stale one */
+    return !(r->has_last[s] && r->last_value[s] == *v);
 }
 
-static void free_through(vkprof_context ctx, uint64_t new_tail)
+/* The execution is over (collected or lost): what its slots hold now is the
+ * previous use for the next one. */
+static void remember(vkprof_context ctx, const rrec *rec, uint64_t from, uint64_t to)
 {
-    vkprof_ring *r = &ctx->ring;
-    uint64_t from = r->tail_seq;
-    if (new_tail <= from) {
-        return;
-    }
-    /* remember what was read (stale detection), then reset from the host */
-    for (uint64_t q = from; q < new_tail; q++) {
-        uint32_t s = slot_of(r, q);
-        r->last_value[s] = r->readback[2 * (size_t)s] & ctx->valid_mask;
-        r->has_last[s] = r->readback[2 * (size_t)s + 1] != 0;
-    }
-    if (ctx->host_reset) {
-        uint64_t q = from;
-        while (q < new_tail) {
-            uint32_t first = slot_of(r, q);
-            uint64_t n = new_tail - q;
-            if (first + n > r->queries) {
-                n = r->queries - first;
-            }
-            ctx->vk.ResetQueryPool(ctx->desc.device, r->pool, first, (uint32_t)n);
-            q += n;
+    vkprof_ring *r = ctx->ring;
+    for (uint64_t p = from; p < to; p++) {
+        if (p / r->chunk < rec->chunk_base) {
+            continue;
+        }
+        uint32_t s = slot_at(r, rec, p);
+        if (r->readback[2 * (size_t)s + 1] != 0) {
+            r->last_value[s] = r->readback[2 * (size_t)s] & ctx->valid_mask;
+            r->has_last[s] = 1;
         }
     }
-    r->tail_seq = new_tail;
+}
+
+/* Give the first `n` chunks of `rec` back. The GPU will not write them again:
+ * read them one last time (stale detection for their next user), and reset
+ * them from the host where the app allows it. */
+static void chunks_release(vkprof_context ctx, rrec *rec, uint64_t n, bool ran)
+{
+    vkprof_ring *r = ctx->ring;
+    if (n == 0) {
+        return;
+    }
+    uint64_t from = rec->chunk_base * r->chunk, to = (rec->chunk_base + n) * r->chunk;
+    if (to > rec->stamps) {
+        to = rec->stamps; /* only positions handed out were ever reset */
+    }
+    /* a recording that was never submitted wrote nothing: its slots keep
+     * their previous use's values (and are read only once initialized) */
+    if (ran && read_positions(ctx, rec, from, to) == VKPROF_OK) {
+        remember(ctx, rec, from, to);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t id = rec->chunks[i];
+        if (ctx->host_reset) {
+            ctx->vk.ResetQueryPool(ctx->desc.device, r->pool, id * r->chunk, r->chunk);
+            for (uint32_t k = 0; k < r->chunk; k++) {
+                r->has_last[id * r->chunk + k] = 0;
+            }
+        }
+        chunk_give(r, id);
+    }
+    memmove(rec->chunks, rec->chunks + n, (rec->nchunks - n) * sizeof *rec->chunks);
+    rec->nchunks -= n;
+    rec->chunk_base += n;
+}
+
+/* Fold what the current execution of `rec` has finished. `implicit`: the
+ * seed's model (no submit calls): the recording is still growing, scopes run
+ * once, and finished ones leave it. Returns true when nothing is pending. */
+static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *folded)
+{
+    vkprof_ring *r = ctx->ring;
+    if (rec->head >= rec->count) {
+        return true;
+    }
+    /* the lowest position still needed */
+    uint64_t lo = UINT64_MAX;
+    for (uint64_t i = rec->head; i < rec->count; i++) {
+        const rscope *sc = &rec->scopes[i];
+        if (!sc->done && sc->begin_pos < lo) {
+            lo = sc->begin_pos;
+        }
+    }
+    if (lo != UINT64_MAX && read_positions(ctx, rec, lo, rec->stamps) != VKPROF_OK) {
+        return false;
+    }
+    /* the latest-ending scope that is written: every scope that ended before
+     * it in this command buffer has executed, or never will */
+    bool any = false;
+    uint64_t last_order = 0;
+    for (uint64_t i = rec->head; i < rec->count; i++) {
+        rscope *sc = &rec->scopes[i];
+        if (sc->done || sc->state != SC_ENDED) {
+            continue;
+        }
+        uint64_t b, e;
+        if (pos_ready(ctx, rec, sc->begin_pos, &b) && pos_ready(ctx, rec, sc->end_pos, &e)) {
+            sc->b = b;
+            sc->e = e;
+            sc->ready = true;
+            if (!any || sc->end_order > last_order) {
+                last_order = sc->end_order;
+            }
+            any = true;
+        } else {
+            sc->ready = false;
+        }
+    }
+    bool trace = atomic_load_explicit(&ctx->trace.on, memory_order_relaxed) != 0;
+    bool pending = false;
+    for (uint64_t i = rec->head; i < rec->count; i++) {
+        rscope *sc = &rec->scopes[i];
+        if (sc->done) {
+            continue;
+        }
+        if (sc->state != SC_ENDED) {
+            pending = true;
+            continue;
+        }
+        if (sc->ready) {
+            if (rec->tainted) {
+                lose(ctx, &ctx->lost_overwritten, 1,
+                     "a command buffer was submitted again before its previous execution "
+                     "finished");
+            } else {
+                vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask);
+                add(&ctx->scopes_collected, 1);
+                (*folded)++;
+                if (trace) {
+                    vkprof__trace_gpu(ctx, sc->phase, sc->b, sc->e, sc->flow,
+                                      implicit ? sc->step : rec->exec_step);
+                }
+            }
+            sc->done = true;
+        } else if (any && sc->end_order < last_order) {
+            lose(ctx, &ctx->lost_never_submitted, 1,
+                 "a recorded scope never ran (its command buffer was re-recorded or reset "
+                 "before a submit)");
+            sc->done = true;
+        } else {
+            pending = true;
+        }
+    }
+    if (implicit) {
+        /* drop the done prefix; give back chunks no pending scope needs */
+        uint64_t h = rec->head;
+        while (h < rec->count && rec->scopes[h].done) {
+            h++;
+        }
+        rec->head = h;
+        uint64_t need = rec->stamps; /* lowest position still needed */
+        for (uint64_t i = h; i < rec->count; i++) {
+            if (!rec->scopes[i].done && rec->scopes[i].begin_pos < need) {
+                need = rec->scopes[i].begin_pos;
+            }
+        }
+        uint64_t keep_from = need / r->chunk;
+        bool all_done = need == rec->stamps;
+        if (all_done) {
+            /* nothing pending: every chunk goes back, and the next scope
+             * starts a fresh one (its slots are reset where it is recorded) */
+            chunks_release(ctx, rec, rec->nchunks, true);
+            rec->stamps = rec->chunk_base * r->chunk;
+        } else if (keep_from > rec->chunk_base && rec->nchunks > 0) {
+            uint64_t n = keep_from - rec->chunk_base;
+            if (n > rec->nchunks) {
+                n = rec->nchunks;
+            }
+            chunks_release(ctx, rec, n, true);
+        }
+        if (rec->head == rec->count) {
+            rec->head = rec->count = 0; /* all done: reuse the array */
+        } else if (rec->head > 64 && rec->head * 2 > rec->count) {
+            memmove(rec->scopes, rec->scopes + rec->head,
+                    (rec->count - rec->head) * sizeof *rec->scopes);
+            rec->count -= rec->head;
+            rec->head = 0;
+        }
+    }
+    return !pending;
+}
+
+/* The execution ended (collected, or given up): its values are the slots'
+ * previous use from now on. */
+static void exec_close(vkprof_context ctx, rrec *rec)
+{
+    remember(ctx, rec, rec->chunk_base * ctx->ring->chunk, rec->stamps);
+    rec->exec_pending = false;
+    rec->tainted = false;
+}
+
+/* Give up what the current execution has not delivered. */
+static void exec_give_up(vkprof_context ctx, rrec *rec, _Atomic uint64_t *reason, const char *why)
+{
+    uint64_t n = 0;
+    for (uint64_t i = rec->head; i < rec->count; i++) {
+        rscope *sc = &rec->scopes[i];
+        if (!sc->done && sc->phase < VKPROF_MAX_PHASES) {
+            sc->done = true;
+            n++;
+        }
+    }
+    lose(ctx, reason, n, why);
+    exec_close(ctx, rec);
+}
+
+static void pending_add(vkprof_ring *r, rrec *rec)
+{
+    if (rec->in_pending) {
+        return;
+    }
+    if (r->npending == r->pending_cap) {
+        uint32_t cap = r->pending_cap ? r->pending_cap * 2 : 32;
+        rrec **p = realloc(r->pending, cap * sizeof *p);
+        if (p == NULL) {
+            return; /* collected when its buffer is submitted again, retired or destroyed */
+        }
+        r->pending = p;
+        r->pending_cap = cap;
+    }
+    r->pending[r->npending++] = rec;
+    rec->in_pending = true;
+}
+
+static void pending_remove(vkprof_ring *r, rrec *rec)
+{
+    for (uint32_t i = 0; i < r->npending; i++) {
+        if (r->pending[i] == rec) {
+            r->pending[i] = r->pending[--r->npending];
+            break;
+        }
+    }
+    rec->in_pending = false;
+}
+
+/* Collect an execution; when it is over, close it. */
+static void exec_collect(vkprof_context ctx, rrec *rec, uint64_t *folded)
+{
+    if (!rec->exec_pending) {
+        return;
+    }
+    if (rec_collect(ctx, rec, false, folded)) {
+        exec_close(ctx, rec);
+    }
+}
+
+/* A recording is replaced or its buffer reset/freed: everything in flight has
+ * finished by Vulkan's rules; collect it, count the rest, free its slots. */
+static void rec_retire(vkprof_context ctx, rrec *rec, _Atomic uint64_t *reason, const char *why,
+                       uint64_t *folded)
+{
+    if (rec == NULL) {
+        return;
+    }
+    vkprof_ring *r = ctx->ring;
+    if (rec->exec_pending) {
+        exec_collect(ctx, rec, folded);
+        if (rec->exec_pending) {
+            exec_give_up(ctx, rec, reason, why);
+        }
+    }
+    pending_remove(r, rec);
+    chunks_release(ctx, rec, rec->nchunks, rec->submits > 0);
+    rec_free(rec);
+}
+
+static vkprof_result collect_locked(vkprof_context ctx, uint64_t *folded)
+{
+    vkprof_ring *r = ctx->ring;
+    for (uint32_t i = 0; i < r->npending;) {
+        rrec *rec = r->pending[i];
+        exec_collect(ctx, rec, folded);
+        if (!rec->exec_pending) {
+            r->pending[i] = r->pending[--r->npending];
+            rec->in_pending = false;
+        } else {
+            i++;
+        }
+    }
+    if (!atomic_load_explicit(&r->notified, memory_order_relaxed)) {
+        /* the seed's model: recordings run once, on this thread */
+        for (uint32_t i = 0; i < TRACKERS; i++) {
+            tracker *t = &r->trackers[i];
+            uintptr_t key = atomic_load_explicit(&t->key, memory_order_acquire);
+            if (key > TOMBSTONE && t->cur != NULL) {
+                (void)rec_collect(ctx, t->cur, true, folded);
+                t->boundary_valid = false; /* the app may now re-record the buffer */
+            }
+        }
+    }
+    return VKPROF_OK;
 }
 
 vkprof_result vkprof__ring_collect(vkprof_context ctx)
 {
-    vkprof_ring *r = &ctx->ring;
-    /* a collect ends any shared boundary: the app may now re-record that buffer */
-    r->boundary_valid = false;
-    if (r->pool == VK_NULL_HANDLE || r->scope_count == 0) {
+    vkprof_ring *r = ctx->ring;
+    if (!atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
         return VKPROF_OK;
     }
-    vkprof_result res = read_range(ctx, r->tail_seq, r->alloc_seq);
-    if (res != VKPROF_OK) {
-        return res;
-    }
-    /* The newest scope whose last stamp is written: on one queue, everything
-     * recorded before it has executed, so an older scope still unwritten was
-     * never submitted (its command buffer was dropped) and is given up. */
-    int64_t last_done = -1;
-    uint64_t closed = r->scope_count - ((r->open && !r->open_dropped) ? 1u : 0u);
-    for (uint64_t i = 0; i < closed; i++) {
-        const vkprof_ring_scope *sc = &r->scopes[(r->scope_head + i) % r->queries];
-        bool valid = sc->phase < VKPROF_MAX_PHASES;
-        uint64_t v;
-        if (slot_ready(ctx, valid ? sc->end_seq : sc->begin_seq, &v)) {
-            last_done = (int64_t)i;
-        }
-    }
-    uint64_t index = 0;
-    bool trace = atomic_load_explicit(&ctx->trace.on, memory_order_relaxed) != 0;
-    while (index < closed) {
-        vkprof_ring_scope *sc = &r->scopes[r->scope_head % r->queries];
-        bool valid = sc->phase < VKPROF_MAX_PHASES; /* else dropped by misuse */
-        uint64_t b = 0, e = 0;
-        bool complete =
-            slot_ready(ctx, sc->begin_seq, &b) && (!valid || slot_ready(ctx, sc->end_seq, &e));
-        if (!complete && (int64_t)index > last_done) {
-            break; /* not finished yet: try again later */
-        }
-        if (complete && valid) {
-            uint64_t ticks = (e - b) & ctx->valid_mask;
-            vkprof__phase_fold(ctx, sc->phase, ticks);
-            ctx->scopes_collected++;
-            if (trace) {
-                vkprof__trace_gpu(ctx, sc->phase, b, e, sc->flow, sc->step);
-            }
-        } else if (!complete && valid) {
-            ctx->lost_never_submitted++; /* never executed */
-        }
-        index++;
-        r->scope_head = (r->scope_head + 1) % r->queries;
-        r->scope_count--;
-    }
-    uint64_t folded = index;
+    uint64_t folded = 0;
+    lock(r);
+    vkprof_result res = collect_locked(ctx, &folded);
     if (folded > 0) {
-        /* Free in one go (one host reset per contiguous range, not one per
-         * scope): the slots still needed start at the next scope's begin;
-         * with no next scope, at the next slot to hand out. */
-        uint64_t tail = r->alloc_seq;
-        if (r->scope_count > 0) {
-            tail = r->scopes[r->scope_head % r->queries].begin_seq;
+        vkprof__cal_maybe_refresh(ctx);
+    }
+    unlock(r);
+    return res;
+}
+
+/* ---- submissions ---- */
+
+static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t step,
+                              uint64_t *folded)
+{
+    vkprof_ring *r = ctx->ring;
+    tracker *t = tracker_find(r, cmd, false);
+    if (t == NULL) {
+        return; /* no scope was ever recorded into it */
+    }
+    if (t->cur != NULL && t->cur->count > 0) {
+        /* a new recording: the buffer was re-recorded since its last submit */
+        drop_open(ctx, t);
+        rec_retire(ctx, t->sealed, &ctx->lost_reset,
+                   "a command buffer was re-recorded before its execution was collected", folded);
+        t->sealed = t->cur;
+        t->cur = NULL;
+    }
+    t->boundary_valid = false;
+    rrec *rec = t->sealed;
+    if (rec == NULL) {
+        return;
+    }
+    bool tainted = false;
+    if (rec->exec_pending) {
+        /* the previous execution must be read before this one overwrites it */
+        exec_collect(ctx, rec, folded);
+        if (rec->exec_pending) {
+            exec_give_up(ctx, rec, &ctx->lost_overwritten,
+                         "a command buffer was submitted again before its previous execution "
+                         "was read");
+            tainted = true;
         }
-        free_through(ctx, tail);
+    }
+    if (rec->submits > 0) {
+        add(&ctx->extra_samples, rec->live);
+        for (uint64_t i = 0; i < rec->count; i++) {
+            rscope *sc = &rec->scopes[i];
+            sc->done = sc->phase >= VKPROF_MAX_PHASES;
+        }
+    }
+    rec->submits++;
+    add(&ctx->submissions, 1);
+    rec->exec_step = step;
+    rec->exec_pending = rec->live > 0;
+    rec->tainted = tainted;
+    if (rec->exec_pending) {
+        pending_add(r, rec);
+    }
+}
+
+vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t count,
+                                const VkCommandBuffer *cmds)
+{
+    (void)queue; /* executions are told apart per command buffer; any queue */
+    if (ctx == NULL) {
+        return VKPROF_DISABLED;
+    }
+    if (count > 0 && cmds == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "submit: NULL command buffers");
+    }
+    if (!vkprof_active(ctx) || !vkprof__ring_mode(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    vkprof_ring *r = ctx->ring;
+    if (!atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+        atomic_store_explicit(&r->notified, true, memory_order_relaxed);
+        return VKPROF_OK; /* nothing was recorded yet */
+    }
+    uint64_t step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    uint64_t folded = 0;
+    lock(r);
+    if (!atomic_load_explicit(&r->notified, memory_order_relaxed)) {
+        /* from now on executions are explicit: finish the seed-model bookkeeping */
+        (void)collect_locked(ctx, &folded);
+        atomic_store_explicit(&r->notified, true, memory_order_relaxed);
+    }
+    /* lazily collect what finished, then start the new executions */
+    (void)collect_locked(ctx, &folded);
+    for (uint32_t i = 0; i < count; i++) {
+        if (cmds[i] != VK_NULL_HANDLE) {
+            submit_one_locked(ctx, cmds[i], step, &folded);
+        }
     }
     if (folded > 0) {
         vkprof__cal_maybe_refresh(ctx);
     }
+    unlock(r);
     return VKPROF_OK;
+}
+
+vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd)
+{
+    if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->ring == NULL) {
+        return VKPROF_OK;
+    }
+    vkprof_ring *r = ctx->ring;
+    tracker *t = tracker_find(r, cmd, false);
+    if (t == NULL) {
+        return VKPROF_OK;
+    }
+    uint64_t folded = 0;
+    lock(r);
+    drop_open(ctx, t);
+    if (t->cur != NULL) {
+        bool seed = !atomic_load_explicit(&r->notified, memory_order_relaxed);
+        if (seed) {
+            /* the seed's model: whatever finished is collected first */
+            (void)rec_collect(ctx, t->cur, true, &folded);
+        }
+        uint64_t n = 0;
+        for (uint64_t i = t->cur->head; i < t->cur->count; i++) {
+            const rscope *sc = &t->cur->scopes[i];
+            n += !sc->done && sc->phase < VKPROF_MAX_PHASES;
+        }
+        if (seed) {
+            lose(ctx, &ctx->lost_reset, n,
+                 "a command buffer was reset or freed before its scopes were collected");
+        } else {
+            lose(ctx, &ctx->lost_never_submitted, n,
+                 "a command buffer was reset or freed with scopes never submitted");
+        }
+        chunks_release(ctx, t->cur, t->cur->nchunks, seed);
+        rec_free(t->cur);
+        t->cur = NULL;
+    }
+    rec_retire(ctx, t->sealed, &ctx->lost_reset,
+               "a command buffer was reset or freed before its execution was collected", &folded);
+    t->sealed = NULL;
+    t->boundary_valid = false;
+    if (folded > 0) {
+        vkprof__cal_maybe_refresh(ctx);
+    }
+    unlock(r);
+    return VKPROF_OK;
+}
+
+/* Every submission in the batch, in order, before the real call. */
+VkResult vkprof_queue_submit(vkprof_context ctx, VkQueue queue, uint32_t count,
+                             const VkSubmitInfo *submits, VkFence fence)
+{
+    if (ctx == NULL || ctx->vk.QueueSubmit == NULL || (count > 0 && submits == NULL)) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        (void)vkprof_cmd_submit(ctx, queue, submits[i].commandBufferCount,
+                                submits[i].pCommandBuffers);
+    }
+    return ctx->vk.QueueSubmit(queue, count, submits, fence);
+}
+
+VkResult vkprof_queue_submit2(vkprof_context ctx, VkQueue queue, uint32_t count,
+                              const VkSubmitInfo2 *submits, VkFence fence)
+{
+    if (ctx == NULL || ctx->vk.QueueSubmit2 == NULL || (count > 0 && submits == NULL)) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        for (uint32_t k = 0; k < submits[i].commandBufferInfoCount; k++) {
+            VkCommandBuffer cb = submits[i].pCommandBufferInfos[k].commandBuffer;
+            (void)vkprof_cmd_submit(ctx, queue, 1, &cb);
+        }
+    }
+    return ctx->vk.QueueSubmit2(queue, count, submits, fence);
+}
+
+/* ---- turning off, destroy, stats ---- */
+
+void vkprof__ring_on_disable(vkprof_context ctx)
+{
+    /* open scopes can no longer end; each tracker gives its up when next used */
+    atomic_fetch_add_explicit(&ctx->enable_epoch, 1, memory_order_relaxed);
+}
+
+void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left)
+{
+    vkprof_ring *r = ctx->ring;
+    *late = *left = 0;
+    if (r == NULL || !atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+        return;
+    }
+    uint64_t folded = 0;
+    lock(r);
+    (void)collect_locked(ctx, &folded);
+    uint64_t before_lost = atomic_load(&ctx->lost_never_submitted) + atomic_load(&ctx->lost_reset) +
+                           atomic_load(&ctx->lost_misuse);
+    for (uint32_t i = 0; i < TRACKERS; i++) {
+        tracker *t = &r->trackers[i];
+        if (atomic_load_explicit(&t->key, memory_order_relaxed) <= TOMBSTONE) {
+            continue;
+        }
+        if (t->depth > 0) {
+            drop_open(ctx, t);
+        }
+        if (t->cur != NULL) {
+            uint64_t n = 0;
+            for (uint64_t k = t->cur->head; k < t->cur->count; k++) {
+                const rscope *sc = &t->cur->scopes[k];
+                n += !sc->done && sc->phase < VKPROF_MAX_PHASES;
+            }
+            lose(ctx, &ctx->lost_never_submitted, n, "scopes were never submitted");
+            chunks_release(ctx, t->cur, t->cur->nchunks,
+                           !atomic_load_explicit(&r->notified, memory_order_relaxed));
+            rec_free(t->cur);
+            t->cur = NULL;
+        }
+        if (t->sealed != NULL) {
+            rec_retire(ctx, t->sealed, &ctx->lost_never_submitted,
+                       "an execution had not finished at destroy", &folded);
+            t->sealed = NULL;
+        }
+    }
+    *left = atomic_load(&ctx->lost_never_submitted) + atomic_load(&ctx->lost_reset) +
+            atomic_load(&ctx->lost_misuse) - before_lost;
+    *late = folded;
+    unlock(r);
 }
 
 vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *out)
@@ -356,28 +1136,33 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     }
     memset(out, 0, sizeof *out);
     out->mode = ctx->desc.timing_mode;
-    out->ring_queries = vkprof__ring_mode(ctx) ? (ctx->ring.queries        ? ctx->ring.queries
-                                                  : ctx->desc.ring_queries ? ctx->desc.ring_queries
-                                                                           : 4096u)
-                                               : 2u;
+    bool ring = vkprof__ring_mode(ctx);
+    out->ring_queries = ring ? (ctx->ring != NULL && ctx->ring->queries ? ctx->ring->queries
+                                : ctx->desc.ring_queries                ? ctx->desc.ring_queries
+                                                                        : 4096u)
+                             : 2u;
     out->sample_every = sample_every(ctx);
     out->timed_steps = atomic_load(&ctx->timed_steps);
-    out->scopes_recorded = ctx->scopes_recorded;
-    out->scopes_collected = ctx->scopes_collected;
-    out->lost_ring_full = ctx->lost_ring_full;
-    out->lost_overwritten = ctx->lost_overwritten;
-    out->lost_never_submitted = ctx->lost_never_submitted;
-    out->lost_reset = ctx->lost_reset;
-    out->lost_misuse = ctx->lost_misuse;
-    out->scopes_dropped = ctx->lost_ring_full + ctx->lost_overwritten + ctx->lost_never_submitted +
-                          ctx->lost_reset + ctx->lost_misuse;
-    out->submissions = ctx->submissions;
-    out->samples = ctx->scopes_recorded + ctx->lost_ring_full + ctx->extra_samples;
-    out->scopes_pending = vkprof__ring_mode(ctx) ? ctx->ring.scope_count
-                                                 : (ctx->state == VKPROF_SCOPE_ENDED ||
-                                                    ctx->state == VKPROF_SCOPE_RESOLVED);
-    out->stamps_written = ctx->stamps_written;
-    out->shared_stamps = ctx->shared_stamps;
+    out->scopes_recorded = atomic_load(&ctx->scopes_recorded);
+    out->scopes_collected = atomic_load(&ctx->scopes_collected);
+    out->lost_ring_full = atomic_load(&ctx->lost_ring_full);
+    out->lost_overwritten = atomic_load(&ctx->lost_overwritten);
+    out->lost_never_submitted = atomic_load(&ctx->lost_never_submitted);
+    out->lost_reset = atomic_load(&ctx->lost_reset);
+    out->lost_misuse = atomic_load(&ctx->lost_misuse);
+    out->scopes_dropped = out->lost_ring_full + out->lost_overwritten + out->lost_never_submitted +
+                          out->lost_reset + out->lost_misuse;
+    out->submissions = atomic_load(&ctx->submissions);
+    out->samples = out->scopes_recorded + atomic_load(&ctx->extra_samples);
+    if (ring) {
+        uint64_t known = out->scopes_collected + out->scopes_dropped;
+        out->scopes_pending = out->samples > known ? out->samples - known : 0;
+    } else {
+        out->scopes_pending =
+            ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED;
+    }
+    out->stamps_written = atomic_load(&ctx->stamps_written);
+    out->shared_stamps = atomic_load(&ctx->shared_stamps);
     out->host_reset = ctx->host_reset;
     return VKPROF_OK;
 }

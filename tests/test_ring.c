@@ -49,6 +49,17 @@ static void record_token(vkprof_context ctx, int n, vkprof_result expect)
     }
 }
 
+static VkCommandBuffer alloc_cmd(void)
+{
+    VkCommandBuffer c = VK_NULL_HANDLE;
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = g.dev.cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    CHECK_VK(vkAllocateCommandBuffers(g.dev.device, &ai, &c));
+    return c;
+}
+
 static vkprof_timing_stats stats(vkprof_context ctx)
 {
     vkprof_timing_stats t;
@@ -86,9 +97,11 @@ static void test_every_dispatch(void)
     for (int i = 0; i < 5; i++) {
         CHECK_EQ_U64(count_of(ctx, seq5[i]), 3);
     }
-    /* one pool, created once; never WAIT; no vkCmdReset with host resets */
+    /* one pool, created once; never WAIT; each scope resets its own slots in
+     * the command buffer (one vkCmdResetQueryPool), so a buffer may be
+     * submitted again, in any order */
     CHECK_EQ_U64(g_sim.pools_created, 1);
-    CHECK_EQ_U64(g_sim.cmd_reset, 0);
+    CHECK_EQ_U64(g_sim.cmd_reset, 15);
     CHECK(!(g_sim.last_result_flags & VK_QUERY_RESULT_WAIT_BIT));
     CHECK(g_sim.last_result_flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
     vkprof_destroy(ctx);
@@ -130,8 +143,12 @@ static void test_overflow(void)
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
     vkprof_timing_stats t = stats(ctx);
-    CHECK_EQ_U64(t.scopes_recorded, 4);
+    CHECK_EQ_U64(t.scopes_recorded, 10);
     CHECK_EQ_U64(t.scopes_dropped, 6);
+    CHECK_EQ_U64(t.lost_ring_full, 6);
+    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
+    /* the loss is logged, once */
+    CHECK(logbuf.warnings == 1 && strstr(logbuf.last, "GPU samples lost") != NULL);
     CHECK_EQ_U64(t.scopes_collected, 4);
     CHECK_EQ_U64(t.stamps_written, 8);
     CHECK_EQ_U64(g_sim.cmd_timestamp2, 8); /* nothing was stamped over an unread slot */
@@ -143,6 +160,7 @@ static void test_overflow(void)
     t = stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 8);
     CHECK_EQ_U64(t.scopes_dropped, 6);
+    CHECK_EQ_U64(t.scopes_pending, 0);
     /* the snapshot and its JSON say so */
     size_t need = 0;
     vkprof_snapshot_json(ctx, NULL, 0, &need);
@@ -238,8 +256,8 @@ static void test_sampling(void)
     vkprof_destroy(ctx);
 }
 
-/* Without hostQueryReset: each stamp is preceded by vkCmdResetQueryPool, and
- * the previous lap's values are never folded again. */
+/* Without hostQueryReset: each scope's slots are reset in the command buffer,
+ * and the previous lap's values are never folded again. */
 static void test_no_host_reset(void)
 {
     sim_reset();
@@ -250,7 +268,7 @@ static void test_no_host_reset(void)
         CHECK_VK(vku_submit_wait(&g.dev));
         CHECK(vkprof_collect(ctx) == VKPROF_OK);
     }
-    CHECK_EQ_U64(g_sim.cmd_reset, 32);
+    CHECK_EQ_U64(g_sim.cmd_reset, 16);
     CHECK_EQ_U64(stats(ctx).scopes_collected, 16);
     CHECK(!stats(ctx).host_reset);
     /* the next lap recorded but not submitted: the slots still hold lap 4's
@@ -290,27 +308,52 @@ static void test_lost_scopes(void)
 static void test_ring_misuse(void)
 {
     sim_reset();
-    vkprof_context ctx = make_ring(16, false, 0, true);
+    vkprof_context ctx = make_ring(64, false, 0, true);
+    vkprof_context ctx2 = ctx;
     CHECK_VK(vku_begin(&g.dev));
+    /* scopes nest: a region holding a dispatch scope */
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
-    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_ERROR_BEGIN_TWICE);
-    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_ERROR_END_WITHOUT_BEGIN);
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ROPE) == VKPROF_OK);
+    /* the innermost scope is ROPE: dropped, never folded */
     CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_ERROR_PHASE_MISMATCH);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK); /* the region */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_ERROR_END_WITHOUT_BEGIN);
+    /* nesting has a stated depth */
+    for (uint32_t i = 0; i < VKPROF_MAX_SCOPE_DEPTH; i++) {
+        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+    }
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_ERROR_BEGIN_TWICE);
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 30);
+    for (uint32_t i = 0; i < VKPROF_MAX_SCOPE_DEPTH; i++) {
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+    }
+    /* an end in a command buffer the scope was not begun in */
+    VkCommandBuffer other = alloc_cmd();
+    CHECK(vkprof_cmd_end(ctx2, other, VKPROF_PHASE_NORM) == VKPROF_ERROR_END_WITHOUT_BEGIN);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &other);
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, 4242) == VKPROF_ERROR_UNKNOWN_PHASE);
     record_token(ctx, 2, VKPROF_OK);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    /* only the two good scopes fold; the ring is empty again */
+    /* the region, the 8 nested scopes and the two good ones fold */
     vkprof_timing_stats t = stats(ctx);
-    CHECK_EQ_U64(t.scopes_collected, 2);
+    CHECK_EQ_U64(t.scopes_collected, 11);
     CHECK_EQ_U64(t.scopes_pending, 0);
+    CHECK_EQ_U64(t.lost_misuse, 1);
+    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
     CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_ROPE), 0);
-    vkprof_error_counts e;
+    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_ATTENTION), 8);
+    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_NORM), 2);
+    /* nested durations hold: each region contains the one inside it */
+    vkprof_phase_stats st[VKPROF_MAX_PHASES];
     uint32_t n;
+    vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, NULL);
+    CHECK(st[VKPROF_PHASE_ATTENTION].max_ns >= st[VKPROF_PHASE_ATTENTION].min_ns);
+    CHECK(st[VKPROF_PHASE_ATTENTION].min_ns > 0);
+    vkprof_error_counts e;
     vkprof_snapshot(ctx, NULL, 0, &n, &e);
     CHECK_EQ_U64(e.begin_twice, 1);
-    CHECK_EQ_U64(e.end_without_begin, 1);
+    CHECK_EQ_U64(e.end_without_begin, 2);
     CHECK_EQ_U64(e.phase_mismatch, 1);
     CHECK_EQ_U64(e.unknown_phase, 1);
     /* turning profiling off with a scope open gives it up; the ring stays usable */
@@ -322,8 +365,9 @@ static void test_ring_misuse(void)
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
     t = stats(ctx);
-    CHECK_EQ_U64(t.scopes_collected, 4);
+    CHECK_EQ_U64(t.scopes_collected, 13);
     CHECK_EQ_U64(t.scopes_pending, 0);
+    CHECK_EQ_U64(t.lost_misuse, 2);
     vkprof_snapshot(ctx, NULL, 0, &n, &e);
     CHECK_EQ_U64(e.discarded, 1);
     /* bad ring settings are refused */

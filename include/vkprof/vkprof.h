@@ -478,6 +478,55 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase);
  */
 vkprof_result vkprof_collect(vkprof_context ctx);
 
+/** Ring mode: scopes nest (a region holding dispatch scopes) up to this
+ *  depth in one command buffer; a deeper begin is VKPROF_ERROR_BEGIN_TWICE.
+ *  2-slot mode does not nest. */
+#define VKPROF_MAX_SCOPE_DEPTH 8u
+
+/**
+ * Ring mode: tell the library that these command buffers are about to be
+ * submitted, on any queue and from any thread. Call it right BEFORE the app's
+ * vkQueueSubmit/vkQueueSubmit2 (or use vkprof_queue_submit/2, which do both).
+ * Each call starts one execution of each buffer's current recording: a
+ * buffer submitted K times gives K samples per scope. It first collects,
+ * without blocking, whatever has finished (the lazy collection point); the
+ * previous execution of a re-submitted buffer has finished by Vulkan's rules
+ * and is read now, and what it has not delivered is counted as lost
+ * (lost_overwritten), never folded.
+ * Once called, call it for every submit of a buffer holding scopes. Without
+ * any call the context keeps the seed's model: each recording is taken as
+ * executed once, recorded and collected on one thread.
+ * Buffers without scopes and VK_NULL_HANDLE entries are ignored. `queue` is
+ * for the app's records only; executions are told apart per command buffer.
+ * Returns VKPROF_OK, VKPROF_DISABLED (inactive, NULL ctx, or 2-slot mode), or
+ * VKPROF_ERROR_INVALID_ARGUMENT (count > 0 with NULL `cmds`).
+ */
+vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t count,
+                                const VkCommandBuffer *cmds);
+
+/** vkprof_cmd_submit for every batch, then vkQueueSubmit through the
+ *  context's function table. Returns the driver's VkResult;
+ *  VK_ERROR_INITIALIZATION_FAILED, calling nothing, for a NULL ctx or NULL
+ *  `submits` with count > 0. */
+VkResult vkprof_queue_submit(vkprof_context ctx, VkQueue queue, uint32_t count,
+                             const VkSubmitInfo *submits, VkFence fence);
+
+/** The same for vkQueueSubmit2 (core 1.3 or VK_KHR_synchronization2);
+ *  VK_ERROR_INITIALIZATION_FAILED when the device has neither. */
+VkResult vkprof_queue_submit2(vkprof_context ctx, VkQueue queue, uint32_t count,
+                              const VkSubmitInfo2 *submits, VkFence fence);
+
+/**
+ * Ring mode: the app is about to reset or free `cmd` (vkResetCommandBuffer,
+ * vkFreeCommandBuffers; for vkResetCommandPool, each of its buffers). Its
+ * finished executions are collected; what had not been collected is counted
+ * as lost (lost_reset), and scopes recorded but never submitted as
+ * lost_never_submitted; its slots are freed. Re-recording a buffer without
+ * this call is fine: its next vkprof_cmd_submit retires the old recording.
+ * Always VKPROF_OK (a no-op for NULL, 2-slot mode and unknown buffers).
+ */
+vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd);
+
 /** Counters of the timing machinery since the last vkprof_reset() (pending: now). */
 typedef struct vkprof_timing_stats {
     vkprof_timing_mode mode;

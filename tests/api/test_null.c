@@ -236,6 +236,23 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_last_scope_ticks, "end", INV, vkprof_last_scope_ticks(C, &(uint64_t){0}, NULL))       \
     X(vkprof_accumulate, "ctx", DIS, vkprof_accumulate(NULL, VKPROF_PHASE_NORM))                   \
     X(vkprof_collect, "ctx", DIS, vkprof_collect(NULL))                                            \
+    X(vkprof_cmd_submit, "ctx", DIS,                                                               \
+      vkprof_cmd_submit(NULL, VK_NULL_HANDLE, 1, &(VkCommandBuffer){CMD}))                         \
+    X(vkprof_cmd_submit, "cmds", INV, vkprof_cmd_submit(C, VK_NULL_HANDLE, 1, NULL))               \
+    X(vkprof_queue_submit, "ctx", 0,                                                               \
+      vkprof_queue_submit(NULL, VK_NULL_HANDLE, 0, NULL, VK_NULL_HANDLE) !=                        \
+          VK_ERROR_INITIALIZATION_FAILED)                                                          \
+    X(vkprof_queue_submit, "submits", 0,                                                           \
+      vkprof_queue_submit(C, VK_NULL_HANDLE, 1, NULL, VK_NULL_HANDLE) !=                           \
+          VK_ERROR_INITIALIZATION_FAILED)                                                          \
+    X(vkprof_queue_submit2, "ctx", 0,                                                              \
+      vkprof_queue_submit2(NULL, VK_NULL_HANDLE, 0, NULL, VK_NULL_HANDLE) !=                       \
+          VK_ERROR_INITIALIZATION_FAILED)                                                          \
+    X(vkprof_queue_submit2, "submits", 0,                                                          \
+      vkprof_queue_submit2(C, VK_NULL_HANDLE, 1, NULL, VK_NULL_HANDLE) !=                          \
+          VK_ERROR_INITIALIZATION_FAILED)                                                          \
+    X(vkprof_cmd_release, "ctx", OK_, vkprof_cmd_release(NULL, CMD))                               \
+    X(vkprof_cmd_release, "cmd", OK_, vkprof_cmd_release(C, VK_NULL_HANDLE))                       \
     X(vkprof_get_timing_stats, "ctx", INV,                                                         \
       vkprof_get_timing_stats(NULL, &(vkprof_timing_stats){0}))                                    \
     X(vkprof_get_timing_stats, "out", INV, vkprof_get_timing_stats(C, NULL))                       \
