@@ -3,6 +3,76 @@
 
 #include <string.h>
 
+/* Issue 8. A scope ended but never resolved, then discarded by the next
+ * begin, can have run: its finished pair sits in the pool, never read. Until
+ * the GPU executes the new begin's vkCmdResetQueryPool, a resolve would read
+ * that pair and fold the old scope's value into the new phase. So a begin that
+ * discards an ended scope first reads the two slots (64-bit,
+ * WITH_AVAILABILITY, never WAIT) and, when both are available, remembers the
+ * pair as the last pair: resolve's equal-pair check then reports NOT_READY
+ * (counted, logged) until the new scope's own stamps are there. (A scope
+ * discarded after its resolve needs nothing: its pair was read, remembered,
+ * and host-reset where the host resets.)
+ *
+ * Both paths need it. Without host reset the slots keep every old result
+ * until the GPU runs the new begin's reset. With host reset, resolve resets
+ * the slots only after a pair it read; a discarded scope's pair was never
+ * read, so it is still available. The read never host-resets what it finds:
+ * vkResetQueryPool is valid only once every submitted command that touches the
+ * two queries has completed, and a complete pair proves only that the two
+ * stamps that wrote it have; the command buffer of a discarded or abandoned
+ * scope (its reset, its stamps) may still be pending, which the library cannot
+ * know. Remembering the pair is enough and is valid in every case.
+ *
+ * Without host reset the queries are uninitialised until a recorded reset has
+ * run; when the discarded scope was the first and was never submitted, the
+ * read touches them anyway (as resolve does): outside the valid usage then
+ * (newer layers: VUID-vkGetQueryPoolResults-None-09401), harmless in practice.
+ *
+ * What this cannot catch:
+ *  - A scope dropped by vkprof_set_enabled(false) after it ran: the next
+ *    begin finds the state idle, as after an accumulate, and does not read.
+ *    (context.c would have to do the same read. Reading at every begin would
+ *    catch it too, but the simulated device of tests/test_sim.c reports each
+ *    scope's fake pair as available before the scope is even recorded, and
+ *    an idle begin cannot tell that from an unread pair.)
+ *  - A discarded scope whose stamps have not run when the new begin reads
+ *    the pool (its command buffer not submitted yet, or still in flight): its
+ *    pair lands after the read and is not the remembered one.
+ *    If its command buffer runs before the new scope's (same queue, submitted
+ *    first), query commands on one query run in submission order, so once the
+ *    new scope's command buffer has completed (its fence) the pool holds the
+ *    new scope's pair and resolve is exact; a resolve before that, after the
+ *    old pair landed, takes the old pair for the new scope's. If it runs after
+ *    the new scope's, the old pair replaces the new one, and a resolve after
+ *    that returns the old scope's value; with host reset, a resolve while the
+ *    old command buffer is still pending would also host-reset queries in use.
+ *    Both leave the 2-slot contract (one scope at a time: submit, wait,
+ *    resolve). Telling them apart needs state the context does not keep
+ *    (which command buffer the discarded scope was recorded in, whether its
+ *    pair was seen).
+ * A scope discarded in the same command buffer as the new begin is harmless
+ * once that buffer has completed: its stamps run before the new scope's reset.
+ */
+static vkprof_result remember_unread_pair(vkprof_context ctx)
+{
+    uint64_t data[4] = {0, 0, 0, 0};
+    VkResult vr = ctx->vk.GetQueryPoolResults(
+        ctx->desc.device, ctx->pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    if (vr != VK_SUCCESS && vr != VK_NOT_READY) {
+        return vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
+                            "begin: vkGetQueryPoolResults failed (VkResult %d); nothing recorded",
+                            (int)vr);
+    }
+    if (vr == VK_SUCCESS && data[1] != 0 && data[3] != 0) {
+        ctx->last_pair[0] = data[0];
+        ctx->last_pair[1] = data[2];
+        ctx->have_last_pair = true;
+    }
+    return VKPROF_OK;
+}
+
 static vkprof_result ensure_pool(vkprof_context ctx)
 {
     if (ctx->pool != VK_NULL_HANDLE) {
@@ -74,6 +144,8 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
                             "begin('%s') while '%s' is open; both scopes are dropped",
                             ctx->phases[phase].name, ctx->phases[open].name);
     }
+    /* ended, never resolved: its pair may be in the pool, unread */
+    bool unread = ctx->state == VKPROF_SCOPE_ENDED;
     if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
         ctx->errors.discarded++;
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
@@ -82,6 +154,9 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         ctx->state = VKPROF_SCOPE_IDLE;
     }
     vkprof_result r = ensure_pool(ctx);
+    if (r == VKPROF_OK && unread) {
+        r = remember_unread_pair(ctx); /* before this scope's reset is recorded */
+    }
     if (r != VKPROF_OK) {
         return r;
     }
@@ -186,8 +261,11 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
                             ctx->phases[ctx->scope_phase].name);
     }
     /* Without a host reset, the previous scope's results stay available until
-     * the GPU executes this scope's vkCmdResetQueryPool. The device clock
-     * moves on between scopes, so an identical pair is that stale result. */
+     * the GPU executes this scope's vkCmdResetQueryPool; with or without it, a
+     * discarded scope that ran unread leaves its pair too (the begin that
+     * discarded it remembered that pair: remember_unread_pair). The device
+     * clock moves on between scopes, so an identical pair is that stale
+     * result. */
     if (ctx->have_last_pair && data[0] == ctx->last_pair[0] && data[2] == ctx->last_pair[1]) {
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_READY,
                             "resolve('%s'): only the previous scope's results are there yet "
@@ -258,7 +336,9 @@ vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint6
     if (ctx == NULL || begin == NULL || end == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
-    if (!ctx->have_last_pair) {
+    /* have_last_pair also covers a pair that begin found unread, which was
+     * never resolved; only a resolve sets the scope ticks (zero until then) */
+    if (!ctx->have_last_pair || (ctx->scope_begin_ticks == 0 && ctx->scope_end_ticks == 0)) {
         return VKPROF_ERROR_NOTHING_PENDING;
     }
     *begin = ctx->scope_begin_ticks;
