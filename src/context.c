@@ -383,6 +383,8 @@ static void collect_at_destroy(vkprof_context ctx)
     }
     if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
         ctx->errors.discarded++;
+        ctx->lost_misuse++;
+        ctx->state = VKPROF_SCOPE_IDLE;
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
                     "destroy: the last '%s' scope was never accumulated; discarded",
                     ctx->phases[ctx->scope_phase].name);
@@ -415,10 +417,9 @@ void vkprof_set_enabled(vkprof_context ctx, bool on)
     if (ctx == NULL) {
         return;
     }
-    if (!on && ctx->state != VKPROF_SCOPE_IDLE) {
+    if (!on) {
         /* An open or unfolded scope cannot be completed once off. */
-        ctx->errors.discarded++;
-        ctx->state = VKPROF_SCOPE_IDLE;
+        vkprof__twoslot_abandon(ctx);
     }
     if (!on && vkprof__ring_mode(ctx)) {
         vkprof__ring_on_disable(ctx); /* open scopes are given up where they are */

@@ -235,6 +235,7 @@ void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
 
 /* timing.c */
 void vkprof__timing_shutdown(vkprof_context ctx);
+void vkprof__twoslot_abandon(vkprof_context ctx);
 
 /* clock.c */
 uint64_t vkprof__raw_now_ns(void);

@@ -1158,8 +1158,8 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
         uint64_t known = out->scopes_collected + out->scopes_dropped;
         out->scopes_pending = out->samples > known ? out->samples - known : 0;
     } else {
-        out->scopes_pending =
-            ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED;
+        /* one scope at a time: begun, ended or resolved and not yet folded */
+        out->scopes_pending = ctx->state != VKPROF_SCOPE_IDLE;
     }
     out->stamps_written = atomic_load(&ctx->stamps_written);
     out->shared_stamps = atomic_load(&ctx->shared_stamps);

@@ -73,6 +73,22 @@ static vkprof_result remember_unread_pair(vkprof_context ctx)
     return VKPROF_OK;
 }
 
+/* Profiling turned off (or the context destroyed) with a scope that can no
+ * longer be completed: give it up, counted, and remember a pair it may have
+ * left unread, as a discarding begin does. */
+void vkprof__twoslot_abandon(vkprof_context ctx)
+{
+    if (ctx->state == VKPROF_SCOPE_IDLE) {
+        return;
+    }
+    if (ctx->state == VKPROF_SCOPE_ENDED && ctx->pool != VK_NULL_HANDLE) {
+        (void)remember_unread_pair(ctx);
+    }
+    ctx->errors.discarded++;
+    ctx->lost_misuse++;
+    ctx->state = VKPROF_SCOPE_IDLE;
+}
+
 static vkprof_result ensure_pool(vkprof_context ctx)
 {
     if (ctx->pool != VK_NULL_HANDLE) {
@@ -140,6 +156,7 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         /* Not re-entrant: abandon the open scope, so neither folds. */
         vkprof_phase open = ctx->scope_phase;
         ctx->state = VKPROF_SCOPE_IDLE;
+        ctx->lost_misuse++; /* the open scope; the new one is not recorded */
         return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
                             "begin('%s') while '%s' is open; both scopes are dropped",
                             ctx->phases[phase].name, ctx->phases[open].name);
@@ -148,6 +165,7 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     bool unread = ctx->state == VKPROF_SCOPE_ENDED;
     if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
         ctx->errors.discarded++;
+        ctx->lost_misuse++;
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
                     "begin('%s'): the previous '%s' scope was never accumulated; discarded",
                     ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
@@ -189,6 +207,7 @@ vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
     }
     if (phase != ctx->scope_phase) {
         ctx->state = VKPROF_SCOPE_IDLE;
+        ctx->lost_misuse++;
         return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                             "end('%s') but begin was '%s'; the scope is dropped",
                             ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
