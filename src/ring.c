@@ -79,6 +79,9 @@ typedef struct tracker {
     bool boundary_valid;
     uint64_t boundary_pos;
     uint64_t boundary_epoch;
+    /* set by the owner when a scope call comes in an untimed step: the
+     * buffer is being recorded again, without stamps (read at the submit) */
+    _Atomic bool rerecorded;
     /* under the lock */
     rrec *sealed; /* the recording the buffer holds since its last submit */
 } tracker;
@@ -457,6 +460,16 @@ static bool boundary_usable(vkprof_context ctx, const tracker *t)
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
     vkprof_ring *r = ctx->ring;
+    if (!vkprof__step_timed(ctx)) {
+        /* sampling: this step is not timed. A buffer that held scopes is
+         * being recorded anew without stamps: its next submit runs none. */
+        tracker *u = tracker_find(r, cmd, false);
+        if (u != NULL && u->depth == 0) {
+            u->boundary_valid = false;
+            atomic_store_explicit(&u->rerecorded, true, memory_order_relaxed);
+        }
+        return VKPROF_DISABLED;
+    }
     tracker *t = tracker_find(r, cmd, true);
     if (t == NULL) {
         add(&ctx->scopes_recorded, 1);
@@ -471,10 +484,6 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
                             "begin('%s'): scopes nest at most %u deep in one command buffer",
                             ctx->phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
-    }
-    if (!vkprof__step_timed(ctx)) {
-        t->boundary_valid = false;
-        return VKPROF_DISABLED; /* sampling: this step is not timed */
     }
     vkprof_result res = ring_ready(ctx);
     if (res != VKPROF_OK) {
@@ -920,6 +929,15 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
     tracker *t = tracker_find(r, cmd, false);
     if (t == NULL) {
         return; /* no scope was ever recorded into it */
+    }
+    bool rerecorded = atomic_exchange_explicit(&t->rerecorded, false, memory_order_relaxed);
+    if (rerecorded && (t->cur == NULL || t->cur->count == 0)) {
+        /* re-recorded in an untimed step: the buffer holds no scope now */
+        rec_retire(ctx, t->sealed, &ctx->lost_reset,
+                   "a command buffer was re-recorded before its execution was collected", folded);
+        t->sealed = NULL;
+        t->boundary_valid = false;
+        return;
     }
     if (t->cur != NULL && t->cur->count > 0) {
         /* a new recording: the buffer was re-recorded since its last submit */

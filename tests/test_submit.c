@@ -102,8 +102,9 @@ static uint64_t app_ticks(void)
 /* K submits of one pre-recorded buffer: K samples, each the scope's own
  * execution. Ours encloses the app's pair: at least its value, and at most
  * that plus the cost of the app's two stamps. On lavapipe a stamp flushes and
- * waits for llvmpipe's threads (tens of us; a few hundred on 2 loaded cores):
- * bounded at 500 us per sample and 250 us on average. A sample taken from
+ * waits for llvmpipe's threads (tens of us; hundreds on 2 loaded cores):
+ * bounded at 1 ms or half the app's value per sample, and 500 us or a
+ * quarter of it on average. A sample taken from
  * another execution (the old ring folded a stale or a mixed pair) is off by
  * the milliseconds between submits, and a missed execution changes the count. */
 static void test_resubmit_k(bool collect_each)
@@ -129,7 +130,9 @@ static void test_resubmit_k(bool collect_each)
             if (ours >= a && ours - a > worst_extra) {
                 worst_extra = ours - a;
             }
-            CHECK(vkprof_ticks_to_ns(ours - a, g.dev.props.limits.timestampPeriod) < 500000);
+            uint64_t extra_ns = vkprof_ticks_to_ns(ours - a, g.dev.props.limits.timestampPeriod);
+            uint64_t app_ns = vkprof_ticks_to_ns(a, g.dev.props.limits.timestampPeriod);
+            CHECK(extra_ns < 1000000 || extra_ns < app_ns / 2);
         }
     }
     /* lazily: each submit read the previous execution; the last one now */
@@ -146,8 +149,10 @@ static void test_resubmit_k(bool collect_each)
     CHECK_EQ_U64(t.scopes_pending, 0);
     /* the whole of K executions, not K copies of one and not 1 of K: on
      * average within 250 us of the app's pair per sample */
-    CHECK(vkprof_ticks_to_ns(ps.total_ticks - total_app, g.dev.props.limits.timestampPeriod) <
-          (uint64_t)K * 250000u);
+    uint64_t extra_ns =
+        vkprof_ticks_to_ns(ps.total_ticks - total_app, g.dev.props.limits.timestampPeriod);
+    uint64_t app_ns = vkprof_ticks_to_ns(total_app, g.dev.props.limits.timestampPeriod);
+    CHECK(extra_ns < (uint64_t)K * 500000u || extra_ns < app_ns / 4);
     printf("  K=%d app %llu ticks, ours %llu ticks, worst extra per sample %llu\n", K,
            (unsigned long long)total_app, (unsigned long long)ps.total_ticks,
            (unsigned long long)worst_extra);
@@ -244,6 +249,43 @@ static void test_rerecord(void)
     CHECK_EQ_U64(t.scopes_dropped, 0);
     CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_QKV).count, 5);
     CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_ATTENTION).count, 5);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
+    vkprof_destroy(ctx);
+}
+
+/* Sampling 1 step in 3 with one buffer re-recorded every step: the untimed
+ * recordings hold no stamps, so their submits are not executions of the
+ * timed recording (they would read as stale, then lost). */
+static void test_sampled_rerecord(void)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.sample_every = 3;
+    d.report_every = UINT32_MAX;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    VkCommandBuffer c = alloc_cmd();
+    for (int step = 0; step < 9; step++) {
+        CHECK_VK(vkResetCommandBuffer(c, 0));
+        begin_cmd(c);
+        vkprof_result want = step % 3 == 0 ? VKPROF_OK : VKPROF_DISABLED;
+        CHECK(vkprof_cmd_begin(ctx, c, VKPROF_PHASE_QKV) == want);
+        vku_busy_record(&g.dev, &busy, c, 10);
+        CHECK(vkprof_cmd_end(ctx, c, VKPROF_PHASE_QKV) == want);
+        CHECK_VK(vkEndCommandBuffer(c));
+        submit_wait(ctx, c);
+        CHECK(vkprof_collect(ctx) == VKPROF_OK);
+        vkprof_step(ctx);
+    }
+    vkprof_timing_stats t = stats(ctx);
+    CHECK_EQ_U64(t.timed_steps, 3);
+    CHECK_EQ_U64(t.samples, 3);
+    CHECK_EQ_U64(t.scopes_collected, 3);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_QKV).count, 3);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
     vkprof_destroy(ctx);
 }
@@ -346,6 +388,7 @@ int main(void)
     RUN(test_resubmit_lazy);
     RUN(test_reverse_order);
     RUN(test_rerecord);
+    RUN(test_sampled_rerecord);
     memset(&logbuf, 0, sizeof logbuf);
     logbuf.quiet = 1;
     RUN(test_release);

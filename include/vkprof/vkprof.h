@@ -493,7 +493,10 @@ vkprof_result vkprof_collect(vkprof_context ctx);
  * previous execution of a re-submitted buffer has finished by Vulkan's rules
  * and is read now, and what it has not delivered is counted as lost
  * (lost_overwritten), never folded.
- * Once called, call it for every submit of a buffer holding scopes. Without
+ * Once called, call it for every submit of a buffer holding scopes. A buffer
+ * re-recorded without any scope call (not even one refused as untimed by
+ * sampling) is taken as holding its old recording: call vkprof_cmd_release
+ * when you reset it. Without
  * any call the context keeps the seed's model: each recording is taken as
  * executed once, recorded and collected on one thread.
  * Buffers without scopes and VK_NULL_HANDLE entries are ignored. `queue` is

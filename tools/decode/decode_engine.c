@@ -531,6 +531,10 @@ static void submit(dec_engine *e, const char *what)
     if (hooks(e)->pre_submit) {
         hooks(e)->pre_submit(hooks(e)->user, e->cmd, what);
     }
+    if (e->cfg.profile == DEC_PROFILE_RING && e->cfg.prof != NULL) {
+        /* results belong to executions: tell the ring before the submit */
+        (void)vkprof_cmd_submit(e->cfg.prof, e->dev->queue, 1, &e->cmd);
+    }
     VkResult r = vku_submit_wait(e->dev);
     if (hooks(e)->post_wait) {
         hooks(e)->post_wait(hooks(e)->user, what);
