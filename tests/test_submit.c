@@ -11,7 +11,7 @@
 static th_gpu g;
 static vku_busy busy;
 static th_log logbuf;
-static VkQueryPool app_pool; /* the app's own two timestamps */
+static VkQueryPool app_pool, app_pool2; /* the app's own two timestamps, per buffer */
 
 static vkprof_context make(uint32_t queries)
 {
@@ -72,31 +72,45 @@ static vkprof_phase_stats phase(vkprof_context ctx, vkprof_phase p)
 }
 
 /* One scope around the app's own pair of stamps around `iters` of work. */
-static void record_scope(vkprof_context ctx, VkCommandBuffer c, vkprof_phase p, uint32_t iters,
-                         bool app_stamps)
+static void record_scope_in(vkprof_context ctx, VkCommandBuffer c, vkprof_phase p, uint32_t iters,
+                            VkQueryPool pool)
 {
-    if (app_stamps) {
-        vkCmdResetQueryPool(c, app_pool, 0, 2);
+    if (pool != VK_NULL_HANDLE) {
+        vkCmdResetQueryPool(c, pool, 0, 2);
     }
     CHECK(vkprof_cmd_begin(ctx, c, p) == VKPROF_OK);
-    if (app_stamps) {
-        vkCmdWriteTimestamp(c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app_pool, 0);
+    if (pool != VK_NULL_HANDLE) {
+        vkCmdWriteTimestamp(c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 0);
     }
     vku_busy_record(&g.dev, &busy, c, iters);
-    if (app_stamps) {
-        vkCmdWriteTimestamp(c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app_pool, 1);
+    if (pool != VK_NULL_HANDLE) {
+        vkCmdWriteTimestamp(c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 1);
     }
     CHECK(vkprof_cmd_end(ctx, c, p) == VKPROF_OK);
 }
 
-static uint64_t app_ticks(void)
+static void record_scope(vkprof_context ctx, VkCommandBuffer c, vkprof_phase p, uint32_t iters,
+                         bool app_stamps)
+{
+    record_scope_in(ctx, c, p, iters, app_stamps ? app_pool : VK_NULL_HANDLE);
+}
+
+static uint64_t app_ticks_of(VkQueryPool pool)
 {
     uint64_t v[2] = {0, 0};
-    CHECK_VK(vkGetQueryPoolResults(g.dev.device, app_pool, 0, 2, sizeof v, v, sizeof v[0],
+    CHECK_VK(vkGetQueryPoolResults(g.dev.device, pool, 0, 2, sizeof v, v, sizeof v[0],
                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    uint32_t bits = 64; /* lavapipe: 64 valid bits */
-    (void)bits;
-    return v[1] - v[0];
+    VkQueueFamilyProperties fam[16];
+    uint32_t nf = 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(g.dev.phys, &nf, fam);
+    uint32_t bits = g.dev.family < nf ? fam[g.dev.family].timestampValidBits : 64;
+    uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    return (v[1] - v[0]) & mask;
+}
+
+static uint64_t app_ticks(void)
+{
+    return app_ticks_of(app_pool);
 }
 
 /* K submits of one pre-recorded buffer: K samples, each the scope's own
@@ -179,10 +193,10 @@ static void test_reverse_order(void)
     vkprof_context ctx = make(64);
     VkCommandBuffer a = alloc_cmd(), b = alloc_cmd();
     begin_cmd(a);
-    record_scope(ctx, a, VKPROF_PHASE_NORM, 10, false);
+    record_scope_in(ctx, a, VKPROF_PHASE_NORM, 10, app_pool);
     CHECK_VK(vkEndCommandBuffer(a));
     begin_cmd(b);
-    record_scope(ctx, b, VKPROF_PHASE_MLP_GATE_UP, 2000, false);
+    record_scope_in(ctx, b, VKPROF_PHASE_MLP_GATE_UP, 2000, app_pool2);
     CHECK_VK(vkEndCommandBuffer(b));
     submit_wait(ctx, b);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
@@ -207,9 +221,15 @@ static void test_reverse_order(void)
                        pb = phase(ctx, VKPROF_PHASE_MLP_GATE_UP);
     CHECK_EQ_U64(pa.count, 1);
     CHECK_EQ_U64(pb.count, 1);
-    printf("  A (10 iterations) %llu ns, B (2000) %llu ns\n", (unsigned long long)pa.total_ns,
-           (unsigned long long)pb.total_ns);
-    CHECK(pb.total_ns > 4 * pa.total_ns); /* 2000 iterations against 10: no mix-up */
+    /* each buffer's sample encloses its own app pair: no mix-up */
+    uint64_t app_a = app_ticks_of(app_pool), app_b = app_ticks_of(app_pool2);
+    printf("  A (10 iterations) %llu ticks (app %llu), B (2000) %llu ticks (app %llu)\n",
+           (unsigned long long)pa.total_ticks, (unsigned long long)app_a,
+           (unsigned long long)pb.total_ticks, (unsigned long long)app_b);
+    CHECK(pa.total_ticks >= app_a && pb.total_ticks >= app_b);
+    CHECK(pa.total_ticks < app_b); /* A's sample is not B's execution */
+    CHECK(vkprof_ticks_to_ns(pa.total_ticks - app_a, g.dev.props.limits.timestampPeriod) < 1000000);
+    CHECK(vkprof_ticks_to_ns(pb.total_ticks - app_b, g.dev.props.limits.timestampPeriod) < 1000000);
     /* both in one batch, reversed again */
     VkCommandBuffer both[2] = {b, a};
     VkSubmitInfo s2 = {
@@ -382,6 +402,7 @@ int main(void)
                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = 2};
     CHECK_VK(vkCreateQueryPool(g.dev.device, &qi, NULL, &app_pool));
+    CHECK_VK(vkCreateQueryPool(g.dev.device, &qi, NULL, &app_pool2));
     RUN(test_resubmit_each);
     memset(&logbuf, 0, sizeof logbuf);
     logbuf.quiet = 1;
@@ -394,6 +415,7 @@ int main(void)
     RUN(test_release);
     RUN(test_overwritten);
     vkDestroyQueryPool(g.dev.device, app_pool, NULL);
+    vkDestroyQueryPool(g.dev.device, app_pool2, NULL);
     vku_busy_destroy(&g.dev, &busy);
     th_gpu_finish(&g);
     return th_done();
