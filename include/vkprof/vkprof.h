@@ -39,7 +39,7 @@ extern "C" {
 /* ---- version ----------------------------------------------------------- */
 
 #define VKPROF_VERSION_MAJOR 0
-#define VKPROF_VERSION_MINOR 1
+#define VKPROF_VERSION_MINOR 2
 #define VKPROF_VERSION_PATCH 0
 #define VKPROF_VERSION                                                                             \
     ((VKPROF_VERSION_MAJOR * 10000) + (VKPROF_VERSION_MINOR * 100) + VKPROF_VERSION_PATCH)
