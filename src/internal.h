@@ -210,7 +210,7 @@ struct vkprof_context_T {
     char driver_name[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE + 2];
 };
 
-/* log.c */
+/* base/log.c */
 void vkprof__log(vkprof_context ctx, vkprof_log_level level, vkprof_result code, const char *fmt,
                  ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -224,50 +224,55 @@ vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *f
 #endif
     ;
 
-/* context.c */
+/* core/context.c */
 void vkprof__update_active(vkprof_context ctx);
 
-/* phase.c */
+/* gpu/phase.c */
 vkprof_result vkprof__phases_init(vkprof_context ctx);
 void vkprof__phases_free(vkprof_context ctx);
 bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase);
 void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
 
-/* timing.c */
+/* gpu/timing.c */
 void vkprof__timing_shutdown(vkprof_context ctx);
 void vkprof__twoslot_abandon(vkprof_context ctx);
 
-/* clock.c */
+/* clock/clock.c */
 uint64_t vkprof__raw_now_ns(void);
 uint64_t vkprof__realtime_ns(void);
 int64_t vkprof__raw_to_mono_offset(uint64_t *err_ns);
 int64_t vkprof__realtime_to_mono_offset(uint64_t *err_ns);
 
-/* ticks.c */
+/* clock/ticks.c */
 /* round(a * b / c) for c > 0, saturating; exact in 128-bit arithmetic */
 uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c);
 
-/* host.c */
+/* host/host.c */
 vkprof_result vkprof__host_init(vkprof_context ctx);
+void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);
+
+/* base/thread.c */
 uint64_t vkprof__current_span(void);
+uint64_t vkprof__span_open(void); /* a new flow id, now the thread's open span */
+void vkprof__span_close(uint64_t parent);
 uint16_t vkprof__thread_index(void);
 const char *vkprof__thread_name(uint16_t tid);
 uint32_t vkprof__thread_count(void);
 
-/* calib.c */
+/* clock/calib.c */
 vkprof_result vkprof__cal_init(vkprof_context ctx);
 void vkprof__cal_shutdown(vkprof_context ctx);
 void vkprof__cal_maybe_refresh(vkprof_context ctx);
 bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
 
-/* trace.c */
+/* timeline/store.c (export/trace_json.c writes it) */
 vkprof_result vkprof__trace_init(vkprof_context ctx);
 void vkprof__trace_shutdown(vkprof_context ctx);
 void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns);
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
                        uint64_t end_ticks, uint64_t flow, uint64_t step);
 
-/* ring.c */
+/* gpu/ring.c */
 bool vkprof__ring_mode(vkprof_context ctx);
 vkprof_result vkprof__ring_create(vkprof_context ctx);
 void vkprof__ring_on_disable(vkprof_context ctx);

@@ -8,63 +8,6 @@
 #include <string.h>
 
 #define VKPROF_DEFAULT_HOST_ENV "VKPROF_HOST_PROFILE"
-#define VKPROF_MAX_THREADS 1024u
-
-/* ---- threads ---------------------------------------------------------- */
-
-static _Atomic uint32_t g_thread_count;
-static char g_thread_names[VKPROF_MAX_THREADS][64];
-static _Atomic uint32_t g_thread_named[VKPROF_MAX_THREADS];
-static _Thread_local uint32_t tl_tid;       /* 1 + index; 0: not assigned */
-static _Thread_local uint64_t tl_open_span; /* flow id of the innermost open span */
-static _Atomic uint64_t g_next_span_id = 1;
-
-uint16_t vkprof__thread_index(void)
-{
-    if (tl_tid == 0) {
-        uint32_t t = atomic_fetch_add(&g_thread_count, 1) + 1;
-        /* Past the table, threads share the last track (named "other"). */
-        tl_tid = t > VKPROF_MAX_THREADS - 1 ? VKPROF_MAX_THREADS : t;
-    }
-    return (uint16_t)tl_tid;
-}
-
-uint32_t vkprof__thread_count(void)
-{
-    uint32_t n = atomic_load(&g_thread_count);
-    return n > VKPROF_MAX_THREADS ? VKPROF_MAX_THREADS : n;
-}
-
-const char *vkprof__thread_name(uint16_t tid)
-{
-    if (tid == 0 || tid > VKPROF_MAX_THREADS) {
-        return NULL;
-    }
-    if (tid == VKPROF_MAX_THREADS) {
-        return "other threads";
-    }
-    return atomic_load_explicit(&g_thread_named[tid - 1], memory_order_acquire)
-               ? g_thread_names[tid - 1]
-               : NULL;
-}
-
-void vkprof_set_thread_name(vkprof_context ctx, const char *name)
-{
-    if (ctx == NULL || name == NULL) {
-        return;
-    }
-    uint16_t tid = vkprof__thread_index();
-    if (tid >= VKPROF_MAX_THREADS) {
-        return;
-    }
-    snprintf(g_thread_names[tid - 1], sizeof g_thread_names[0], "%s", name);
-    atomic_store_explicit(&g_thread_named[tid - 1], 1, memory_order_release);
-}
-
-uint64_t vkprof__current_span(void)
-{
-    return tl_open_span;
-}
 
 /* ---- buckets and levels ----------------------------------------------- */
 
@@ -231,10 +174,9 @@ static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, bool hot)
     s.bucket = bucket;
     s.flags = hot ? SPAN_HOT : 0;
     s.id = 0;
-    s.parent = tl_open_span;
+    s.parent = vkprof__current_span();
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        s.id = atomic_fetch_add_explicit(&g_next_span_id, 1, memory_order_relaxed);
-        tl_open_span = s.id;
+        s.id = vkprof__span_open();
     }
     s.start_ns = vkprof_host_now_ns();
     if (atomic_load_explicit(&ctx->host.window_start_ns, memory_order_relaxed) == 0) {
@@ -308,7 +250,7 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
     atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&b->total_ns, dur, memory_order_relaxed);
     if (span->id != 0) {
-        tl_open_span = span->parent;
+        vkprof__span_close(span->parent);
     }
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof_span copy = *span;
@@ -495,17 +437,9 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
     vkprof__log(ctx, VKPROF_LOG_REPORT, VKPROF_OK, "%s", text);
 }
 
-void vkprof_step(vkprof_context ctx)
+/* vkprof_step (core/context.c) after step `step` (1-based) ended at `now`. */
+void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now)
 {
-    if (ctx == NULL) {
-        return;
-    }
-    uint64_t step = atomic_fetch_add(&ctx->host.steps, 1) + 1; /* steps count from 1 */
-    vkprof__timing_on_step(ctx, step - 1);
-    uint64_t now = vkprof_host_now_ns();
-    if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        vkprof__trace_step(ctx, step, now);
-    }
     vkprof_host *h = &ctx->host;
     if (atomic_load_explicit(&h->level, memory_order_relaxed) == VKPROF_HOST_OFF ||
         h->report_every == UINT32_MAX) {

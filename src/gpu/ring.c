@@ -739,6 +739,27 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
             sc->ready = false;
         }
     }
+    /* A scope not there while a later-ending one is: the read may have been
+     * torn (its stamps landed between the reads of its slots and the later
+     * ones). Read again: what is still not there after the later scope was
+     * seen written never ran. */
+    bool suspects = false;
+    for (uint64_t i = rec->head; i < rec->count && any; i++) {
+        const rscope *sc = &rec->scopes[i];
+        suspects |= !sc->done && sc->state == SC_ENDED && !sc->ready && sc->end_order < last_order;
+    }
+    if (suspects && read_positions(ctx, rec, lo, rec->stamps) == VKPROF_OK) {
+        for (uint64_t i = rec->head; i < rec->count; i++) {
+            rscope *sc = &rec->scopes[i];
+            uint64_t b, e;
+            if (!sc->done && sc->state == SC_ENDED && !sc->ready && sc->end_order < last_order &&
+                pos_ready(ctx, rec, sc->begin_pos, &b) && pos_ready(ctx, rec, sc->end_pos, &e)) {
+                sc->b = b;
+                sc->e = e;
+                sc->ready = true;
+            }
+        }
+    }
     bool trace = atomic_load_explicit(&ctx->trace.on, memory_order_relaxed) != 0;
     bool pending = false;
     for (uint64_t i = rec->head; i < rec->count; i++) {

@@ -436,3 +436,19 @@ vkprof_result vkprof_get_device_info(vkprof_context ctx, vkprof_device_info *out
     *out = ctx->info;
     return VKPROF_OK;
 }
+
+/* A step is the app's token: the GPU core (sampling, shared boundaries), the
+ * timeline and the per-token report each learn of it, from here. */
+void vkprof_step(vkprof_context ctx)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    uint64_t step = atomic_fetch_add(&ctx->host.steps, 1) + 1; /* steps count from 1 */
+    vkprof__timing_on_step(ctx, step - 1);
+    uint64_t now = vkprof_host_now_ns();
+    if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
+        vkprof__trace_step(ctx, step, now);
+    }
+    vkprof__host_on_step(ctx, step, now);
+}

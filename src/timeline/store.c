@@ -1,0 +1,334 @@
+/* The timeline store: a bounded, lock-free event store filled by spans,
+ * steps and GPU scopes (raw device ticks) from any thread; which file a
+ * context's trace goes to. Exported by src/export/trace_json.c. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define VKPROF_DEFAULT_TRACE_ENV "VKPROF_TRACE"
+
+/* ---- which file a context's trace goes to ------------------------------
+ *
+ * Several contexts of one process (one per queue, as the docs recommend) are
+ * often configured from the same VKPROF_TRACE. The first context that names
+ * a file writes it; the k-th one writes `<stem>.ctx<k><ext>` beside it
+ * (trace.json, trace.ctx2.json, ...), and says so in the log. Numbers are not
+ * reused within a process, so a context created after another was destroyed
+ * never overwrites that trace either. A device or FIFO (/dev/null, a pipe) is
+ * a stream: every context writes its document into it, in destroy order. */
+
+#define TRACE_PATHS 32
+
+typedef struct trace_path_use {
+    char key[sizeof(((vkprof_trace *)0)->path)];
+    uint32_t users;
+} trace_path_use;
+
+static trace_path_use g_paths[TRACE_PATHS];
+static uint32_t g_path_count;
+static uint32_t g_overflow_users;
+static atomic_flag g_paths_lock = ATOMIC_FLAG_INIT;
+
+/* The folder made absolute (from this process's working directory), so
+ * "t.json" and "./t.json" are one file. Falls back to the text itself. */
+static void path_key(const char *path, char *key, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    const char *base = slash ? slash + 1 : path;
+    if (slash == path) {
+        snprintf(dir, sizeof dir, "/");
+    } else if (slash) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    } else {
+        snprintf(dir, sizeof dir, ".");
+    }
+    char real[PATH_MAX];
+    size_t rn = 0, bn = strlen(base);
+    if (realpath(dir, real) != NULL &&
+        (rn = strcmp(real, "/") == 0 ? 0 : strlen(real)) + bn + 2 <= cap) {
+        memcpy(key, real, rn);
+        key[rn] = '/';
+        memcpy(key + rn + 1, base, bn + 1);
+    } else {
+        snprintf(key, cap, "%s", path);
+    }
+}
+
+/* How many contexts of this process named this file before, this one
+ * included (1: the first). */
+static uint32_t claim_path(const char *path)
+{
+    char key[sizeof g_paths[0].key];
+    path_key(path, key, sizeof key);
+    while (atomic_flag_test_and_set_explicit(&g_paths_lock, memory_order_acquire)) {
+    }
+    uint32_t users = 0;
+    for (uint32_t i = 0; i < g_path_count && users == 0; i++) {
+        if (strcmp(g_paths[i].key, key) == 0) {
+            users = ++g_paths[i].users;
+        }
+    }
+    if (users == 0 && g_path_count < TRACE_PATHS) {
+        memcpy(g_paths[g_path_count].key, key, sizeof key);
+        g_paths[g_path_count].users = users = 1;
+        g_path_count++;
+    } else if (users == 0) {
+        /* more distinct files than the table holds: number them apart from
+         * the counted ones, so no two can meet */
+        users = 1000u + ++g_overflow_users;
+    }
+    atomic_flag_clear_explicit(&g_paths_lock, memory_order_release);
+    return users;
+}
+
+/* `path` with ".ctx<k>" before the extension of its last component. */
+static bool suffixed(const char *path, uint32_t k, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (dot == NULL || dot == base) {
+        dot = path + strlen(path); /* no extension (or a dot file): append */
+    }
+    int n = snprintf(out, cap, "%.*s.ctx%u%s", (int)(dot - path), path, k, dot);
+    return n > 0 && (size_t)n < cap;
+}
+
+static bool is_stream(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+/* "1", "2", "on", "true", ...: a level or flag put in the trace variable. */
+static bool looks_like_a_value(const char *v)
+{
+    static const char *const words[] = {"on",      "off",      "true", "false",  "yes",
+                                        "no",      "y",        "n",    "enable", "enabled",
+                                        "disable", "disabled", "all",  "hot",    "none"};
+    bool digits = v[0] != '\0';
+    for (const char *c = v; *c; c++) {
+        digits = digits && *c >= '0' && *c <= '9';
+    }
+    if (digits) {
+        return true;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t j = 0;
+        while (words[i][j] && v[j] && (v[j] | 0x20) == words[i][j]) {
+            j++;
+        }
+        if (words[i][j] == '\0' && v[j] == '\0') {
+            return true;
+        }
+    }
+    return false;
+}
+
+vkprof_result vkprof__trace_init(vkprof_context ctx)
+{
+    vkprof_trace *t = &ctx->trace;
+    const char *env = ctx->desc.trace_env_var && ctx->desc.trace_env_var[0]
+                          ? ctx->desc.trace_env_var
+                          : VKPROF_DEFAULT_TRACE_ENV;
+    if (strlen(env) >= sizeof t->env_var) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_env_var is too long");
+    }
+    memcpy(t->env_var, env, strlen(env) + 1);
+    const char *path = ctx->desc.trace_path;
+    const char *from = "desc.trace_path";
+    if (path == NULL) {
+        path = getenv(t->env_var);
+        from = t->env_var;
+    }
+    if (path == NULL || path[0] == '\0') {
+        return VKPROF_OK;
+    }
+    if (strlen(path) >= sizeof t->path) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace path is too long");
+    }
+    if (looks_like_a_value(path)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "%s='%s' looks like a level or a flag, not a trace path; writing the trace "
+                    "to the file '%s' in the working directory anyway (levels are "
+                    "VKPROF_GPU_PROFILE and VKPROF_HOST_PROFILE; %s names the trace file, "
+                    "e.g. trace.json)",
+                    from, path, path, from);
+    }
+    uint32_t k = is_stream(path) ? 1 : claim_path(path);
+    if (k == 1) {
+        memcpy(t->path, path, strlen(path) + 1);
+    } else if (suffixed(path, k, t->path, sizeof t->path)) {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                    "%s='%s' is already the trace of another context in this process; this "
+                    "context (#%u on that path) writes '%s'",
+                    from, path, k, t->path);
+    } else {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "trace path '%s' is too long for a per-context suffix", path);
+    }
+    return vkprof_trace_start(ctx, 0);
+}
+
+void vkprof__trace_shutdown(vkprof_context ctx)
+{
+    vkprof_trace *t = &ctx->trace;
+    atomic_store(&t->on, 0);
+    free(t->events);
+    free(t->annots);
+    t->events = NULL;
+    t->annots = NULL;
+}
+
+vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
+{
+    if (ctx == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    vkprof_trace *t = &ctx->trace;
+    if (t->events != NULL) {
+        atomic_store(&t->on, 1);
+        return VKPROF_OK;
+    }
+    if (capacity == 0) {
+        capacity = ctx->desc.trace_capacity ? ctx->desc.trace_capacity : (1u << 20);
+    }
+    t->events = calloc(capacity, sizeof *t->events);
+    t->annot_capacity = capacity / 16 + 64;
+    t->annots = calloc(t->annot_capacity, sizeof *t->annots);
+    if (t->events == NULL || t->annots == NULL) {
+        free(t->events);
+        free(t->annots);
+        t->events = NULL;
+        t->annots = NULL;
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "trace: cannot allocate %u events",
+                            capacity);
+    }
+    /* Touch every page now: the store is bounded and paid for up front, so a
+     * span does not pay a page fault the first time it lands on a page. */
+    memset(t->events, 0, (size_t)capacity * sizeof *t->events);
+    memset(t->annots, 0, (size_t)t->annot_capacity * sizeof *t->annots);
+    t->capacity = capacity;
+    t->start_ns = vkprof_host_now_ns();
+    atomic_store(&t->on, 1);
+    return VKPROF_OK;
+}
+
+bool vkprof_tracing(vkprof_context ctx)
+{
+    return ctx != NULL && atomic_load(&ctx->trace.on) != 0;
+}
+
+void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropped)
+{
+    uint64_t n = 0, d = 0;
+    if (ctx != NULL) {
+        n = atomic_load(&ctx->trace.next);
+        d = atomic_load(&ctx->trace.dropped);
+        if (n > ctx->trace.capacity) {
+            n = ctx->trace.capacity;
+        }
+    }
+    if (recorded != NULL) {
+        *recorded = n;
+    }
+    if (dropped != NULL) {
+        *dropped = d;
+    }
+}
+
+static vkprof_event *claim(vkprof_trace *t)
+{
+    uint64_t i = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+    if (i >= t->capacity) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    return &t->events[i];
+}
+
+static void publish(vkprof_event *e)
+{
+    atomic_store_explicit(&e->ready, 1, memory_order_release);
+}
+
+void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns)
+{
+    vkprof_trace *t = &ctx->trace;
+    vkprof_event *e = claim(t);
+    if (e == NULL) {
+        return;
+    }
+    e->kind = VKPROF_EV_SPAN;
+    e->start = span->start_ns;
+    e->end = end_ns;
+    e->id = span->id;
+    e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    e->name = span->bucket;
+    e->tid = vkprof__thread_index();
+    e->flags = (uint8_t)(((span->flags & 1u) ? VKPROF_EVF_HOT : 0) |
+                         ((span->flags & 2u) ? VKPROF_EVF_PROBE : 0) |
+                         ((span->flags & 0x100u) ? VKPROF_EVF_SYNC : 0));
+    e->annot = 0;
+    if (span->annotation_count > 0) {
+        uint64_t a = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
+        if (a < t->annot_capacity) {
+            vkprof_annot *an = &t->annots[a];
+            an->count = span->annotation_count;
+            for (uint32_t i = 0; i < an->count; i++) {
+                an->key[i] = span->annotation_key[i];
+                memcpy(an->value[i], span->annotation_value[i], sizeof an->value[i]);
+            }
+            e->annot = (uint32_t)a + 1;
+        } else {
+            atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+        }
+    }
+    publish(e);
+}
+
+void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
+                       uint64_t end_ticks, uint64_t flow, uint64_t step)
+{
+    vkprof_event *e = claim(&ctx->trace);
+    if (e == NULL) {
+        return;
+    }
+    e->kind = VKPROF_EV_GPU;
+    e->start = begin_ticks;
+    e->end = end_ticks;
+    e->id = flow;
+    e->step = step;
+    e->name = phase;
+    e->tid = (uint16_t)(ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u);
+    e->flags = 0;
+    e->annot = 0;
+    publish(e);
+}
+
+void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns)
+{
+    vkprof_event *e = claim(&ctx->trace);
+    if (e == NULL) {
+        return;
+    }
+    e->kind = VKPROF_EV_STEP;
+    e->start = e->end = now_ns;
+    e->id = 0;
+    e->step = step;
+    e->name = 0;
+    e->tid = vkprof__thread_index();
+    e->flags = 0;
+    e->annot = 0;
+    publish(e);
+}
