@@ -43,11 +43,12 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs"
   run_ctest --test-dir build-asan
 
-  # ThreadSanitizer where threads meet: spans from many threads, the trace store.
+  # ThreadSanitizer where threads meet: spans from many threads, the trace store,
+  # ring-mode recording and submits from many threads into one context.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=thread
-  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline
-  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline)$'
+  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline test_submit_threads
+  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline|test_submit_threads)$'
 fi
 
 # One closing line over every ctest run above.

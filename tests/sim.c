@@ -52,11 +52,32 @@ static void VKAPI_CALL w_CmdResetQueryPool(VkCommandBuffer c, VkQueryPool p, uin
     vkCmdResetQueryPool(c, p, first, count);
 }
 
+static void log_stamp(VkCommandBuffer c, VkQueryPool p, uint32_t q)
+{
+    if (g_sim.stamps < SIM_STAMPS) {
+        g_sim.stamp[g_sim.stamps].cmd = c;
+        g_sim.stamp[g_sim.stamps].pool = p;
+        g_sim.stamp[g_sim.stamps].query = q;
+    }
+    g_sim.stamps++;
+}
+
+static PFN_vkResetQueryPool real_ResetQueryPool;
+
+static void VKAPI_CALL w_ResetQueryPool(VkDevice d, VkQueryPool p, uint32_t first, uint32_t count)
+{
+    g_sim.host_resets++;
+    g_sim.last_host_reset_first = first;
+    g_sim.last_host_reset_count = count;
+    real_ResetQueryPool(d, p, first, count);
+}
+
 static void VKAPI_CALL w_CmdWriteTimestamp(VkCommandBuffer c, VkPipelineStageFlagBits s,
                                            VkQueryPool p, uint32_t q)
 {
     g_sim.cmd_calls++;
     g_sim.cmd_timestamp++;
+    log_stamp(c, p, q);
     vkCmdWriteTimestamp(c, s, p, q);
 }
 
@@ -66,7 +87,62 @@ static void VKAPI_CALL w_CmdWriteTimestamp2(VkCommandBuffer c, VkPipelineStageFl
     g_sim.cmd_calls++;
     g_sim.cmd_timestamp2++;
     g_sim.last_stage2 = s;
+    log_stamp(c, p, q);
     vkCmdWriteTimestamp2(c, s, p, q);
+}
+
+/* The per-slot knobs over a call the device has answered; `before` holds
+ * the values the caller's buffer had before the call. */
+static VkResult apply_slot_knobs(uint32_t first, uint32_t count, uint64_t *v,
+                                 const uint64_t *before, VkResult r)
+{
+    bool all = true;
+    /* "earlier call": decided on what was reported before this one */
+    uint64_t call = g_sim.results_calls;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t s = first + i;
+        if (s >= SIM_SLOTS) {
+            all = all && v[2 * i + 1] != 0;
+            continue;
+        }
+        struct sim_slot *k = &g_sim.slot[s];
+        k->reads++;
+        bool written = v[2 * i + 1] != 0;
+        if (!written) {
+            all = false;
+            continue;
+        }
+        k->device_value = v[2 * i];
+        bool hide = k->never;
+        if (!hide && k->after != 0) {
+            uint32_t o = k->after - 1;
+            hide = o >= SIM_SLOTS || g_sim.slot[o].reported_call == 0 ||
+                   g_sim.slot[o].reported_call >= call;
+        }
+        if (!hide && k->late > 0) {
+            k->late--;
+            hide = true;
+        }
+        if (hide) {
+            k->hidden++;
+            v[2 * i] = before[2 * i]; /* not written to pData when unavailable */
+            v[2 * i + 1] = 0;
+            all = false;
+            continue;
+        }
+        if (k->fake) {
+            v[2 * i] = k->value;
+        }
+        k->reported++;
+        k->reported_value = v[2 * i];
+        if (k->reported_call == 0) {
+            k->reported_call = call;
+        }
+    }
+    if (r == VK_SUCCESS || r == VK_NOT_READY) {
+        r = all ? VK_SUCCESS : VK_NOT_READY;
+    }
+    return r;
 }
 
 static VkResult VKAPI_CALL w_GetQueryPoolResults(VkDevice d, VkQueryPool p, uint32_t first,
@@ -75,7 +151,21 @@ static VkResult VKAPI_CALL w_GetQueryPoolResults(VkDevice d, VkQueryPool p, uint
 {
     g_sim.results_calls++;
     g_sim.last_result_flags = flags;
+    bool knobs = g_sim.slot_knobs && (flags & VK_QUERY_RESULT_64_BIT) &&
+                 (flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) &&
+                 !(flags & (VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_PARTIAL_BIT)) &&
+                 stride == 16 && size >= (size_t)count * 16 && count <= 64;
+    if (g_sim.slot_knobs && !knobs) {
+        g_sim.slot_knob_skips++;
+    }
+    uint64_t before[128];
+    if (knobs) {
+        memcpy(before, data, (size_t)count * 16);
+    }
     VkResult r = vkGetQueryPoolResults(d, p, first, count, size, data, stride, flags);
+    if (knobs) {
+        r = apply_slot_knobs(first, count, data, before, r);
+    }
     if (g_sim.fake_results && (flags & VK_QUERY_RESULT_64_BIT) &&
         (flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) && stride == 16 && count <= 2) {
         uint64_t *v = data;
@@ -201,6 +291,15 @@ PFN_vkVoidFunction VKAPI_CALL sim_get_device_proc_addr(VkDevice dev, const char 
     }
     if (strcmp(name, "vkGetQueryPoolResults") == 0) {
         return FN(w_GetQueryPoolResults);
+    }
+    if (strcmp(name, "vkResetQueryPool") == 0 || strcmp(name, "vkResetQueryPoolEXT") == 0) {
+        /* wrapped only where the device has it: the library's choice stays the same */
+        PFN_vkVoidFunction real = vkGetDeviceProcAddr(dev, name);
+        if (real == NULL) {
+            return NULL;
+        }
+        real_ResetQueryPool = (PFN_vkResetQueryPool)(void *)real;
+        return FN(w_ResetQueryPool);
     }
     if (g_sim.hide_calibration && strstr(name, "Calibrat") != NULL) {
         return NULL;

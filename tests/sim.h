@@ -8,6 +8,9 @@
 
 #include "vkutil.h"
 
+#define SIM_SLOTS 256u   /* slots the per-slot knobs cover (0..SIM_SLOTS-1) */
+#define SIM_STAMPS 1024u /* timestamps logged */
+
 typedef struct sim_state {
     /* what to simulate */
     bool override_valid_bits;
@@ -36,9 +39,48 @@ typedef struct sim_state {
     uint64_t pools_created;
     uint64_t pools_destroyed;
     uint64_t results_calls;
+    uint64_t host_resets; /* vkResetQueryPool(EXT) calls */
+    uint32_t last_host_reset_first, last_host_reset_count;
     uint64_t unknown_cmd_lookups; /* vkCmd* names the sim does not wrap */
     VkPipelineStageFlags2 last_stage2;
     VkQueryResultFlags last_result_flags;
+
+    /* Per-slot result knobs (ring-mode tests; off unless slot_knobs). Every
+     * vkGetQueryPoolResults call with 64-bit values and availability (stride
+     * 16) is forwarded to the device first; then, per slot, a result the
+     * device has written is reported unavailable (its value left as the
+     * caller's buffer held it, as Vulkan leaves it) while a knob holds it, and
+     * an available one reports slot[].value instead of the device's value
+     * where slot[].fake is set. Nothing ever makes an unwritten slot
+     * available. */
+    bool slot_knobs;
+    uint64_t slot_knob_skips; /* calls with slot_knobs on that the knobs could not apply to */
+    struct sim_slot {
+        /* knobs */
+        bool fake;      /* report `value` when available */
+        uint64_t value; /* the fake value */
+        uint32_t late;  /* late: the next `late` reads that find it written hide it */
+        bool never;     /* never: hidden while set */
+        uint32_t after; /* out of order: 1 + a slot that must have been reported available
+                         * by an earlier call before this one is (0: none) */
+        /* what the sim saw */
+        uint64_t reads;          /* calls that covered the slot */
+        uint64_t hidden;         /* reads where it was written and a knob hid it */
+        uint64_t reported;       /* reads that reported it available */
+        uint64_t reported_call;  /* results_calls at the first report (0: never reported) */
+        uint64_t device_value;   /* the device's value at the last read that found it written */
+        uint64_t reported_value; /* the value of the last report */
+    } slot[SIM_SLOTS];
+
+    /* Every timestamp the library recorded (either entry point), in order:
+     * the command buffer and the query slot; stamps past SIM_STAMPS are only
+     * counted. */
+    uint32_t stamps;
+    struct sim_stamp {
+        VkCommandBuffer cmd;
+        VkQueryPool pool;
+        uint32_t query;
+    } stamp[SIM_STAMPS];
 } sim_state;
 
 extern sim_state g_sim;
