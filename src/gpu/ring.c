@@ -6,10 +6,10 @@
  * already requires) touches its recording state, so the recording path takes
  * no lock. A recording is a list of scopes (nesting up to
  * VKPROF_MAX_SCOPE_DEPTH) over stamp positions; positions live in chunks of
- * query slots taken from a lock-free bitmap. Every scope records one
- * vkCmdResetQueryPool of its own slots before its first stamp, in the same
- * command buffer, so each execution (the first or the K-th) writes freshly
- * reset queries: valid Vulkan for any submission order, queue or thread.
+ * query slots taken from a lock-free bitmap. Every execution (the first or
+ * the K-th) writes freshly reset queries: with host resets, slots are reset
+ * from the host when freed and before each re-submission; without, every
+ * scope records a vkCmdResetQueryPool of its own slots in its buffer.
  *
  * Executions. vkprof_cmd_submit() (before the app's vkQueueSubmit, or through
  * vkprof_queue_submit/2) seals the buffer's recording and starts one
@@ -50,6 +50,7 @@ typedef struct rscope {
     uint8_t state;               /* SC_OPEN, SC_ENDED */
     bool done;                   /* current execution: folded or lost */
     bool ready;                  /* b and e were read in this collection */
+    bool partial;                /* one of its stamps is written: it ran */
 } rscope;
 
 typedef struct rrec {
@@ -738,6 +739,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
         } else {
             sc->ready = false;
         }
+        sc->partial = false;
     }
     /* A scope not there while a later-ending one is: the read may have been
      * torn (its stamps landed between the reads of its slots and the later
@@ -752,11 +754,15 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
         for (uint64_t i = rec->head; i < rec->count; i++) {
             rscope *sc = &rec->scopes[i];
             uint64_t b, e;
-            if (!sc->done && sc->state == SC_ENDED && !sc->ready && sc->end_order < last_order &&
-                pos_ready(ctx, rec, sc->begin_pos, &b) && pos_ready(ctx, rec, sc->end_pos, &e)) {
-                sc->b = b;
-                sc->e = e;
-                sc->ready = true;
+            if (!sc->done && sc->state == SC_ENDED && !sc->ready && sc->end_order < last_order) {
+                bool hb = pos_ready(ctx, rec, sc->begin_pos, &b);
+                bool he = pos_ready(ctx, rec, sc->end_pos, &e);
+                sc->ready = hb && he;
+                sc->partial = hb || he; /* it ran: its other stamp is late */
+                if (sc->ready) {
+                    sc->b = b;
+                    sc->e = e;
+                }
             }
         }
     }
@@ -786,7 +792,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 }
             }
             sc->done = true;
-        } else if (any && sc->end_order < last_order) {
+        } else if (any && sc->end_order < last_order && !sc->partial) {
             lose(ctx, &ctx->lost_never_submitted, 1,
                  "a recorded scope never ran (its command buffer was re-recorded or reset "
                  "before a submit)");
@@ -1004,9 +1010,10 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
             tainted = true;
         }
     }
-    if (rec->submits > 0 && ctx->host_reset && !tainted) {
+    if (rec->submits > 0 && ctx->host_reset) {
         /* The buffer is not pending (Vulkan forbids re-submitting a pending
-         * buffer without SIMULTANEOUS_USE): reset its slots for this run. */
+         * buffer without SIMULTANEOUS_USE), even when its previous run was
+         * given up: reset its slots for this run. */
         rec_host_reset(ctx, rec);
     }
     if (rec->submits > 0) {
@@ -1047,11 +1054,10 @@ vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t coun
     uint64_t step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
     uint64_t folded = 0;
     lock(r);
-    if (!atomic_load_explicit(&r->notified, memory_order_relaxed)) {
-        /* from now on executions are explicit: finish the seed-model bookkeeping */
-        (void)collect_locked(ctx, &folded);
-        atomic_store_explicit(&r->notified, true, memory_order_relaxed);
-    }
+    /* From now on executions are explicit. The seed-model collection of the
+     * recordings is not run: other threads may be recording them right now;
+     * each is sealed at its own buffer's submit. */
+    atomic_store_explicit(&r->notified, true, memory_order_relaxed);
     /* lazily collect what finished, then start the new executions */
     (void)collect_locked(ctx, &folded);
     for (uint32_t i = 0; i < count; i++) {
