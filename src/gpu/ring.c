@@ -1111,6 +1111,10 @@ vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd)
                "a command buffer was reset or freed before its execution was collected", &folded);
     t->sealed = NULL;
     t->boundary_valid = false;
+    atomic_store_explicit(&t->rerecorded, false, memory_order_relaxed);
+    /* the entry is free for another buffer (freed handles must not fill the
+     * table); a tombstone keeps the probe chains of the others intact */
+    atomic_store_explicit(&t->key, TOMBSTONE, memory_order_release);
     if (folded > 0) {
         vkprof__cal_maybe_refresh(ctx);
     }
