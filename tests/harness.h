@@ -11,23 +11,10 @@
 extern int th_failures;
 extern const char *th_case;
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d [%s]: %s\n", __FILE__, __LINE__, th_case, #cond);          \
-            th_failures++;                                                                         \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_EQ_U64(a, b)                                                                         \
-    do {                                                                                           \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);             \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "FAIL %s:%d [%s]: %s == %s (%llu != %llu)\n", __FILE__, __LINE__,      \
-                    th_case, #a, #b, a_, b_);                                                      \
-            th_failures++;                                                                         \
-        }                                                                                          \
-    } while (0)
+/* CHECK and CHECK_EQ_U64 count into th_failures, naming th_case */
+#define CHECK_FAILURES th_failures
+#define CHECK_CASE th_case
+#include "check.h"
 
 #define CHECK_VK(expr)                                                                             \
     do {                                                                                           \

@@ -7,14 +7,7 @@
 
 #include "vkprof/vkprof.h"
 
-static int failures;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);                           \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -76,7 +69,7 @@ static void test_scale(void)
                 fprintf(stderr, "ticks %llu period %.9g: got %llu want %llu\n",
                         (unsigned long long)t, (double)per, (unsigned long long)got,
                         (unsigned long long)want);
-                failures++;
+                check_failures++;
                 break;
             }
         }
@@ -148,6 +141,6 @@ int main(void)
     test_scale();
     test_flags_and_names();
     test_null_safety();
-    printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
-    return failures ? 1 : 0;
+    printf("%s: %d failure(s)\n", check_failures ? "FAILED" : "PASSED", check_failures);
+    return check_failures ? 1 : 0;
 }

@@ -72,4 +72,3 @@ void vkprof__span_close(uint64_t parent)
 {
     tl_open_span = parent;
 }
-

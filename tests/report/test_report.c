@@ -10,24 +10,9 @@
 
 #include "trace_reader.h"
 
-static int failures;
+#include "check.h"
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_U64(a, b)                                                                            \
-    do {                                                                                           \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);             \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: %s is %llu, expected %llu\n", __FILE__, __LINE__, #a, a_, b_); \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#define CHECK_U64 CHECK_EQ_U64
 
 static const char *data_dir, *tmp_dir;
 
@@ -174,7 +159,7 @@ static void test_two_tokens(void)
     int rc = vkprof_trace_read_file(path_of(data_dir, "two_tokens.json"), 0, &s, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "two_tokens.json: %s\n", err);
-        failures++;
+        check_failures++;
         return;
     }
     CHECK_U64(s->tokens, 2);
@@ -287,7 +272,7 @@ static void test_two_tokens(void)
         while ((e = readdir(d)) != NULL) {
             if (strstr(e->d_name, ".tmp.") != NULL) {
                 fprintf(stderr, "left behind: %s\n", e->d_name);
-                failures++;
+                check_failures++;
             }
         }
         closedir(d);
@@ -301,7 +286,7 @@ static void test_sampled(void)
     vkprof_trace_summary *s = NULL;
     if (vkprof_trace_read_file(path_of(data_dir, "sampled.json"), 0, &s, err, sizeof err) != 0) {
         fprintf(stderr, "sampled.json: %s\n", err);
-        failures++;
+        check_failures++;
         return;
     }
     CHECK_U64(s->tokens, 4);
@@ -338,7 +323,7 @@ static vkprof_trace_summary *parse_ok(const char *json)
     vkprof_trace_summary *s = NULL;
     if (vkprof_trace_parse(json, strlen(json), &s, err, sizeof err) != 0) {
         fprintf(stderr, "unexpected error for %s: %s\n", json, err);
-        failures++;
+        check_failures++;
         return NULL;
     }
     return s;
@@ -352,7 +337,7 @@ static void expect_error(const char *json, size_t len, const char *want)
     if (rc == 0 || s != NULL || strstr(err, want) == NULL) {
         fprintf(stderr, "input %.80s: got rc %d, error \"%s\"; expected \"%s\"\n", json, rc, err,
                 want);
-        failures++;
+        check_failures++;
     }
     vkprof_trace_free(s);
 }
@@ -589,7 +574,7 @@ static void test_files(void)
         if (rc == 0 || s != NULL || strstr(err, cases[i].want) == NULL) {
             fprintf(stderr, "%s: rc %d, error \"%s\"; expected \"%s\"\n", cases[i].file, rc, err,
                     cases[i].want);
-            failures++;
+            check_failures++;
         }
         vkprof_trace_free(s);
     }
@@ -614,8 +599,8 @@ int main(int argc, char **argv)
     test_errors();
     test_accepted();
     test_files();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "%d failures\n", check_failures);
         return 1;
     }
     printf("test_report: all passed\n");
