@@ -385,7 +385,7 @@ static bool position_take(vkprof_ring *r, rrec *rec, uint64_t *pos)
             return false;
         }
         if (rec->nchunks == rec->chunk_cap) {
-            uint64_t cap = rec->chunk_cap ? rec->chunk_cap * 2 : 4;
+            uint64_t cap = rec->chunk_cap ? rec->chunk_cap * 2 : 16;
             uint32_t *q = realloc(rec->chunks, cap * sizeof *q);
             if (q == NULL) {
                 chunk_give(r, id);
@@ -411,7 +411,7 @@ static rrec *rec_new(void)
 static rscope *scope_push(rrec *rec)
 {
     if (rec->count == rec->cap) {
-        uint64_t cap = rec->cap ? rec->cap * 2 : 16;
+        uint64_t cap = rec->cap ? rec->cap * 2 : 128;
         rscope *p = realloc(rec->scopes, cap * sizeof *p);
         if (p == NULL) {
             return NULL;
@@ -669,7 +669,8 @@ static void chunks_release(vkprof_context ctx, rrec *rec, uint64_t n, bool ran)
     }
     /* a recording that was never submitted wrote nothing: its slots keep
      * their previous use's values (and are read only once initialized) */
-    if (ran && read_positions(ctx, rec, from, to) == VKPROF_OK) {
+    /* with host resets the slots are reset below: nothing to remember */
+    if (ran && !ctx->host_reset && read_positions(ctx, rec, from, to) == VKPROF_OK) {
         remember(ctx, rec, from, to);
     }
     for (uint64_t i = 0; i < n; i++) {
