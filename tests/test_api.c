@@ -140,10 +140,10 @@ static void test_misuse(void)
     /* turning off mid-scope abandons it: nothing folds, counted */
     CHECK_VK(vku_begin(&g.dev));
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
-    vkprof_set_enabled(ctx, false);
-    CHECK(!vkprof_enabled(ctx));
+    vkprof_set_active(ctx, false);
+    CHECK(!vkprof_active(ctx));
     CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_DISABLED);
-    vkprof_set_enabled(ctx, true);
+    vkprof_set_active(ctx, true);
     CHECK(vkprof_resolve(ctx, NULL) == VKPROF_ERROR_NOTHING_PENDING);
     CHECK_VK(vku_submit_wait(&g.dev));
     e = errors_of(ctx);
@@ -187,29 +187,29 @@ static void test_env(void)
     logbuf.warnings = 0;
     unsetenv("VKPROF_GPU_PROFILE");
     vkprof_context ctx = make_ctx(VKPROF_ENABLE_FROM_ENV, NULL);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     vkprof_destroy(ctx);
 
     setenv("VKPROF_GPU_PROFILE", "1", 1);
     ctx = make_ctx(VKPROF_ENABLE_FROM_ENV, NULL);
-    CHECK(vkprof_enabled(ctx));
+    CHECK(vkprof_active(ctx));
     /* read once: a later change does not matter */
     setenv("VKPROF_GPU_PROFILE", "0", 1);
-    CHECK(vkprof_enabled(ctx));
+    CHECK(vkprof_active(ctx));
     vkprof_destroy(ctx);
 
     /* explicit modes override the environment */
     setenv("VKPROF_GPU_PROFILE", "1", 1);
     ctx = make_ctx(VKPROF_ENABLE_OFF, NULL);
-    CHECK(!vkprof_enabled(ctx));
-    vkprof_set_enabled(ctx, true);
-    CHECK(vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
+    vkprof_set_active(ctx, true);
+    CHECK(vkprof_active(ctx));
     vkprof_destroy(ctx);
 
     /* garbage: off, with a warning that names the variable and the value */
     setenv("VKPROF_GPU_PROFILE", "definitely", 1);
     ctx = make_ctx(VKPROF_ENABLE_FROM_ENV, NULL);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     CHECK(logbuf.warnings == 1);
     CHECK(strstr(logbuf.last, "VKPROF_GPU_PROFILE") && strstr(logbuf.last, "definitely"));
     vkprof_destroy(ctx);
@@ -218,7 +218,7 @@ static void test_env(void)
     unsetenv("VKPROF_GPU_PROFILE");
     setenv("MYRUNTIME_VK_PERF", "on", 1);
     ctx = make_ctx(VKPROF_ENABLE_FROM_ENV, "MYRUNTIME_VK_PERF");
-    CHECK(vkprof_enabled(ctx));
+    CHECK(vkprof_active(ctx));
     vkprof_device_info info;
     CHECK(vkprof_get_device_info(ctx, &info) == VKPROF_OK);
     CHECK(info.requested && info.supported && info.timestamp_valid_bits >= 36);
@@ -243,7 +243,7 @@ static void test_env(void)
     d.log = th_log_fn;
     d.log_user = &logbuf;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     vkprof_destroy(ctx);
 }
 

@@ -251,7 +251,7 @@ int main(void)
     static th_log log;
     d.log = th_log_fn;
     d.log_user = &log;
-    if (vkprof_create(&d, &ctx) != VKPROF_OK || !vkprof_enabled(ctx)) {
+    if (vkprof_create(&d, &ctx) != VKPROF_OK || !vkprof_active(ctx)) {
         fprintf(stderr, "FAIL: context not enabled on a device with timestamps\n");
         return 1;
     }

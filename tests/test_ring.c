@@ -359,8 +359,8 @@ static void test_ring_misuse(void)
     /* turning profiling off with a scope open gives it up; the ring stays usable */
     CHECK_VK(vku_begin(&g.dev));
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
-    vkprof_set_enabled(ctx, false);
-    vkprof_set_enabled(ctx, true);
+    vkprof_set_active(ctx, false);
+    vkprof_set_active(ctx, true);
     record_token(ctx, 2, VKPROF_OK);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);

@@ -49,7 +49,7 @@ static void test_off_path(void)
 {
     sim_reset();
     vkprof_context ctx = make_ctx(VKPROF_ENABLE_OFF);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     /* the app's own work still runs through both(): the buffer changes */
     memset(busy.buf.map, 0, busy.buf.size);
     full_cycle(ctx, VKPROF_DISABLED);
@@ -71,7 +71,7 @@ static void test_off_path(void)
     CHECK(!vkprof_any_recorded(ctx));
 
     /* the counter is live: switched on, the same cycle records commands */
-    vkprof_set_enabled(ctx, true);
+    vkprof_set_active(ctx, true);
     full_cycle(ctx, VKPROF_OK);
     CHECK_EQ_U64(g_sim.pools_created, 1);
     CHECK_EQ_U64(g_sim.cmd_reset, 2);
@@ -83,7 +83,7 @@ static void test_off_path(void)
     CHECK(vkprof_any_recorded(ctx));
 
     /* and off again: nothing more */
-    vkprof_set_enabled(ctx, false);
+    vkprof_set_active(ctx, false);
     uint64_t before = g_sim.cmd_calls;
     full_cycle(ctx, VKPROF_DISABLED);
     CHECK_EQ_U64(g_sim.cmd_calls, before);
@@ -99,10 +99,10 @@ static void test_no_timestamps(void)
     g_sim.valid_bits = 0;
     logbuf.warnings = 0;
     vkprof_context ctx = make_ctx(VKPROF_ENABLE_ON);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     CHECK(logbuf.warnings == 1); /* requested but unsupported: said once */
-    vkprof_set_enabled(ctx, true);
-    CHECK(!vkprof_enabled(ctx));
+    vkprof_set_active(ctx, true);
+    CHECK(!vkprof_active(ctx));
     full_cycle(ctx, VKPROF_DISABLED);
     CHECK_VK(vku_begin(&g.dev));
     CHECK(vkprof_cmd_both(ctx, g.dev.cmd, VKPROF_PHASE_NORM, record_busy, NULL) == VKPROF_DISABLED);
@@ -119,14 +119,14 @@ static void test_no_timestamps(void)
     g_sim.override_valid_bits = true;
     g_sim.valid_bits = 65;
     ctx = make_ctx(VKPROF_ENABLE_ON);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     vkprof_destroy(ctx);
     /* so is a zero period */
     sim_reset();
     g_sim.override_period = true;
     g_sim.period = 0.0f;
     ctx = make_ctx(VKPROF_ENABLE_ON);
-    CHECK(!vkprof_enabled(ctx));
+    CHECK(!vkprof_active(ctx));
     vkprof_destroy(ctx);
 }
 
@@ -147,7 +147,7 @@ static void check_case(uint32_t bits, float period, uint64_t begin, uint64_t end
     g_sim.override_period = true;
     g_sim.period = period;
     vkprof_context ctx = make_ctx(VKPROF_ENABLE_ON);
-    CHECK(vkprof_enabled(ctx));
+    CHECK(vkprof_active(ctx));
     g_sim.fake_results = true;
     uint64_t want = expect_ns(want_ticks, period);
     uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;

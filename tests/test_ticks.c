@@ -118,14 +118,14 @@ static void test_null_safety(void)
 {
     /* Every entry point accepts a NULL context without crashing. */
     CHECK(!vkprof_active(NULL));
-    CHECK(!vkprof_enabled(NULL));
+    CHECK(!vkprof_active(NULL));
     CHECK(vkprof_cmd_begin(NULL, VK_NULL_HANDLE, 0) == VKPROF_DISABLED);
     CHECK(vkprof_cmd_end(NULL, VK_NULL_HANDLE, 0) == VKPROF_DISABLED);
     CHECK(vkprof_resolve(NULL, NULL) == VKPROF_DISABLED);
     CHECK(vkprof_accumulate(NULL, 0) == VKPROF_DISABLED);
     CHECK(!vkprof_any_recorded(NULL));
     vkprof_reset(NULL);
-    vkprof_set_enabled(NULL, true);
+    vkprof_set_active(NULL, true);
     vkprof_destroy(NULL);
     vkprof_context ctx = (vkprof_context)(void *)1;
     CHECK(vkprof_create(NULL, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);

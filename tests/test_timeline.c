@@ -433,7 +433,7 @@ static void test_span_levels(void)
     /* env: 2 = hot only */
     setenv("VKPROF_HOST_PROFILE", "2", 1);
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    CHECK(vkprof_host_level_get(ctx) == VKPROF_HOST_HOT);
+    CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_HOT);
     vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
     CHECK(s.start_ns == 0);
     CHECK(vkprof_span_end(ctx, &s) == 0);
@@ -458,16 +458,16 @@ static void test_span_levels(void)
     /* env: 1 = everything; sync variants */
     setenv("VKPROF_HOST_PROFILE", "1", 1);
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    CHECK(vkprof_host_level_get(ctx) == VKPROF_HOST_ALL);
+    CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_ALL);
     syncs = 0;
     s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
     CHECK(s.start_ns != 0);
-    CHECK(vkprof_span_end_sync(ctx, &s, count_sync, NULL) > 0 || true);
+    (void)vkprof_span_end_sync(ctx, &s, count_sync, NULL); /* may round to 0 ns */
     CHECK(syncs == 1);
     s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
     sleep_ms(1);
-    double us = vkprof_span_end_sync_us(ctx, &s, count_sync, NULL);
-    CHECK(syncs == 2 && us >= 1000.0);
+    uint64_t ns = vkprof_span_end_sync(ctx, &s, count_sync, NULL);
+    CHECK(syncs == 2 && ns >= 1000000u);
     /* closing twice, or an empty token, does nothing */
     CHECK(vkprof_span_end(ctx, &s) == 0);
     CHECK(vkprof_bucket_snapshot(ctx, st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
@@ -496,7 +496,7 @@ static void test_span_levels(void)
     setenv("VKPROF_HOST_PROFILE", "verbose", 1);
     logbuf.warnings = 0;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    CHECK(vkprof_host_level_get(ctx) == VKPROF_HOST_OFF);
+    CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_OFF);
     CHECK(logbuf.warnings == 1 && strstr(logbuf.last, "VKPROF_HOST_PROFILE") != NULL);
     vkprof_destroy(ctx);
     unsetenv("VKPROF_HOST_PROFILE");

@@ -51,7 +51,7 @@ static vkprof_context make_ctx(bool host_reset, th_log *log)
     d.log_user = log;
     vkprof_context c = NULL;
     CHECK(vkprof_create(&d, &c) == VKPROF_OK);
-    CHECK(vkprof_enabled(c));
+    CHECK(vkprof_active(c));
     vkprof_timing_stats ts;
     CHECK(vkprof_get_timing_stats(c, &ts) == VKPROF_OK);
     CHECK(ts.mode == VKPROF_TIMING_2SLOT); /* the default */
@@ -128,7 +128,7 @@ static vkprof_phase_stats phase_of(vkprof_context c, vkprof_phase p)
     return st[p];
 }
 
-/* What came before A. (A dropped by vkprof_set_enabled(false) instead of by
+/* What came before A. (A dropped by vkprof_set_active(false) instead of by
  * B's begin is not covered yet: see the comment in src/timing.c.) */
 typedef enum lead_in {
     FIRST_SCOPE,   /* A is the context's first scope: nothing was ever read */

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     d.queue = dev.queue;
     d.recalibrate_ms = 200;
     vkprof_context ctx;
-    if (vkprof_create(&d, &ctx) != VKPROF_OK || !vkprof_enabled(ctx)) {
+    if (vkprof_create(&d, &ctx) != VKPROF_OK || !vkprof_active(ctx)) {
         fprintf(stderr, "clock_probe: no timestamps on this device\n");
         return 1;
     }

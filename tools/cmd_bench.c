@@ -838,7 +838,7 @@ int vkprof_cmd_bench(int argc, char **argv)
             fprintf(stderr, "vkprof bench: vkprof_create: %s\n", vkprof_result_text(pr));
             goto done;
         }
-        if (d.enable == VKPROF_ENABLE_ON && !vkprof_enabled(k->prof)) {
+        if (d.enable == VKPROF_ENABLE_ON && !vkprof_active(k->prof)) {
             fprintf(stderr,
                     "vkprof bench: the compute queue of %s has no timestamps: "
                     "nothing to measure\n",

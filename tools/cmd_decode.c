@@ -338,7 +338,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         }
     }
     if (timed) {
-        if (!vkprof_enabled(prof)) {
+        if (!vkprof_active(prof)) {
             fprintf(stderr,
                     "vkprof decode: the compute queue of %s has no timestamps: --profile %s "
                     "is not possible\n",

@@ -104,7 +104,7 @@ static void measure_dispatch(vku_instance *inst, VkPhysicalDevice phys, uint32_t
     vkprof_context ctx = NULL;
     if (vkprof_create(&d, &ctx) != VKPROF_OK) {
         printf("  measured dispatch: vkprof_create failed\n");
-    } else if (!vkprof_enabled(ctx)) {
+    } else if (!vkprof_active(ctx)) {
         printf("  measured dispatch: family %u has no timestamps; nothing to measure\n", family);
     } else {
         const uint32_t iters = 1000;

@@ -314,9 +314,9 @@ typedef struct vkprof_device_info {
     uint32_t queue_family_index;
     uint32_t timestamp_valid_bits; /**< 0: no timestamps on this family */
     float timestamp_period;        /**< ns per tick, as the driver reports it */
-    bool requested;                /**< profiling was asked for (env var, desc or set_enabled) */
-    bool supported;                /**< the queue family has timestamps */
-    bool timestamp2;               /**< vkCmdWriteTimestamp2 is used (else vkCmdWriteTimestamp) */
+    bool requested;  /**< profiling was asked for (env var, desc or vkprof_set_active) */
+    bool supported;  /**< the queue family has timestamps */
+    bool timestamp2; /**< vkCmdWriteTimestamp2 is used (else vkCmdWriteTimestamp) */
 } vkprof_device_info;
 
 /* ---- functions --------------------------------------------------------- */
@@ -364,13 +364,11 @@ static inline bool vkprof_active(vkprof_context ctx)
     return ctx != NULL && ((const struct vkprof_context_head_ *)(const void *)ctx)->active != 0;
 }
 
-/** The same as vkprof_active(), as an exported function. NULL gives false. */
-bool vkprof_enabled(vkprof_context ctx);
-
-/** Force profiling on or off at runtime. Turning it on has no effect when the
- *  queue family has no timestamps (vkprof_enabled() stays false). Turning it
+/** Request profiling on or off at runtime; vkprof_active() reads the result.
+ *  Turning it on has no effect when the
+ *  queue family has no timestamps (vkprof_active() stays false). Turning it
  *  off abandons an open scope without folding it. NULL ctx: no-op. */
-void vkprof_set_enabled(vkprof_context ctx, bool on);
+void vkprof_set_active(vkprof_context ctx, bool on);
 
 /**
  * Parse an enable flag: "1", "on", "true", "yes" -> true; "0", "off",
@@ -668,7 +666,7 @@ uint32_t vkprof_bucket_count(vkprof_context ctx);
 
 /** Current level (VKPROF_HOST_OFF for a NULL ctx); vkprof_set_host_level()
  *  changes it at runtime (a NULL ctx or an out-of-range level: no-op). */
-vkprof_host_level vkprof_host_level_get(vkprof_context ctx);
+vkprof_host_level vkprof_get_host_level(vkprof_context ctx);
 void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level);
 
 /** Open a span (timed at level 1 only). NULL ctx: an empty token. */
@@ -694,9 +692,6 @@ uint64_t vkprof_span_end(vkprof_context ctx, vkprof_span *span);
  *  passed on, and may be NULL. */
 uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
                               void *user);
-/** The same, returning microseconds (0.0 if empty, as for NULL ctx or `span`). */
-double vkprof_span_end_sync_us(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
-                               void *user);
 
 /**
  * Rendezvous probe: time `wait(user)` (the app's barrier that returns once

@@ -407,12 +407,7 @@ void vkprof_destroy(vkprof_context ctx)
     free(ctx);
 }
 
-bool vkprof_enabled(vkprof_context ctx)
-{
-    return vkprof_active(ctx);
-}
-
-void vkprof_set_enabled(vkprof_context ctx, bool on)
+void vkprof_set_active(vkprof_context ctx, bool on)
 {
     if (ctx == NULL) {
         return;

@@ -30,7 +30,7 @@
  * (newer layers: VUID-vkGetQueryPoolResults-None-09401), harmless in practice.
  *
  * What this cannot catch:
- *  - A scope dropped by vkprof_set_enabled(false) after it ran: the next
+ *  - A scope dropped by vkprof_set_active(false) after it ran: the next
  *    begin finds the state idle, as after an accumulate, and does not read.
  *    (context.c would have to do the same read. Reading at every begin would
  *    catch it too, but the simulated device of tests/test_sim.c reports each

@@ -91,7 +91,7 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     return VKPROF_OK;
 }
 
-vkprof_host_level vkprof_host_level_get(vkprof_context ctx)
+vkprof_host_level vkprof_get_host_level(vkprof_context ctx)
 {
     return ctx == NULL ? VKPROF_HOST_OFF : (vkprof_host_level)atomic_load(&ctx->host.level);
 }
@@ -272,12 +272,6 @@ uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync
                               void *user)
 {
     return span_close(ctx, span, sync, user);
-}
-
-double vkprof_span_end_sync_us(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
-                               void *user)
-{
-    return (double)span_close(ctx, span, sync, user) / 1000.0;
 }
 
 uint64_t vkprof_rendezvous(vkprof_context ctx, vkprof_bucket probe_bucket, vkprof_sync_fn wait,

@@ -140,7 +140,7 @@ static bool profile_with(gpu *g, vkprof_context_desc d)
         d.timing_mode = m == 0 ? VKPROF_TIMING_2SLOT : VKPROF_TIMING_RING;
         vkprof_context ctx = NULL;
         CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-        CHECK(vkprof_enabled(ctx));
+        CHECK(vkprof_active(ctx));
         vkprof_device_info info;
         CHECK(vkprof_get_device_info(ctx, &info) == VKPROF_OK);
         ts2 = info.timestamp2;

@@ -77,26 +77,21 @@ static uint64_t norm_calls(void)
 
 /* A span closed with `sync` / `user` as given: 1 when it was counted and the
  * callback count is what `sync` asks for. */
-static long long end_sync(vkprof_sync_fn sync, void *user, bool us)
+static long long end_sync(vkprof_sync_fn sync, void *user)
 {
     uint64_t calls = norm_calls();
     vkprof_span s = open_span();
     int before = g_calls;
-    if (us) {
-        (void)vkprof_span_end_sync_us(C, &s, sync, user);
-    } else {
-        (void)vkprof_span_end_sync(C, &s, sync, user);
-    }
+    (void)vkprof_span_end_sync(C, &s, sync, user);
     return norm_calls() == calls + 1 && s.start_ns == 0 && g_calls == before + (sync != NULL);
 }
 
 /* A NULL-context call of a span closer with a callback: 0, and it is called. */
-static long long end_sync_null_ctx(bool us)
+static long long end_sync_null_ctx(void)
 {
     vkprof_span s = vkprof_span_start(NULL, VKPROF_BUCKET_NORM);
     int before = g_calls;
-    long long r = us ? (long long)vkprof_span_end_sync_us(NULL, &s, sync_fn, NULL)
-                     : (long long)vkprof_span_end_sync(NULL, &s, sync_fn, NULL);
+    long long r = (long long)vkprof_span_end_sync(NULL, &s, sync_fn, NULL);
     return r == 0 && g_calls == before + 1;
 }
 
@@ -207,8 +202,8 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_create, "out", INV, vkprof_create(&(vkprof_context_desc){0}, NULL))                   \
     X(vkprof_destroy, "ctx", 0, (vkprof_destroy(NULL), 0))                                         \
     X(vkprof_active, "ctx", 0, B(vkprof_active(NULL)))                                             \
-    X(vkprof_enabled, "ctx", 0, B(vkprof_enabled(NULL)))                                           \
-    X(vkprof_set_enabled, "ctx", 0, (vkprof_set_enabled(NULL, true), 0))                           \
+    X(vkprof_active, "ctx", 0, B(vkprof_active(NULL)))                                             \
+    X(vkprof_set_active, "ctx", 0, (vkprof_set_active(NULL, true), 0))                             \
     X(vkprof_parse_flag, "text", 0, B(vkprof_parse_flag(NULL, &(bool){false})))                    \
     X(vkprof_parse_flag, "out", 0, B(vkprof_parse_flag("1", NULL)))                                \
     X(vkprof_get_device_info, "ctx", INV, vkprof_get_device_info(NULL, &(vkprof_device_info){0}))  \
@@ -279,7 +274,7 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_register_bucket, "out", INV, vkprof_register_bucket(C, "b", false, NULL))             \
     X(vkprof_bucket_name, "ctx", 1, vkprof_bucket_name(NULL, 0) == NULL)                           \
     X(vkprof_bucket_count, "ctx", 0, vkprof_bucket_count(NULL))                                    \
-    X(vkprof_host_level_get, "ctx", VKPROF_HOST_OFF, vkprof_host_level_get(NULL))                  \
+    X(vkprof_get_host_level, "ctx", VKPROF_HOST_OFF, vkprof_get_host_level(NULL))                  \
     X(vkprof_set_host_level, "ctx", 0, (vkprof_set_host_level(NULL, VKPROF_HOST_ALL), 0))          \
     X(vkprof_span_start, "ctx", 0, vkprof_span_start(NULL, VKPROF_BUCKET_NORM).start_ns)           \
     X(vkprof_span_start_hot, "ctx", 0, vkprof_span_start_hot(NULL, VKPROF_BUCKET_NORM).start_ns)   \
@@ -292,14 +287,10 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_span_annotate_ids, "ids", 0, annotate_ids("k", NULL, 3))                              \
     X(vkprof_span_end, "ctx", 0, vkprof_span_end(NULL, &(vkprof_span){0}))                         \
     X(vkprof_span_end, "span", 0, vkprof_span_end(C, NULL))                                        \
-    X(vkprof_span_end_sync, "ctx", 1, end_sync_null_ctx(false))                                    \
+    X(vkprof_span_end_sync, "ctx", 1, end_sync_null_ctx())                                         \
     X(vkprof_span_end_sync, "span", 0, vkprof_span_end_sync(C, NULL, NULL, NULL))                  \
-    X(vkprof_span_end_sync, "sync", 1, end_sync(NULL, NULL, false))                                \
-    X(vkprof_span_end_sync, "user", 1, end_sync(sync_fn, NULL, false))                             \
-    X(vkprof_span_end_sync_us, "ctx", 1, end_sync_null_ctx(true))                                  \
-    X(vkprof_span_end_sync_us, "span", 0, (long long)vkprof_span_end_sync_us(C, NULL, NULL, NULL)) \
-    X(vkprof_span_end_sync_us, "sync", 1, end_sync(NULL, NULL, true))                              \
-    X(vkprof_span_end_sync_us, "user", 1, end_sync(sync_fn, NULL, true))                           \
+    X(vkprof_span_end_sync, "sync", 1, end_sync(NULL, NULL))                                       \
+    X(vkprof_span_end_sync, "user", 1, end_sync(sync_fn, NULL))                                    \
     X(vkprof_rendezvous, "ctx", 1, rendezvous(NULL, sync_fn, NULL))                                \
     X(vkprof_rendezvous, "wait", 1, rendezvous(C, NULL, NULL))                                     \
     X(vkprof_rendezvous, "user", 1, rendezvous(C, sync_fn, NULL))                                  \
@@ -624,7 +615,7 @@ int main(void)
     d.log = th_log_fn;
     d.log_user = &logbuf;
     CHECK(vkprof_create(&d, &C) == VKPROF_OK);
-    CHECK(vkprof_enabled(C));
+    CHECK(vkprof_active(C));
     CHECK(vkprof_trace_start(C, 1024) == VKPROF_OK);
     CMD = g.dev.cmd;
     CHECK_VK(vku_begin(&g.dev));

@@ -91,7 +91,7 @@ static void ring_case(bool shared, uint32_t sample_every)
     d.trace_path = "";
     vkprof_context prof = NULL;
     CHECK(vkprof_create(&d, &prof) == VKPROF_OK);
-    CHECK(vkprof_enabled(prof));
+    CHECK(vkprof_active(prof));
     dec_engine *e = engine();
     dec_hooks hooks = {.user = prof, .step = on_step};
     char err[512] = "";

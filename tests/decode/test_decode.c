@@ -187,7 +187,7 @@ static void test_profile_gpu(void)
     d.enable = VKPROF_ENABLE_ON;
     vkprof_context prof = NULL;
     CHECK(vkprof_create(&d, &prof) == VKPROF_OK);
-    CHECK(vkprof_enabled(prof));
+    CHECK(vkprof_active(prof));
     dec_engine *e = make_engine(DEC_PROFILE_GPU, prof);
     dec_engine *ref = make_engine(DEC_PROFILE_OFF, NULL);
     enum { T = 4 };
