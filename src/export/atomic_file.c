@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
 
+#include "../base/json.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -365,4 +367,14 @@ void vkprof__afile_abort(vkprof_afile *a)
         unlink(a->tmp);
     }
     release(a);
+}
+
+static void json_sink(void *sink, const char *data, size_t n)
+{
+    vkprof__afile_write(sink, data, n);
+}
+
+void vkprof__afile_json(struct vkprof_json *j, vkprof_afile *a)
+{
+    vkprof__json_to_sink(j, json_sink, a);
 }

@@ -73,4 +73,8 @@ int vkprof__afile_commit(vkprof_afile *a);
 /* Give up: close and remove the temporary file. Frees everything. */
 void vkprof__afile_abort(vkprof_afile *a);
 
+/* Point the JSON writer (base/json.h) at this file. */
+struct vkprof_json;
+void vkprof__afile_json(struct vkprof_json *j, vkprof_afile *a);
+
 #endif
