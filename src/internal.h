@@ -74,7 +74,6 @@ typedef struct vkprof_host {
     uint64_t window_first_step;
     uint64_t window_calls[VKPROF_MAX_BUCKETS];
     uint64_t window_total[VKPROF_MAX_BUCKETS];
-    char env_var[128];
 } vkprof_host;
 
 /* ---- calibration ---- */
@@ -136,8 +135,7 @@ typedef struct vkprof_trace {
     _Atomic uint64_t annot_next;
     _Atomic uint64_t annot_dropped;
     uint64_t start_ns;
-    char path[1024];
-    char env_var[128];
+    char path[1024]; /* where it is written (ctx->trace_path, suffixed per context) */
 } vkprof_trace;
 
 typedef struct vkprof_phase_acc {
@@ -161,8 +159,13 @@ typedef enum vkprof_scope_state {
 struct vkprof_context_T {
     struct vkprof_context_head_ head; /* must stay first: vkprof_active() reads it */
 
+    /* The caller's desc resolved by vkprof_create in one pass (core/context.c,
+     * resolve_desc): no field here means "default" any more, and the strings
+     * point into the context. Everything reads this, never the caller's. */
     vkprof_context_desc desc;
-    char env_var[128];
+    char env_var[128], host_env_var[128], trace_env_var[128];
+    char trace_path[1024];  /* the trace path asked for (desc or env) */
+    const char *trace_from; /* where it came from, for messages */
     vkprof_vk vk;
     vkprof_device_info info;
     uint64_t valid_mask;

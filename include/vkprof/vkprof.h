@@ -192,19 +192,24 @@ typedef void (*vkprof_log_fn)(void *user, vkprof_log_level level, vkprof_result 
 /**
  * Everything the library needs from the app. Zero means default for every
  * field except the Vulkan handles and the two proc-addr functions, which are
- * required. Start from vkprof_default_desc() or `= {0}`.
+ * required; each field's default is stated next to it. Start from
+ * vkprof_default_desc() or `= {0}` (the same thing). vkprof_create checks the
+ * ranges, then resolves the desc once: every zero becomes its default, the
+ * env vars named here are read (once, then never again) and every string is
+ * copied; the context keeps only the resolved settings, so the desc and its
+ * strings may go away after the call.
  */
 typedef struct vkprof_context_desc {
-    VkInstance instance;                              /**< required */
-    VkPhysicalDevice physical_device;                 /**< required */
-    VkDevice device;                                  /**< required */
-    uint32_t queue_family_index;                      /**< family the timed work is submitted to */
+    VkInstance instance;              /**< required */
+    VkPhysicalDevice physical_device; /**< required */
+    VkDevice device;                  /**< required */
+    uint32_t queue_family_index;      /**< family the timed work is submitted to; default 0 */
     PFN_vkGetInstanceProcAddr get_instance_proc_addr; /**< required */
     PFN_vkGetDeviceProcAddr get_device_proc_addr;     /**< required */
-    const VkAllocationCallbacks *vk_allocator;        /**< passed to vkCreate/DestroyQueryPool */
+    const VkAllocationCallbacks *vk_allocator; /**< passed to vkCreate/DestroyQueryPool; NULL */
 
     vkprof_enable_mode enable; /**< default VKPROF_ENABLE_FROM_ENV */
-    const char *env_var;       /**< default "VKPROF_GPU_PROFILE"; copied */
+    const char *env_var;       /**< NULL or "": "VKPROF_GPU_PROFILE"; copied (< 128 bytes) */
 
     /**
      * Kept for compatibility; see `synchronization2` below, which is the
@@ -224,17 +229,18 @@ typedef struct vkprof_context_desc {
      */
     bool host_query_reset;
 
-    vkprof_log_fn log; /**< default: lines on stderr */
-    void *log_user;
-    vkprof_log_level log_level; /**< most verbose level passed to log; default WARN */
+    vkprof_log_fn log;          /**< NULL: lines on stderr */
+    void *log_user;             /**< passed to `log`; may be NULL */
+    vkprof_log_level log_level; /**< most verbose level passed to log; 0: WARN */
 
     /* ---- ring mode ---- */
     vkprof_timing_mode timing_mode; /**< default VKPROF_TIMING_2SLOT */
-    uint32_t ring_queries;          /**< ring pool size in queries; default 4096, at least 4 */
+    uint32_t ring_queries; /**< ring pool size in queries; 0: 4096; 1..3 count as 4; <= 2^24 */
     /** Ring mode: a scope begun right after the previous one ended, in the
      *  same command buffer with no vkprof call between, reuses that end stamp
      *  as its begin stamp (one stamp per boundary). Whatever the app records
-     *  between the two (a barrier) then counts toward the second scope. */
+     *  between the two (a barrier) then counts toward the second scope.
+     *  Default false. */
     bool shared_boundaries;
     /** Ring mode: time only 1 decode step in N (steps counted by
      *  vkprof_step(); step 0 is timed). 0 or 1: every step. Per-phase figures
@@ -243,8 +249,8 @@ typedef struct vkprof_context_desc {
 
     /* ---- host spans ---- */
     vkprof_host_level host_level; /**< default VKPROF_HOST_FROM_ENV */
-    const char *host_env_var;     /**< default "VKPROF_HOST_PROFILE"; copied */
-    uint32_t report_every; /**< per-token report every N steps; default 8; UINT32_MAX: never */
+    const char *host_env_var;     /**< NULL or "": "VKPROF_HOST_PROFILE"; copied (< 128 bytes) */
+    uint32_t report_every;        /**< per-token report every N steps; 0: 8; UINT32_MAX: never */
 
     /* ---- calibration and timeline ---- */
     /** The queue the timed work is submitted to. Optional; needed only for
@@ -253,13 +259,17 @@ typedef struct vkprof_context_desc {
      *  and vkprof_calibrate(): those calls then need the queue externally
      *  synchronised, like any vkQueueSubmit. */
     VkQueue queue;
-    uint32_t queue_index;       /**< index of `queue` in its family (trace track naming) */
-    uint32_t recalibrate_ms;    /**< extension path: recalibrate at most this often; default 1000 */
-    uint32_t calibration_tries; /**< samples per calibration (best maxDeviation kept); default 8,
+    uint32_t queue_index;       /**< index of `queue` in its family (trace track naming); 0 */
+    uint32_t recalibrate_ms;    /**< extension path: recalibrate at most this often; 0: 1000 */
+    uint32_t calibration_tries; /**< samples per calibration (best maxDeviation kept); 0: 8;
                                    max 64 */
-    const char *trace_env_var;  /**< default "VKPROF_TRACE": a path; tracing on when set */
-    const char *trace_path;     /**< overrides the env var; NULL: use the env var */
-    uint32_t trace_capacity;    /**< events kept; default 1 << 20; more are counted as dropped */
+    /** NULL or "": "VKPROF_TRACE"; the env var holding a trace path (tracing
+     *  on when set and not empty); copied (< 128 bytes) */
+    const char *trace_env_var;
+    /** Overrides the env var ("" : no trace, whatever the env says); NULL:
+     *  use the env var. Copied (< 1024 bytes). */
+    const char *trace_path;
+    uint32_t trace_capacity; /**< events kept; 0: 1 << 20; more are counted as dropped */
 
     /**
      * Whether the app enabled the synchronization2 feature (Vulkan 1.3 core

@@ -16,10 +16,8 @@ static const char *level_name(vkprof_log_level level)
 static void vlog(vkprof_context ctx, vkprof_log_level level, vkprof_result code, const char *fmt,
                  va_list ap)
 {
-    vkprof_log_level max = VKPROF_LOG_WARN;
-    if (ctx != NULL && ctx->desc.log_level != VKPROF_LOG_DEFAULT) {
-        max = ctx->desc.log_level;
-    }
+    /* ctx->desc is resolved (log_level never DEFAULT) before anything logs */
+    vkprof_log_level max = ctx != NULL ? ctx->desc.log_level : VKPROF_LOG_WARN;
     /* reports are asked for by turning host profiling on: always delivered */
     if (level > max && level != VKPROF_LOG_REPORT) {
         return;

@@ -83,10 +83,7 @@ static vkprof_result sample_extension(vkprof_context ctx, vkprof_cal_point *out)
     info[0].timeDomain = DOMAIN_DEVICE;
     info[1].sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT;
     info[1].timeDomain = c->host_domain;
-    uint32_t tries = ctx->desc.calibration_tries ? ctx->desc.calibration_tries : 8;
-    if (tries > 64) {
-        tries = 64;
-    }
+    uint32_t tries = ctx->desc.calibration_tries; /* resolved: 1..64 */
     uint64_t best_dev = UINT64_MAX, best_ts[2] = {0, 0};
     for (uint32_t i = 0; i < tries; i++) {
         uint64_t ts[2] = {0, 0}, dev = 0;
@@ -177,10 +174,7 @@ static vkprof_result sample_bracket(vkprof_context ctx, vkprof_cal_point *out)
 {
     vkprof_cal *c = &ctx->cal;
     const vkprof_vk *vk = &ctx->vk;
-    uint32_t tries = ctx->desc.calibration_tries ? ctx->desc.calibration_tries : 8;
-    if (tries > 64) {
-        tries = 64;
-    }
+    uint32_t tries = ctx->desc.calibration_tries; /* resolved: 1..64 */
     uint64_t best = UINT64_MAX;
     for (uint32_t i = 0; i < tries; i++) {
         VkSubmitInfo si;
@@ -315,8 +309,7 @@ void vkprof__cal_maybe_refresh(vkprof_context ctx)
     if (ctx->cal.method != VKPROF_CALIBRATION_EXTENSION) {
         return;
     }
-    uint64_t every =
-        (uint64_t)(ctx->desc.recalibrate_ms ? ctx->desc.recalibrate_ms : 1000) * UINT64_C(1000000);
+    uint64_t every = (uint64_t)ctx->desc.recalibrate_ms * UINT64_C(1000000); /* resolved: never 0 */
     if (ctx->cal.count == 0 || vkprof_host_now_ns() - ctx->cal.last_ns >= every) {
         (void)vkprof_calibrate(ctx);
     }

@@ -6,7 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Defaults of the desc fields whose zero means "default" (vkprof.h documents
+ * each next to its field). resolve_desc() is the only place they are applied. */
 #define VKPROF_DEFAULT_ENV "VKPROF_GPU_PROFILE"
+#define VKPROF_DEFAULT_HOST_ENV "VKPROF_HOST_PROFILE"
+#define VKPROF_DEFAULT_TRACE_ENV "VKPROF_TRACE"
+#define VKPROF_DEFAULT_RING_QUERIES 4096u
+#define VKPROF_MIN_RING_QUERIES 4u
+#define VKPROF_DEFAULT_REPORT_EVERY 8u
+#define VKPROF_DEFAULT_RECALIBRATE_MS 1000u
+#define VKPROF_DEFAULT_CALIBRATION_TRIES 8u
+#define VKPROF_DEFAULT_TRACE_CAPACITY (1u << 20)
 
 uint32_t vkprof_version(void)
 {
@@ -15,6 +25,7 @@ uint32_t vkprof_version(void)
 
 vkprof_context_desc vkprof_default_desc(void)
 {
+    /* Zero is the default of every field; the few set here only say so. */
     vkprof_context_desc d;
     memset(&d, 0, sizeof d);
     d.enable = VKPROF_ENABLE_FROM_ENV;
@@ -228,12 +239,7 @@ static void read_device_facts(vkprof_context ctx)
     info->supported = bits != 0;
 
     ctx->host_reset = ctx->desc.host_query_reset && ctx->vk.ResetQueryPool != NULL;
-    /* vkCmdWriteTimestamp2 only when the app says it enabled synchronization2:
-     * a 1.3 device hands out the entry point whether the feature is on or not
-     * (VUID-vkCmdWriteTimestamp2-synchronization2-03858). no_synchronization2
-     * (the older field) forces the core stamp whatever the new one says. */
-    bool want2 =
-        !ctx->desc.no_synchronization2 && ctx->desc.synchronization2 == VKPROF_FEATURE_ENABLED;
+    bool want2 = ctx->desc.synchronization2 == VKPROF_FEATURE_ENABLED; /* resolve_desc */
     info->timestamp2 = want2 && ctx->vk.CmdWriteTimestamp2 != NULL;
     if (want2 && ctx->vk.CmdWriteTimestamp2 == NULL && info->supported) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_MISSING_FUNCTION,
@@ -241,21 +247,152 @@ static void read_device_facts(vkprof_context ctx)
     }
 }
 
-static bool requested_from_env(vkprof_context ctx)
+/* Copy an env var name (default `def` for NULL or "") into `dst`. */
+static bool copy_name(char *dst, size_t cap, const char *name, const char *def)
 {
-    const char *v = getenv(ctx->env_var);
-    if (v == NULL) {
+    const char *v = name != NULL && name[0] != '\0' ? name : def;
+    size_t n = strlen(v);
+    if (n >= cap) {
         return false;
     }
-    bool on = false;
-    if (!vkprof_parse_flag(v, &on)) {
-        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
-                    "%s='%.64s' is not a flag (use 1/0, on/off, true/false, yes/no); "
-                    "GPU profiling stays off",
-                    ctx->env_var, v);
+    memcpy(dst, v, n + 1);
+    return true;
+}
+
+/* VKPROF_HOST_PROFILE: "1" every span, "2" hot spans only, "0" or "": off. */
+static bool parse_host_level(const char *v, vkprof_host_level *out)
+{
+    while (*v == ' ' || *v == '\t') {
+        v++;
+    }
+    size_t n = strlen(v);
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n')) {
+        n--;
+    }
+    *out = VKPROF_HOST_OFF;
+    if (n == 1 && v[0] == '1') {
+        *out = VKPROF_HOST_ALL;
+    } else if (n == 1 && v[0] == '2') {
+        *out = VKPROF_HOST_HOT;
+    } else if (!(n == 0 || (n == 1 && v[0] == '0'))) {
         return false;
     }
-    return on;
+    return true;
+}
+
+/*
+ * The caller's desc, resolved in one pass into ctx->desc: every zero replaced
+ * by its default, the env vars read (once), the strings copied into the
+ * context. Nothing after this reads the caller's desc or applies a default:
+ *   enable      -> ON or OFF                 log_level   -> ERROR..REPORT
+ *   host_level  -> OFF, ALL or HOT           env names   -> ctx copies
+ *   ring_queries, sample_every, report_every, recalibrate_ms,
+ *   calibration_tries, trace_capacity        -> their values, never 0
+ *   trace_path  -> the path to trace to (desc or env; ctx copy), or NULL
+ *   synchronization2 -> ENABLED only when vkCmdWriteTimestamp2 is wanted
+ *                       (no_synchronization2 folded in, then false)
+ * The enum ranges were checked by vkprof_create before.
+ */
+static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc *in)
+{
+    vkprof_context_desc d = *in;
+    /* the logger first, so that the rest can log through it */
+    if (d.log_level == VKPROF_LOG_DEFAULT) {
+        d.log_level = VKPROF_LOG_WARN;
+    }
+    ctx->desc.log = d.log;
+    ctx->desc.log_user = d.log_user;
+    ctx->desc.log_level = d.log_level;
+
+    if (!copy_name(ctx->env_var, sizeof ctx->env_var, in->env_var, VKPROF_DEFAULT_ENV)) {
+        vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "vkprof_create: env_var name longer than %zu bytes", sizeof ctx->env_var - 1);
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (!copy_name(ctx->host_env_var, sizeof ctx->host_env_var, in->host_env_var,
+                   VKPROF_DEFAULT_HOST_ENV)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "host_env_var is too long");
+    }
+    if (!copy_name(ctx->trace_env_var, sizeof ctx->trace_env_var, in->trace_env_var,
+                   VKPROF_DEFAULT_TRACE_ENV)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_env_var is too long");
+    }
+    d.env_var = ctx->env_var;
+    d.host_env_var = ctx->host_env_var;
+    d.trace_env_var = ctx->trace_env_var;
+
+    if (d.enable == VKPROF_ENABLE_FROM_ENV) {
+        const char *v = getenv(ctx->env_var);
+        bool on = false;
+        if (v != NULL && !vkprof_parse_flag(v, &on)) {
+            vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                        "%s='%.64s' is not a flag (use 1/0, on/off, true/false, yes/no); "
+                        "GPU profiling stays off",
+                        ctx->env_var, v);
+            on = false;
+        }
+        d.enable = on ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
+    }
+    if (d.host_level == VKPROF_HOST_FROM_ENV) {
+        const char *v = getenv(ctx->host_env_var);
+        vkprof_host_level level = VKPROF_HOST_OFF;
+        if (v != NULL && !parse_host_level(v, &level)) {
+            vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                        "%s='%.64s' is not a level (1: every span, 2: hot spans only, "
+                        "0 or empty: off); host profiling stays off",
+                        ctx->host_env_var, v);
+        }
+        d.host_level = level;
+    }
+
+    if (d.ring_queries == 0) {
+        d.ring_queries = VKPROF_DEFAULT_RING_QUERIES;
+    } else if (d.ring_queries < VKPROF_MIN_RING_QUERIES) {
+        d.ring_queries = VKPROF_MIN_RING_QUERIES;
+    }
+    if (d.sample_every == 0) {
+        d.sample_every = 1;
+    }
+    if (d.report_every == 0) {
+        d.report_every = VKPROF_DEFAULT_REPORT_EVERY;
+    }
+    if (d.recalibrate_ms == 0) {
+        d.recalibrate_ms = VKPROF_DEFAULT_RECALIBRATE_MS;
+    }
+    if (d.calibration_tries == 0) {
+        d.calibration_tries = VKPROF_DEFAULT_CALIBRATION_TRIES;
+    }
+    if (d.trace_capacity == 0) {
+        d.trace_capacity = VKPROF_DEFAULT_TRACE_CAPACITY;
+    }
+
+    /* The trace path: desc.trace_path wins over the env var; "" is off. */
+    const char *path = in->trace_path;
+    ctx->trace_from = "desc.trace_path";
+    if (path == NULL) {
+        path = getenv(ctx->trace_env_var);
+        ctx->trace_from = ctx->trace_env_var;
+    }
+    d.trace_path = NULL;
+    if (path != NULL && path[0] != '\0') {
+        if (strlen(path) >= sizeof ctx->trace_path) {
+            return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace path is too long");
+        }
+        memcpy(ctx->trace_path, path, strlen(path) + 1);
+        d.trace_path = ctx->trace_path;
+    }
+
+    /* vkCmdWriteTimestamp2 only when the app says it enabled synchronization2:
+     * a 1.3 device hands out the entry point whether the feature is on or not
+     * (VUID-vkCmdWriteTimestamp2-synchronization2-03858). no_synchronization2
+     * (the older field) forces the core stamp whatever the new one says. */
+    if (d.no_synchronization2 || d.synchronization2 != VKPROF_FEATURE_ENABLED) {
+        d.synchronization2 = VKPROF_FEATURE_DISABLED;
+    }
+    d.no_synchronization2 = false;
+
+    ctx->desc = d;
+    return VKPROF_OK;
 }
 
 vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out)
@@ -298,19 +435,13 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     if (ctx == NULL) {
         return VKPROF_ERROR_OUT_OF_MEMORY;
     }
-    ctx->desc = *desc;
-    const char *env =
-        desc->env_var != NULL && desc->env_var[0] != '\0' ? desc->env_var : VKPROF_DEFAULT_ENV;
-    if (strlen(env) >= sizeof ctx->env_var) {
-        vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
-                    "vkprof_create: env_var name longer than %zu bytes", sizeof ctx->env_var - 1);
+    vkprof_result r = resolve_desc(ctx, desc);
+    if (r != VKPROF_OK) {
         free(ctx);
-        return VKPROF_ERROR_INVALID_ARGUMENT;
+        return r;
     }
-    memcpy(ctx->env_var, env, strlen(env) + 1);
-    ctx->desc.env_var = ctx->env_var;
 
-    vkprof_result r = load_functions(ctx);
+    r = load_functions(ctx);
     if (r == VKPROF_OK) {
         r = vkprof__phases_init(ctx);
     }
@@ -339,16 +470,12 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         return r;
     }
 
-    switch (desc->enable) {
-    case VKPROF_ENABLE_ON: ctx->requested = true; break;
-    case VKPROF_ENABLE_OFF: ctx->requested = false; break;
-    default: ctx->requested = requested_from_env(ctx); break;
-    }
+    ctx->requested = ctx->desc.enable == VKPROF_ENABLE_ON;
     if (ctx->requested && !ctx->info.supported) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_DISABLED,
                     "GPU profiling requested, but queue family %u of '%s' has no timestamps; "
                     "every vkprof call is a no-op",
-                    desc->queue_family_index, ctx->info.device_name);
+                    ctx->desc.queue_family_index, ctx->info.device_name);
     }
     vkprof__update_active(ctx);
     /* The first calibration point, so GPU scopes can be placed from the start. */

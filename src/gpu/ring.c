@@ -115,7 +115,7 @@ bool vkprof__ring_mode(vkprof_context ctx)
 
 static uint32_t sample_every(vkprof_context ctx)
 {
-    return ctx->desc.sample_every > 1 ? ctx->desc.sample_every : 1u;
+    return ctx->desc.sample_every; /* resolved: never 0 */
 }
 
 bool vkprof__step_timed(vkprof_context ctx)
@@ -183,10 +183,7 @@ static vkprof_result ring_init_locked(vkprof_context ctx)
     if (r->pool != VK_NULL_HANDLE) {
         return VKPROF_OK;
     }
-    uint32_t n = ctx->desc.ring_queries ? ctx->desc.ring_queries : 4096u;
-    if (n < 4) {
-        n = 4;
-    }
+    uint32_t n = ctx->desc.ring_queries; /* resolved: at least 4 */
     /* chunks: the unit a recording takes at once (one bit of the bitmap) */
     uint32_t c = n >= 1024 ? 32u : n >= 64 ? 8u : 2u;
     r->chunk = c;
@@ -1213,8 +1210,7 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->mode = ctx->desc.timing_mode;
     bool ring = vkprof__ring_mode(ctx);
     out->ring_queries = ring ? (ctx->ring != NULL && ctx->ring->queries ? ctx->ring->queries
-                                : ctx->desc.ring_queries                ? ctx->desc.ring_queries
-                                                                        : 4096u)
+                                                                        : ctx->desc.ring_queries)
                              : 2u;
     out->sample_every = sample_every(ctx);
     out->timed_steps = atomic_load(&ctx->timed_steps);

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VKPROF_DEFAULT_HOST_ENV "VKPROF_HOST_PROFILE"
-
 /* ---- buckets and levels ----------------------------------------------- */
 
 static void lock(atomic_flag *f)
@@ -21,31 +19,6 @@ static void lock(atomic_flag *f)
 static void unlock(atomic_flag *f)
 {
     atomic_flag_clear_explicit(f, memory_order_release);
-}
-
-static bool parse_level(const char *v, vkprof_host_level *out)
-{
-    while (*v == ' ' || *v == '\t') {
-        v++;
-    }
-    size_t n = strlen(v);
-    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n')) {
-        n--;
-    }
-    if (n == 1 && v[0] == '1') {
-        *out = VKPROF_HOST_ALL;
-        return true;
-    }
-    if (n == 1 && v[0] == '2') {
-        *out = VKPROF_HOST_HOT;
-        return true;
-    }
-    if (n == 0 || (n == 1 && v[0] == '0')) {
-        *out = VKPROF_HOST_OFF;
-        return true;
-    }
-    *out = VKPROF_HOST_OFF;
-    return false;
 }
 
 vkprof_result vkprof__host_init(vkprof_context ctx)
@@ -66,25 +39,8 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     atomic_store(&h->bucket_count, VKPROF_BUCKET_DEFAULT_COUNT);
     atomic_flag_clear(&h->register_lock);
     atomic_flag_clear(&h->report_lock);
-    h->report_every = ctx->desc.report_every ? ctx->desc.report_every : 8;
-
-    const char *env = ctx->desc.host_env_var && ctx->desc.host_env_var[0] ? ctx->desc.host_env_var
-                                                                          : VKPROF_DEFAULT_HOST_ENV;
-    if (strlen(env) >= sizeof h->env_var) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "host_env_var is too long");
-    }
-    memcpy(h->env_var, env, strlen(env) + 1);
-    vkprof_host_level level = ctx->desc.host_level;
-    if (level == VKPROF_HOST_FROM_ENV) {
-        const char *v = getenv(h->env_var);
-        level = VKPROF_HOST_OFF;
-        if (v != NULL && !parse_level(v, &level)) {
-            vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
-                        "%s='%.64s' is not a level (1: every span, 2: hot spans only, "
-                        "0 or empty: off); host profiling stays off",
-                        h->env_var, v);
-        }
-    }
+    h->report_every = ctx->desc.report_every;       /* resolved: never 0 */
+    vkprof_host_level level = ctx->desc.host_level; /* resolved: never FROM_ENV */
     atomic_store(&h->level, (int)level);
     h->window_start_ns = 0; /* set by the first span or step: setup time is not a token's */
     h->window_first_step = 1;

@@ -138,24 +138,10 @@ static bool looks_like_a_value(const char *v)
 vkprof_result vkprof__trace_init(vkprof_context ctx)
 {
     vkprof_trace *t = &ctx->trace;
-    const char *env = ctx->desc.trace_env_var && ctx->desc.trace_env_var[0]
-                          ? ctx->desc.trace_env_var
-                          : VKPROF_DEFAULT_TRACE_ENV;
-    if (strlen(env) >= sizeof t->env_var) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_env_var is too long");
-    }
-    memcpy(t->env_var, env, strlen(env) + 1);
-    const char *path = ctx->desc.trace_path;
-    const char *from = "desc.trace_path";
+    const char *path = ctx->desc.trace_path; /* resolved: desc or env, NULL: off */
+    const char *from = ctx->trace_from;
     if (path == NULL) {
-        path = getenv(t->env_var);
-        from = t->env_var;
-    }
-    if (path == NULL || path[0] == '\0') {
         return VKPROF_OK;
-    }
-    if (strlen(path) >= sizeof t->path) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace path is too long");
     }
     if (looks_like_a_value(path)) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
@@ -201,7 +187,7 @@ vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
         return VKPROF_OK;
     }
     if (capacity == 0) {
-        capacity = ctx->desc.trace_capacity ? ctx->desc.trace_capacity : (1u << 20);
+        capacity = ctx->desc.trace_capacity; /* resolved: never 0 */
     }
     t->events = calloc(capacity, sizeof *t->events);
     t->annot_capacity = capacity / 16 + 64;

@@ -339,6 +339,100 @@ static void test_log_levels(void)
     gpu_finish(&g);
 }
 
+/* ---- desc defaults, resolved in one pass by vkprof_create ---- */
+
+static vkprof_timing_stats stats_of(const vkprof_context_desc *d)
+{
+    vkprof_timing_stats ts;
+    memset(&ts, 0xab, sizeof ts);
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(d, &ctx) == VKPROF_OK);
+    CHECK(vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK);
+    vkprof_destroy(ctx);
+    return ts;
+}
+
+static void test_resolved_defaults(void)
+{
+    gpu g;
+    gpu_init(&g, false);
+    reset_counts();
+    /* zero and vkprof_default_desc() resolve alike: 4096 ring queries, every step */
+    vkprof_context_desc d = readme_desc(&g);
+    d.timing_mode = VKPROF_TIMING_RING;
+    vkprof_timing_stats a = stats_of(&d);
+    CHECK_EQ_U64(a.ring_queries, 4096);
+    CHECK_EQ_U64(a.sample_every, 1);
+    vkprof_context_desc z;
+    memset(&z, 0, sizeof z);
+    z.instance = d.instance;
+    z.physical_device = d.physical_device;
+    z.device = d.device;
+    z.queue_family_index = d.queue_family_index;
+    z.get_instance_proc_addr = d.get_instance_proc_addr;
+    z.get_device_proc_addr = d.get_device_proc_addr;
+    z.enable = VKPROF_ENABLE_ON;
+    z.timing_mode = VKPROF_TIMING_RING;
+    vkprof_timing_stats b = stats_of(&z);
+    CHECK_EQ_U64(b.ring_queries, a.ring_queries);
+    CHECK_EQ_U64(b.sample_every, a.sample_every);
+    /* the lower bounds: ring_queries at least 4, sample_every 1 */
+    z.ring_queries = 1;
+    z.sample_every = 1;
+    b = stats_of(&z);
+    CHECK_EQ_U64(b.ring_queries, 4);
+    CHECK_EQ_U64(b.sample_every, 1);
+    z.ring_queries = 64;
+    z.sample_every = 5;
+    b = stats_of(&z);
+    CHECK_EQ_U64(b.ring_queries, 64);
+    CHECK_EQ_U64(b.sample_every, 5);
+    /* the env vars are read once, at create: later changes do not matter */
+    z.enable = VKPROF_ENABLE_FROM_ENV;
+    z.env_var = "VKPROF_TEST_DESC_GPU";
+    z.host_env_var = "VKPROF_TEST_DESC_HOST";
+    setenv("VKPROF_TEST_DESC_GPU", "1", 1);
+    setenv("VKPROF_TEST_DESC_HOST", "2", 1);
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&z, &ctx) == VKPROF_OK);
+    setenv("VKPROF_TEST_DESC_GPU", "0", 1);
+    setenv("VKPROF_TEST_DESC_HOST", "0", 1);
+    CHECK(vkprof_active(ctx));
+    CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_HOT);
+    vkprof_destroy(ctx);
+    CHECK(vkprof_create(&z, &ctx) == VKPROF_OK);
+    CHECK(!vkprof_active(ctx));
+    CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_OFF);
+    vkprof_destroy(ctx);
+    unsetenv("VKPROF_TEST_DESC_GPU");
+    unsetenv("VKPROF_TEST_DESC_HOST");
+    /* names too long for the context's copy: refused, *out NULL */
+    char longname[200];
+    memset(longname, 'A', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    for (int i = 0; i < 3; i++) {
+        vkprof_context_desc e = z;
+        if (i == 0) {
+            e.env_var = longname;
+        } else if (i == 1) {
+            e.host_env_var = longname;
+        } else {
+            e.trace_env_var = longname;
+        }
+        ctx = (vkprof_context)(void *)&e;
+        CHECK(vkprof_create(&e, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT);
+        CHECK(ctx == NULL);
+    }
+    /* out of range: refused before anything is resolved */
+    vkprof_context_desc e = z;
+    e.calibration_tries = 65;
+    CHECK(vkprof_create(&e, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT);
+    e = z;
+    e.ring_queries = (1u << 24) + 1;
+    CHECK(vkprof_create(&e, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT);
+    gpu_finish(&g);
+}
+
 int main(void)
 {
     RUN(test_default_desc);
@@ -347,5 +441,6 @@ int main(void)
     RUN(test_enabled);
     RUN(test_disabled);
     RUN(test_log_levels);
+    RUN(test_resolved_defaults);
     return th_done();
 }
