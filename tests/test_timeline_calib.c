@@ -1,0 +1,244 @@
+/* GPU scopes placed on the host timeline (lavapipe, validation on): every
+ * scope of the trace inside its submit..fence window within the stated
+ * calibration bound, with the calibration extension, with the bracket
+ * fallback (simulated: no extension) and with a device that offers only
+ * CLOCK_MONOTONIC_RAW; and a drifting device clock (simulated, 250 ppm)
+ * corrected between calibration points and past the last one. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "timeline_common.h"
+
+/* ---- containment ---------------------------------------------------- */
+
+typedef struct window {
+    uint64_t submit_ns, fence_ns;
+} window;
+
+/* `count` submits, each one timed scope; host windows from just before the
+ * submit to just after the fence wait returns. */
+static void run_scopes(vkprof_context ctx, int count, window *w)
+{
+    for (int i = 0; i < count; i++) {
+        CHECK_VK(vku_begin(&g.dev));
+        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, 200 + 50 * (uint32_t)(i % 5));
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &g.dev.cmd};
+        CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
+        w[i].submit_ns = vkprof_host_now_ns();
+        CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
+        CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
+        w[i].fence_ns = vkprof_host_now_ns();
+        CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
+        CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+    }
+}
+
+/* Every GPU scope of the trace must lie in its submit..fence window, give or
+ * take the calibration's stated error bound. Returns the share strictly
+ * inside. */
+static double check_containment(const char *path, const window *w, int count,
+                                const char *want_method)
+{
+    cJSON *root = load_and_check(path);
+    if (root == NULL) {
+        return 0;
+    }
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "metadata"), "calibration");
+    CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(cal, "method")->valuestring, want_method) == 0);
+    int64_t bound = meta_i64(root, "calibration", "error_bound_ns");
+    int64_t t0 = meta_i64(root, "trace_start_monotonic_ns", NULL);
+    CHECK(bound >= 0 && t0 > 0);
+    const cJSON *e;
+    int k = 0, strict = 0, outside = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "gpu") != 0) {
+            continue;
+        }
+        if (k >= count) {
+            k++;
+            continue;
+        }
+        int64_t s = t0 + to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"));
+        int64_t end = s + to_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"));
+        int64_t lo = (int64_t)w[k].submit_ns, hi = (int64_t)w[k].fence_ns;
+        if (s >= lo && end <= hi) {
+            strict++;
+        }
+        if (s < lo - bound || end > hi + bound) {
+            outside++;
+            fprintf(stderr, "  scope %d [%lld, %lld] outside window [%lld, %lld] +- %lld ns\n", k,
+                    (long long)s, (long long)end, (long long)lo, (long long)hi, (long long)bound);
+        }
+        k++;
+    }
+    CHECK(k == count);
+    CHECK(outside == 0);
+    printf("  %d scopes, %d strictly inside their submit..fence window, all within +-%lld ns "
+           "(method %s)\n",
+           k, strict, (long long)bound, want_method);
+    cJSON_Delete(root);
+    return count ? (double)strict / count : 0;
+}
+
+static void test_containment_extension(void)
+{
+    vkprof_context ctx = make_ctx(false, false);
+    vkprof_calibration cal;
+    CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
+    CHECK(cal.method == VKPROF_CALIBRATION_EXTENSION);
+    CHECK(cal.points >= 1);
+    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    enum { N = 60 };
+    window w[N];
+    run_scopes(ctx, N, w);
+    char path[300];
+    snprintf(path, sizeof path, "%s/contain.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    double share = check_containment(path, w, N, "calibrated_timestamps");
+    /* lavapipe: the device clock is CLOCK_MONOTONIC itself (deviation 1 ns) */
+    CHECK(share == 1.0);
+    vkprof_destroy(ctx);
+}
+
+static void test_containment_bracket(void)
+{
+    sim_reset();
+    g_sim.hide_calibration = true;
+    vkprof_context ctx = make_ctx(true, true);
+    vkprof_calibration cal;
+    CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
+    CHECK(cal.method == VKPROF_CALIBRATION_BRACKET);
+    CHECK(cal.error_bound_ns > 0);
+    printf("  bracket error bound %llu ns\n", (unsigned long long)cal.error_bound_ns);
+    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    enum { N = 30 };
+    window w[N];
+    run_scopes(ctx, N, w);
+    CHECK(vkprof_calibrate(ctx) == VKPROF_OK);
+    char path[300];
+    snprintf(path, sizeof path, "%s/bracket.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    check_containment(path, w, N, "bracket");
+    vkprof_destroy(ctx);
+
+    /* no extension and no queue: GPU scopes cannot be placed, and the trace says so */
+    sim_reset();
+    g_sim.hide_calibration = true;
+    ctx = make_ctx(true, false);
+    CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_ERROR_NO_CALIBRATION);
+    uint64_t h;
+    CHECK(vkprof_device_to_host_ns(ctx, 12345, &h) == VKPROF_ERROR_NO_CALIBRATION);
+    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    run_scopes(ctx, 3, w);
+    snprintf(path, sizeof path, "%s/none.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    cJSON *root = load_and_check(path);
+    CHECK(meta_i64(root, "unmapped_gpu_scopes", NULL) == 3);
+    CHECK(meta_i64(root, "gpu_scopes", NULL) == 0);
+    cJSON_Delete(root);
+    vkprof_destroy(ctx);
+}
+
+static void test_raw_only(void)
+{
+    sim_reset();
+    g_sim.calib_mode = 2;
+    vkprof_context ctx = make_ctx(true, false);
+    vkprof_calibration cal;
+    CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
+    CHECK(cal.method == VKPROF_CALIBRATION_EXTENSION);
+    CHECK(strstr(cal.host_domain, "RAW") != NULL);
+    CHECK(g_sim.calib_calls > 0);
+    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    enum { N = 20 };
+    window w[N];
+    run_scopes(ctx, N, w);
+    char path[300];
+    snprintf(path, sizeof path, "%s/raw.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    check_containment(path, w, N, "calibrated_timestamps");
+    vkprof_destroy(ctx);
+}
+
+/* A device clock that runs 250 ppm fast against the host: one calibration
+ * point and the nominal period would be off by 250 ns per ms; piecewise-
+ * linear correction between points must remove that. */
+static void test_drift(void)
+{
+    sim_reset();
+    g_sim.calib_mode = 1;
+    g_sim.drift_ppb = 250000; /* 250 ppm */
+    g_sim.drift_ref_ns = vkprof_host_now_ns();
+    g_sim.drift_offset_ns = 5000000000; /* the device clock reads 5 s ahead */
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.get_instance_proc_addr = sim_get_instance_proc_addr;
+    d.get_device_proc_addr = sim_get_device_proc_addr;
+    d.enable = VKPROF_ENABLE_ON;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+/* device ticks for a host time, by the simulated relation */
+#define DEV_AT(h)                                                                                  \
+    ((uint64_t)((int64_t)(h) + g_sim.drift_offset_ns +                                             \
+                ((int64_t)(h) - (int64_t)g_sim.drift_ref_ns) / 1000000000 * g_sim.drift_ppb +      \
+                (((int64_t)(h) - (int64_t)g_sim.drift_ref_ns) % 1000000000) * g_sim.drift_ppb /    \
+                    1000000000))
+    uint64_t hosts[6];
+    for (int i = 0; i < 6; i++) {
+        if (i) {
+            sleep_ms(40);
+        }
+        CHECK(vkprof_calibrate(ctx) == VKPROF_OK);
+        hosts[i] = vkprof_host_now_ns();
+    }
+    vkprof_calibration cal;
+    CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
+    CHECK(cal.points == 6 + 1 || cal.points == 6);
+    printf("  drift seen %.1f ppm (simulated 250 ppm = -%.1f ppm host per device), bound %llu ns\n",
+           cal.drift_ppm, 250.0 / 1.00025, (unsigned long long)cal.error_bound_ns);
+    CHECK(fabs(cal.drift_ppm - (-249.94)) < 5.0);
+    /* between points: interpolated, within the points' own error */
+    int64_t worst = 0;
+    for (int i = 0; i < 5; i++) {
+        uint64_t h = hosts[i] + (hosts[i + 1] - hosts[i]) / 2;
+        uint64_t mapped = 0;
+        CHECK(vkprof_device_to_host_ns(ctx, DEV_AT(h), &mapped) == VKPROF_OK);
+        int64_t err = (int64_t)mapped - (int64_t)h;
+        if (llabs(err) > worst) {
+            worst = llabs(err);
+        }
+    }
+    /* a single point with the nominal period would be off by 250 ppm x 20..200 ms = 5..50 us */
+    printf("  worst interpolation error %lld ns\n", (long long)worst);
+    CHECK(worst <= (int64_t)cal.error_bound_ns * 2 + 1000);
+    /* past the last point: extrapolated with the long-baseline slope */
+    uint64_t future = hosts[5] + 100000000; /* 100 ms on */
+    uint64_t mapped = 0;
+    CHECK(vkprof_device_to_host_ns(ctx, DEV_AT(future), &mapped) == VKPROF_OK);
+    int64_t ext_err = llabs((int64_t)mapped - (int64_t)future);
+    printf("  extrapolation 100 ms past the last point: error %lld ns (uncorrected: ~25000)\n",
+           (long long)ext_err);
+    CHECK(ext_err < 5000);
+#undef DEV_AT
+    vkprof_destroy(ctx);
+}
+
+int main(void)
+{
+    tl_init();
+    RUN(test_containment_extension);
+    RUN(test_containment_bracket);
+    RUN(test_raw_only);
+    RUN(test_drift);
+    return tl_finish();
+}
