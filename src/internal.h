@@ -21,36 +21,80 @@ typedef VkResult(VKAPI_PTR *vkprof_PFN_GetCalibrateableTimeDomains)(VkPhysicalDe
 typedef VkResult(VKAPI_PTR *vkprof_PFN_GetCalibratedTimestamps)(
     VkDevice, uint32_t, const VkCalibratedTimestampInfoEXT *, uint64_t *, uint64_t *);
 
-/* The per-context function table: every Vulkan entry point the library calls. */
+/*
+ * Every Vulkan entry point the library calls, in one list; the function
+ * table (struct vkprof_vk) and its loader (core/context.c) are generated
+ * from it. X(level, need, type, field, name, alias):
+ *   level  I: looked up with desc.get_instance_proc_addr(desc.instance, ...)
+ *          D: with desc.get_device_proc_addr(desc.device, ...)
+ *   need   REQUIRED: missing, vkprof_create fails with MISSING_FUNCTION
+ *          TIMING:   missing, the queue family is taken as having no
+ *                    timestamps (the context stays inactive)
+ *          OPTIONAL: missing, the feature that uses it is off
+ *          HOST_RESET: looked up only when desc.host_query_reset (optional)
+ *   name   the name looked up first; alias: the one tried when that gives
+ *          NULL (an older extension name, or a newer one older loaders do not
+ *          know), or NULL. Which was found: vkprof_vk.from_alias.
+ * A device-level entry point of an extension the app did not enable is NULL;
+ * whichever name the app enabled is the one found.
+ */
+#define VKPROF_VK_FUNCTIONS(X)                                                                     \
+    X(I, REQUIRED, PFN_vkGetPhysicalDeviceProperties, GetPhysicalDeviceProperties,                 \
+      "vkGetPhysicalDeviceProperties", NULL)                                                       \
+    X(I, REQUIRED, PFN_vkGetPhysicalDeviceQueueFamilyProperties,                                   \
+      GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties", NULL)    \
+    X(I, OPTIONAL, PFN_vkEnumerateDeviceExtensionProperties, EnumerateDeviceExtensionProperties,   \
+      "vkEnumerateDeviceExtensionProperties", NULL)                                                \
+    /* EXT first: older loaders do not know the KHR name (same signature) */                       \
+    X(I, OPTIONAL, vkprof_PFN_GetCalibrateableTimeDomains,                                         \
+      GetPhysicalDeviceCalibrateableTimeDomains, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT", \
+      "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR")                                            \
+    X(I, OPTIONAL, PFN_vkGetPhysicalDeviceProperties2, GetPhysicalDeviceProperties2,               \
+      "vkGetPhysicalDeviceProperties2", NULL)                                                      \
+    X(D, TIMING, PFN_vkCreateQueryPool, CreateQueryPool, "vkCreateQueryPool", NULL)                \
+    X(D, TIMING, PFN_vkDestroyQueryPool, DestroyQueryPool, "vkDestroyQueryPool", NULL)             \
+    X(D, TIMING, PFN_vkCmdResetQueryPool, CmdResetQueryPool, "vkCmdResetQueryPool", NULL)          \
+    X(D, TIMING, PFN_vkCmdWriteTimestamp, CmdWriteTimestamp, "vkCmdWriteTimestamp", NULL)          \
+    /* core 1.3 or the KHR alias; used only when desc.synchronization2 says so */                  \
+    X(D, OPTIONAL, PFN_vkCmdWriteTimestamp2, CmdWriteTimestamp2, "vkCmdWriteTimestamp2",           \
+      "vkCmdWriteTimestamp2KHR")                                                                   \
+    X(D, TIMING, PFN_vkGetQueryPoolResults, GetQueryPoolResults, "vkGetQueryPoolResults", NULL)    \
+    /* core 1.2 or the EXT alias */                                                                \
+    X(D, HOST_RESET, PFN_vkResetQueryPool, ResetQueryPool, "vkResetQueryPool",                     \
+      "vkResetQueryPoolEXT")                                                                       \
+    X(D, OPTIONAL, vkprof_PFN_GetCalibratedTimestamps, GetCalibratedTimestamps,                    \
+      "vkGetCalibratedTimestampsEXT", "vkGetCalibratedTimestampsKHR")                              \
+    /* the bracket calibration fallback submits one timestamp itself */                            \
+    X(D, OPTIONAL, PFN_vkCreateCommandPool, CreateCommandPool, "vkCreateCommandPool", NULL)        \
+    X(D, OPTIONAL, PFN_vkDestroyCommandPool, DestroyCommandPool, "vkDestroyCommandPool", NULL)     \
+    X(D, OPTIONAL, PFN_vkAllocateCommandBuffers, AllocateCommandBuffers,                           \
+      "vkAllocateCommandBuffers", NULL)                                                            \
+    X(D, OPTIONAL, PFN_vkBeginCommandBuffer, BeginCommandBuffer, "vkBeginCommandBuffer", NULL)     \
+    X(D, OPTIONAL, PFN_vkEndCommandBuffer, EndCommandBuffer, "vkEndCommandBuffer", NULL)           \
+    X(D, OPTIONAL, PFN_vkResetCommandBuffer, ResetCommandBuffer, "vkResetCommandBuffer", NULL)     \
+    X(D, OPTIONAL, PFN_vkCreateFence, CreateFence, "vkCreateFence", NULL)                          \
+    X(D, OPTIONAL, PFN_vkDestroyFence, DestroyFence, "vkDestroyFence", NULL)                       \
+    X(D, OPTIONAL, PFN_vkResetFences, ResetFences, "vkResetFences", NULL)                          \
+    X(D, OPTIONAL, PFN_vkWaitForFences, WaitForFences, "vkWaitForFences", NULL)                    \
+    X(D, OPTIONAL, PFN_vkQueueSubmit, QueueSubmit, "vkQueueSubmit", NULL)                          \
+    /* core 1.3 or the KHR alias; vkprof_queue_submit2 */                                          \
+    X(D, OPTIONAL, PFN_vkQueueSubmit2, QueueSubmit2, "vkQueueSubmit2", "vkQueueSubmit2KHR")
+
+/* The index of each entry point in the list (bits of vkprof_vk.from_alias). */
+enum {
+#define VKPROF_X_(level, need, type, field, name, alias) VKPROF_VK_INDEX_##field,
+    VKPROF_VK_FUNCTIONS(VKPROF_X_)
+#undef VKPROF_X_
+        VKPROF_VK_COUNT
+};
+_Static_assert(VKPROF_VK_COUNT <= 64, "vkprof_vk.from_alias has one bit per entry point");
+
+/* The per-context function table: one field per entry of VKPROF_VK_FUNCTIONS. */
 typedef struct vkprof_vk {
-    /* instance level */
-    PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
-    PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
-    PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
-    vkprof_PFN_GetCalibrateableTimeDomains GetPhysicalDeviceCalibrateableTimeDomains;
-    /* device level */
-    PFN_vkCreateQueryPool CreateQueryPool;
-    PFN_vkDestroyQueryPool DestroyQueryPool;
-    PFN_vkCmdResetQueryPool CmdResetQueryPool;
-    PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
-    PFN_vkCmdWriteTimestamp2 CmdWriteTimestamp2; /* core 1.3 or the KHR alias */
-    PFN_vkGetQueryPoolResults GetQueryPoolResults;
-    PFN_vkResetQueryPool ResetQueryPool; /* core 1.2 or the EXT alias */
-    vkprof_PFN_GetCalibratedTimestamps GetCalibratedTimestamps;
-    PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
-    /* the bracket calibration fallback submits one timestamp itself */
-    PFN_vkCreateCommandPool CreateCommandPool;
-    PFN_vkDestroyCommandPool DestroyCommandPool;
-    PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
-    PFN_vkBeginCommandBuffer BeginCommandBuffer;
-    PFN_vkEndCommandBuffer EndCommandBuffer;
-    PFN_vkResetCommandBuffer ResetCommandBuffer;
-    PFN_vkCreateFence CreateFence;
-    PFN_vkDestroyFence DestroyFence;
-    PFN_vkResetFences ResetFences;
-    PFN_vkWaitForFences WaitForFences;
-    PFN_vkQueueSubmit QueueSubmit;
-    PFN_vkQueueSubmit2 QueueSubmit2; /* core 1.3 or the KHR alias; vkprof_queue_submit2 */
+#define VKPROF_X_(level, need, type, field, name, alias) type field;
+    VKPROF_VK_FUNCTIONS(VKPROF_X_)
+#undef VKPROF_X_
+    uint64_t from_alias; /* bit VKPROF_VK_INDEX_x: found under its alias name */
 } vkprof_vk;
 
 /* ---- host spans ---- */

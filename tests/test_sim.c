@@ -257,6 +257,124 @@ static void test_legacy_stamp(void)
     vkprof_destroy(ctx);
 }
 
+/* ---- the entry-point table (VKPROF_VK_FUNCTIONS): names, aliases, needs ---- */
+
+static const char *g_hidden[4];  /* names the proc-addr functions answer NULL for */
+static uint64_t g_reset_lookups; /* lookups of vkResetQueryPool(EXT) */
+
+static bool hidden(const char *name)
+{
+    for (size_t i = 0; i < sizeof g_hidden / sizeof g_hidden[0]; i++) {
+        if (g_hidden[i] != NULL && strcmp(g_hidden[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static PFN_vkVoidFunction VKAPI_CALL hide_instance_proc_addr(VkInstance inst, const char *name)
+{
+    return hidden(name) ? NULL : sim_get_instance_proc_addr(inst, name);
+}
+
+static PFN_vkVoidFunction VKAPI_CALL hide_device_proc_addr(VkDevice dev, const char *name)
+{
+    if (strncmp(name, "vkResetQueryPool", 16) == 0) {
+        g_reset_lookups++;
+    }
+    return hidden(name) ? NULL : sim_get_device_proc_addr(dev, name);
+}
+
+static vkprof_result create_hiding(const char *a, const char *b, bool host_reset,
+                                   vkprof_context *ctx)
+{
+    memset(g_hidden, 0, sizeof g_hidden);
+    g_hidden[0] = a;
+    g_hidden[1] = b;
+    g_reset_lookups = 0;
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.get_instance_proc_addr = hide_instance_proc_addr;
+    d.get_device_proc_addr = hide_device_proc_addr;
+    d.enable = VKPROF_ENABLE_ON;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    d.host_query_reset = host_reset && g.dev.host_query_reset;
+    d.synchronization2 = VKPROF_FEATURE_ENABLED; /* asks for the stamp2 entry point */
+    d.no_synchronization2 = false;
+    *ctx = (vkprof_context)(void *)&d;
+    return vkprof_create(&d, ctx);
+}
+
+static void test_entry_points(void)
+{
+    sim_reset();
+    vkprof_context ctx;
+    /* a required instance-level entry point missing: create fails */
+    CHECK(create_hiding("vkGetPhysicalDeviceQueueFamilyProperties", NULL, false, &ctx) ==
+          VKPROF_ERROR_MISSING_FUNCTION);
+    CHECK(ctx == NULL);
+    CHECK(create_hiding("vkGetPhysicalDeviceProperties", NULL, false, &ctx) ==
+          VKPROF_ERROR_MISSING_FUNCTION);
+    CHECK(ctx == NULL);
+    /* a timing entry point missing: created, without timestamps, records nothing */
+    static const char *const timing[] = {"vkCreateQueryPool", "vkDestroyQueryPool",
+                                         "vkCmdResetQueryPool", "vkCmdWriteTimestamp",
+                                         "vkGetQueryPoolResults"};
+    for (size_t i = 0; i < sizeof timing / sizeof timing[0]; i++) {
+        sim_reset();
+        CHECK(create_hiding(timing[i], NULL, false, &ctx) == VKPROF_OK);
+        CHECK(ctx != NULL && !vkprof_active(ctx));
+        full_cycle(ctx, VKPROF_DISABLED);
+        CHECK_EQ_U64(g_sim.cmd_calls, 0);
+        CHECK_EQ_U64(g_sim.pools_created, 0);
+        vkprof_destroy(ctx);
+    }
+    /* an optional one missing under both names: still timing */
+    sim_reset();
+    CHECK(create_hiding("vkQueueSubmit2", "vkQueueSubmit2KHR", false, &ctx) == VKPROF_OK);
+    CHECK(vkprof_active(ctx));
+    CHECK(vkprof_queue_submit2(ctx, g.dev.queue, 0, NULL, VK_NULL_HANDLE) ==
+          VK_ERROR_INITIALIZATION_FAILED);
+    full_cycle(ctx, VKPROF_OK);
+    CHECK(g_sim.cmd_calls > 0);
+    vkprof_destroy(ctx);
+    /* aliases: the second name is found when the first is missing */
+    vkprof_device_info info;
+    if (g.dev.sync2) {
+        CHECK(create_hiding("vkCmdWriteTimestamp2", NULL, false, &ctx) == VKPROF_OK);
+        CHECK(vkprof_get_device_info(ctx, &info) == VKPROF_OK && info.timestamp2);
+        vkprof_destroy(ctx);
+    }
+    CHECK(create_hiding("vkCmdWriteTimestamp2", "vkCmdWriteTimestamp2KHR", false, &ctx) ==
+          VKPROF_OK);
+    CHECK(vkprof_get_device_info(ctx, &info) == VKPROF_OK && !info.timestamp2);
+    vkprof_destroy(ctx);
+    /* vkResetQueryPool is looked up only when the app enabled hostQueryReset */
+    CHECK(create_hiding(NULL, NULL, false, &ctx) == VKPROF_OK);
+    CHECK_EQ_U64(g_reset_lookups, 0);
+    vkprof_timing_stats ts;
+    CHECK(vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK && !ts.host_reset);
+    vkprof_destroy(ctx);
+    if (g.dev.host_query_reset) {
+        /* the core name found first: the alias is never asked for */
+        CHECK(create_hiding(NULL, NULL, true, &ctx) == VKPROF_OK);
+        CHECK_EQ_U64(g_reset_lookups, 1);
+        CHECK(vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK && ts.host_reset);
+        vkprof_destroy(ctx);
+        /* the core name missing: the EXT alias is asked for, and used where
+         * the device has it (only with VK_EXT_host_query_reset enabled) */
+        bool ext = vkGetDeviceProcAddr(g.dev.device, "vkResetQueryPoolEXT") != NULL;
+        CHECK(create_hiding("vkResetQueryPool", NULL, true, &ctx) == VKPROF_OK);
+        CHECK_EQ_U64(g_reset_lookups, 2);
+        CHECK(vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK && ts.host_reset == ext);
+        vkprof_destroy(ctx);
+        CHECK(create_hiding("vkResetQueryPool", "vkResetQueryPoolEXT", true, &ctx) == VKPROF_OK);
+        CHECK(vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK && !ts.host_reset);
+        vkprof_destroy(ctx);
+    }
+    memset(g_hidden, 0, sizeof g_hidden);
+}
+
 int main(void)
 {
     th_gpu_init(&g);
@@ -267,6 +385,7 @@ int main(void)
     RUN(test_wrap_and_period);
     RUN(test_not_available);
     RUN(test_legacy_stamp);
+    RUN(test_entry_points);
     vku_busy_destroy(&g.dev, &busy);
     th_gpu_finish(&g);
     return th_done();

@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,85 +82,83 @@ void vkprof__update_active(vkprof_context ctx)
     ctx->head.active = (ctx->requested && ctx->info.supported) ? 1 : 0;
 }
 
-#define LOAD_I(field, name)                                                                        \
-    ctx->vk.field = (void *)ctx->desc.get_instance_proc_addr(ctx->desc.instance, name)
-#define LOAD_D(field, name)                                                                        \
-    ctx->vk.field = (void *)ctx->desc.get_device_proc_addr(ctx->desc.device, name)
+/* The loader, generated from VKPROF_VK_FUNCTIONS (internal.h). */
+enum { VK_LEVEL_I, VK_LEVEL_D };
+enum { VK_NEED_REQUIRED, VK_NEED_TIMING, VK_NEED_OPTIONAL, VK_NEED_HOST_RESET };
+
+typedef struct vk_entry {
+    unsigned char level, need;
+    const char *name, *alias;
+    size_t offset; /* of the field in vkprof_vk */
+} vk_entry;
+
+static const vk_entry vk_entries[VKPROF_VK_COUNT] = {
+#define VKPROF_X_(level, need, type, field, name, alias)                                           \
+    {VK_LEVEL_##level, VK_NEED_##need, name, alias, offsetof(vkprof_vk, field)},
+    VKPROF_VK_FUNCTIONS(VKPROF_X_)
+#undef VKPROF_X_
+};
+
+/* Every field is a function pointer, stored as the PFN_vkVoidFunction it was
+ * looked up as (what every Vulkan loader does). */
+#define VKPROF_X_(level, need, type, field, name, alias)                                           \
+    _Static_assert(sizeof(type) == sizeof(PFN_vkVoidFunction), #field " is a function pointer");
+VKPROF_VK_FUNCTIONS(VKPROF_X_)
+#undef VKPROF_X_
+
+static PFN_vkVoidFunction vk_lookup(vkprof_context ctx, unsigned level, const char *name)
+{
+    return level == VK_LEVEL_I ? ctx->desc.get_instance_proc_addr(ctx->desc.instance, name)
+                               : ctx->desc.get_device_proc_addr(ctx->desc.device, name);
+}
+
+static PFN_vkVoidFunction vk_get(const vkprof_vk *vk, const vk_entry *e)
+{
+    PFN_vkVoidFunction f;
+    memcpy(&f, (const char *)vk + e->offset, sizeof f);
+    return f;
+}
 
 static vkprof_result load_functions(vkprof_context ctx)
 {
-    /* Casting between function pointer types through void* is what every
-     * Vulkan loader does; silence -Wpedantic locally. */
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#endif
-    LOAD_I(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
-    LOAD_I(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
-    LOAD_I(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
-    /* EXT first: older loaders do not know the KHR name (same signature). */
-    LOAD_I(GetPhysicalDeviceCalibrateableTimeDomains,
-           "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
-    if (ctx->vk.GetPhysicalDeviceCalibrateableTimeDomains == NULL) {
-        LOAD_I(GetPhysicalDeviceCalibrateableTimeDomains,
-               "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR");
-    }
-    LOAD_I(GetPhysicalDeviceProperties2, "vkGetPhysicalDeviceProperties2");
-    LOAD_D(CreateQueryPool, "vkCreateQueryPool");
-    LOAD_D(DestroyQueryPool, "vkDestroyQueryPool");
-    LOAD_D(CmdResetQueryPool, "vkCmdResetQueryPool");
-    LOAD_D(CmdWriteTimestamp, "vkCmdWriteTimestamp");
-    LOAD_D(CmdWriteTimestamp2, "vkCmdWriteTimestamp2");
-    if (ctx->vk.CmdWriteTimestamp2 == NULL) {
-        LOAD_D(CmdWriteTimestamp2, "vkCmdWriteTimestamp2KHR");
-    }
-    LOAD_D(GetQueryPoolResults, "vkGetQueryPoolResults");
-    if (ctx->desc.host_query_reset) {
-        LOAD_D(ResetQueryPool, "vkResetQueryPool");
-        if (ctx->vk.ResetQueryPool == NULL) {
-            LOAD_D(ResetQueryPool, "vkResetQueryPoolEXT");
+    ctx->vk.from_alias = 0;
+    for (uint32_t i = 0; i < VKPROF_VK_COUNT; i++) {
+        const vk_entry *e = &vk_entries[i];
+        PFN_vkVoidFunction f = NULL;
+        if (e->need != VK_NEED_HOST_RESET || ctx->desc.host_query_reset) {
+            f = vk_lookup(ctx, e->level, e->name);
+            if (f == NULL && e->alias != NULL) {
+                f = vk_lookup(ctx, e->level, e->alias);
+                if (f != NULL) {
+                    ctx->vk.from_alias |= UINT64_C(1) << i;
+                }
+            }
         }
+        memcpy((char *)&ctx->vk + e->offset, &f, sizeof f);
     }
-    /* A device-level entry point of an extension the app did not enable is
-     * NULL; whichever name the app enabled is the one found. */
-    ctx->cal.extension = "VK_EXT_calibrated_timestamps";
-    LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsEXT");
-    if (ctx->vk.GetCalibratedTimestamps == NULL) {
-        LOAD_D(GetCalibratedTimestamps, "vkGetCalibratedTimestampsKHR");
-        ctx->cal.extension = "VK_KHR_calibrated_timestamps";
-    }
-    LOAD_D(CreateCommandPool, "vkCreateCommandPool");
-    LOAD_D(DestroyCommandPool, "vkDestroyCommandPool");
-    LOAD_D(AllocateCommandBuffers, "vkAllocateCommandBuffers");
-    LOAD_D(BeginCommandBuffer, "vkBeginCommandBuffer");
-    LOAD_D(EndCommandBuffer, "vkEndCommandBuffer");
-    LOAD_D(ResetCommandBuffer, "vkResetCommandBuffer");
-    LOAD_D(CreateFence, "vkCreateFence");
-    LOAD_D(DestroyFence, "vkDestroyFence");
-    LOAD_D(ResetFences, "vkResetFences");
-    LOAD_D(WaitForFences, "vkWaitForFences");
-    LOAD_D(QueueSubmit, "vkQueueSubmit");
-    LOAD_D(QueueSubmit2, "vkQueueSubmit2");
-    if (ctx->vk.QueueSubmit2 == NULL) {
-        LOAD_D(QueueSubmit2, "vkQueueSubmit2KHR");
-    }
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-    if (ctx->vk.GetPhysicalDeviceProperties == NULL ||
-        ctx->vk.GetPhysicalDeviceQueueFamilyProperties == NULL) {
-        return vkprof__fail(ctx, VKPROF_ERROR_MISSING_FUNCTION,
-                            "vkGetPhysicalDeviceProperties/QueueFamilyProperties not loadable");
+    ctx->cal.extension =
+        ctx->vk.GetCalibratedTimestamps != NULL &&
+                !(ctx->vk.from_alias & (UINT64_C(1) << VKPROF_VK_INDEX_GetCalibratedTimestamps))
+            ? "VK_EXT_calibrated_timestamps"
+            : "VK_KHR_calibrated_timestamps";
+    for (uint32_t i = 0; i < VKPROF_VK_COUNT; i++) {
+        if (vk_entries[i].need == VK_NEED_REQUIRED && vk_get(&ctx->vk, &vk_entries[i]) == NULL) {
+            return vkprof__fail(ctx, VKPROF_ERROR_MISSING_FUNCTION, "%s not loadable",
+                                vk_entries[i].name);
+        }
     }
     return VKPROF_OK;
 }
 
-/* Timestamps need every device-level entry point of the 2-slot cycle. */
+/* Timestamps need every TIMING entry point (the 2-slot cycle's). */
 static bool timing_functions_present(const vkprof_vk *vk)
 {
-    return vk->CreateQueryPool != NULL && vk->DestroyQueryPool != NULL &&
-           vk->CmdResetQueryPool != NULL && vk->CmdWriteTimestamp != NULL &&
-           vk->GetQueryPoolResults != NULL;
+    for (uint32_t i = 0; i < VKPROF_VK_COUNT; i++) {
+        if (vk_entries[i].need == VK_NEED_TIMING && vk_get(vk, &vk_entries[i]) == NULL) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static void read_device_facts(vkprof_context ctx)
