@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_opts.h"
 #include "vkutil.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -23,29 +24,32 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vkprof_clock_probe [--device D] [--scopes N] [--seconds S] [--every MS]\n"
+               "  containment of N timed scopes (default 500) in their submit..fence windows;\n"
+               "  with --seconds S, the clock drift every MS milliseconds (default 10000)\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *sel = NULL;
-    int scopes = 500, seconds = 0, every_ms = 10000;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-            sel = argv[++i];
-        } else if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
-            scopes = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
-            seconds = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc) {
-            every_ms = atoi(argv[++i]);
-        } else {
-            fprintf(stderr, "usage: %s [--device D] [--scopes N] [--seconds S] [--every MS]\n",
-                    argv[0]);
-            return 2;
-        }
+    uint32_t scopes_u = 500, seconds_u = 0, every_u = 10000;
+    const cli_opt opts[] = {
+        {"--device", CLI_STR, .str = &sel},
+        {"--scopes", CLI_U32, .u32 = &scopes_u, .min = 1, .max = 10000000},
+        {"--seconds", CLI_U32, .u32 = &seconds_u, .min = 0, .max = 100u * 86400u},
+        {"--every", CLI_U32, .u32 = &every_u, .min = 1, .max = 86400000},
+    };
+    const cli_spec spec = {.tool = "vkprof_clock_probe",
+                           .opts = opts,
+                           .n_opts = sizeof opts / sizeof opts[0],
+                           .usage = usage};
+    int parsed = cli_parse(&spec, argc, argv);
+    if (parsed != CLI_OK) {
+        return cli_exit_status(parsed);
     }
-    if (scopes < 1 || seconds < 0 || every_ms < 1) {
-        fprintf(stderr, "clock_probe: --scopes >= 1, --seconds >= 0, --every >= 1\n");
-        return 2;
-    }
+    int scopes = (int)scopes_u, seconds = (int)seconds_u, every_ms = (int)every_u;
     vku_instance inst;
     if (vku_instance_create(&inst, false, "vkprof clock probe") != VK_SUCCESS) {
         return 1;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "outfile.h"
 #include "decode.h"
 #include "decode_spans.h"
@@ -93,19 +94,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 || v > max || v < min) {
-        fprintf(stderr, "vkprof bench: bad number for %s: '%s' (%u..%u)\n", opt, s, min, max);
-        return 0;
-    }
-    *out = (uint32_t)v;
-    return 1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -697,44 +685,23 @@ int vkprof_cmd_bench(int argc, char **argv)
     const char *preset_name = "tiny", *device = NULL, *json = NULL;
     uint32_t tokens = 32, repeats = 5, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     uint32_t host_iters = 100000000u, trace_events = 1u << 20;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            bench_usage(stdout);
-            return 0;
-        }
-        const char *opts[] = {"--preset",       "--tokens", "--repeats",         "--device",
-                              "--sample-every", "--json",   "--host-iterations", "--trace-events"};
-        int known = -1;
-        for (int k = 0; k < (int)(sizeof opts / sizeof opts[0]); k++) {
-            if (strcmp(a, opts[k]) == 0) {
-                known = k;
-            }
-        }
-        if (known < 0) {
-            fprintf(stderr, "vkprof bench: unknown option '%s'\n", a);
-            bench_usage(stderr);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "vkprof bench: %s needs a value\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        int ok = 1;
-        switch (known) {
-        case 0: preset_name = v; break;
-        case 1: ok = parse_u32(a, v, 1, 1u << 20, &tokens); break;
-        case 2: ok = parse_u32(a, v, 1, 1000, &repeats); break;
-        case 3: device = v; break;
-        case 4: ok = parse_u32(a, v, 1, 1u << 20, &sample_every); break;
-        case 5: json = v; break;
-        case 6: ok = parse_u32(a, v, 1000, UINT32_MAX, &host_iters); break;
-        default: ok = parse_u32(a, v, 1, 1u << 24, &trace_events); break;
-        }
-        if (!ok) {
-            return 2;
-        }
+    const cli_opt opts[] = {
+        {"--preset", CLI_STR, .str = &preset_name},
+        {"--tokens", CLI_U32, .u32 = &tokens, .min = 1, .max = 1u << 20},
+        {"--repeats", CLI_U32, .u32 = &repeats, .min = 1, .max = 1000},
+        {"--device", CLI_STR, .str = &device},
+        {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1, .max = 1u << 20},
+        {"--json", CLI_STR, .str = &json},
+        {"--host-iterations", CLI_U32, .u32 = &host_iters, .min = 1000, .max = UINT32_MAX},
+        {"--trace-events", CLI_U32, .u32 = &trace_events, .min = 1, .max = 1u << 24},
+    };
+    const cli_spec spec = {.tool = "vkprof bench",
+                           .opts = opts,
+                           .n_opts = sizeof opts / sizeof opts[0],
+                           .usage = bench_usage};
+    int parsed = cli_parse(&spec, argc, argv);
+    if (parsed != CLI_OK) {
+        return cli_exit_status(parsed);
     }
     const dec_preset *p = dec_find_preset(preset_name);
     if (p == NULL) {

@@ -1,8 +1,6 @@
 /* `vkprof decode`: a Llama-shaped decode loop on Vulkan compute (random
  * weights), optionally timed per phase with the library's 2-slot cycle. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "outfile.h"
 #include "decode.h"
 #include "decode_spans.h"
@@ -44,32 +43,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 || v > UINT32_MAX || v < min) {
-        fprintf(stderr, "vkprof decode: bad number for %s: '%s'\n", opt, s);
-        return 0;
-    }
-    *out = (uint32_t)v;
-    return 1;
-}
-
-static int parse_pos_double(const char *opt, const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (s[0] == '\0' || *end != '\0' || errno != 0 || !(v > 0.0) || v > 1e12) {
-        fprintf(stderr, "vkprof decode: bad number for %s: '%s'\n", opt, s);
-        return 0;
-    }
-    *out = v;
-    return 1;
 }
 
 typedef struct phase_row {
@@ -190,46 +163,25 @@ int vkprof_cmd_decode(int argc, char **argv)
     const char *trace = NULL;
     uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     double peak = 0.0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            decode_usage(stdout);
-            return 0;
-        }
-        const char *opts[] = {"--preset", "--tokens", "--ctx",       "--device", "--profile",
-                              "--json",   "--seed",   "--peak-gbps", "--trace",  "--sample-every"};
-        int known = -1;
-        for (int k = 0; k < (int)(sizeof opts / sizeof opts[0]); k++) {
-            if (strcmp(a, opts[k]) == 0) {
-                known = k;
-            }
-        }
-        if (known < 0) {
-            fprintf(stderr, "vkprof decode: unknown option '%s'\n", a);
-            decode_usage(stderr);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "vkprof decode: %s needs a value\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        int ok = 1;
-        switch (known) {
-        case 0: preset_name = v; break;
-        case 1: ok = parse_u32(a, v, 1, &tokens); break;
-        case 2: ok = parse_u32(a, v, 1, &ctx); break;
-        case 3: device = v; break;
-        case 4: profile = v; break;
-        case 5: json = v; break;
-        case 6: ok = parse_u32(a, v, 0, &seed); break;
-        case 7: ok = parse_pos_double(a, v, &peak); break;
-        case 8: trace = v; break;
-        default: ok = parse_u32(a, v, 1, &sample_every); break;
-        }
-        if (!ok) {
-            return 2;
-        }
+    const cli_opt opts[] = {
+        {"--preset", CLI_STR, .str = &preset_name},
+        {"--tokens", CLI_U32, .u32 = &tokens, .min = 1},
+        {"--ctx", CLI_U32, .u32 = &ctx, .min = 1},
+        {"--device", CLI_STR, .str = &device},
+        {"--profile", CLI_STR, .str = &profile},
+        {"--json", CLI_STR, .str = &json},
+        {"--seed", CLI_U32, .u32 = &seed},
+        {"--peak-gbps", CLI_F64, .f64 = &peak, .fmin = 0.0, .fmax = 1e12},
+        {"--trace", CLI_STR, .str = &trace},
+        {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1},
+    };
+    const cli_spec spec = {.tool = "vkprof decode",
+                           .opts = opts,
+                           .n_opts = sizeof opts / sizeof opts[0],
+                           .usage = decode_usage};
+    int parsed = cli_parse(&spec, argc, argv);
+    if (parsed != CLI_OK) {
+        return cli_exit_status(parsed);
     }
     const dec_preset *p = dec_find_preset(preset_name);
     if (p == NULL) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "vkutil.h"
 
 static const char *domain_name(VkTimeDomainEXT d)
@@ -145,20 +146,31 @@ static void measure_dispatch(vku_instance *inst, VkPhysicalDevice phys, uint32_t
     vku_device_destroy(&dev);
 }
 
+static void devices_usage(FILE *f)
+{
+    fprintf(f, "usage: vkprof devices [--device INDEX|NAME] [--no-dispatch]\n"
+               "  List every Vulkan device (or the one --device names): queue families and\n"
+               "  their timestamp bits, timestampPeriod, calibrated-timestamp domains, and\n"
+               "  one dispatch measured through vkprof (unless --no-dispatch).\n");
+}
+
 int vkprof_cmd_devices(int argc, char **argv)
 {
     const char *selector = NULL;
-    bool dispatch = true;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-            selector = argv[++i];
-        } else if (strcmp(argv[i], "--no-dispatch") == 0) {
-            dispatch = false;
-        } else {
-            fprintf(stderr, "vkprof devices: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
+    bool no_dispatch = false;
+    const cli_opt opts[] = {
+        {"--device", CLI_STR, .str = &selector},
+        {"--no-dispatch", CLI_FLAG, .flag = &no_dispatch},
+    };
+    const cli_spec spec = {.tool = "vkprof devices",
+                           .opts = opts,
+                           .n_opts = sizeof opts / sizeof opts[0],
+                           .usage = devices_usage};
+    int parsed = cli_parse(&spec, argc, argv);
+    if (parsed != CLI_OK) {
+        return cli_exit_status(parsed);
     }
+    bool dispatch = !no_dispatch;
     vku_instance inst;
     if (vku_instance_create(&inst, false, "vkprof devices") != VK_SUCCESS) {
         return 1;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "trace_reader.h"
 
 static void report_usage(FILE *f)
@@ -15,37 +16,20 @@ static void report_usage(FILE *f)
 int vkprof_cmd_report(int argc, char **argv)
 {
     const char *path = NULL, *svg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            report_usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "--svg") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "vkprof report: --svg needs a file name\n");
-                return 2;
-            }
-            svg = argv[++i];
-        } else if (strncmp(argv[i], "--svg=", 6) == 0) {
-            svg = argv[i] + 6;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "vkprof report: unknown option '%s'\n", argv[i]);
-            report_usage(stderr);
-            return 2;
-        } else if (path == NULL) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "vkprof report: more than one trace file\n");
-            report_usage(stderr);
-            return 2;
-        }
+    const cli_opt opts[] = {{"--svg", CLI_STR, .str = &svg}};
+    const cli_spec spec = {.tool = "vkprof report",
+                           .opts = opts,
+                           .n_opts = 1,
+                           .usage = report_usage,
+                           .pos = &path,
+                           .max_pos = 1,
+                           .too_many = "more than one trace file"};
+    int parsed = cli_parse(&spec, argc, argv);
+    if (parsed != CLI_OK) {
+        return cli_exit_status(parsed);
     }
     if (path == NULL) {
         report_usage(stderr);
-        return 2;
-    }
-    if (svg != NULL && *svg == '\0') {
-        fprintf(stderr, "vkprof report: --svg needs a file name\n");
         return 2;
     }
     char err[512];
