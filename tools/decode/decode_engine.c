@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "decode_internal.h"
+#include "decode_profile.h"
 
 #include "decode_argmax1_spv.h"
 #include "decode_argmax2_spv.h"
@@ -104,6 +105,7 @@ struct dec_engine {
     uint32_t argmax_groups;
     dec_phase_cost cost[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t allocated;
+    dec_prof prof; /* the profiling mode and its state (decode_profile.h) */
     /* baseline modes: the engine's own timestamp pool */
     VkQueryPool qpool;
     uint32_t qcap, qnext;       /* queries in the pool; next free one this token */
@@ -138,6 +140,14 @@ static void set_err(dec_engine *e, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(e->err, e->err_size, fmt, ap);
         va_end(ap);
+    }
+}
+
+/* A failure reported by the profiling mode. */
+static void prof_check(dec_engine *e, int rc)
+{
+    if (rc != 0) {
+        set_err(e, "%s", e->prof.msg);
     }
 }
 
@@ -531,10 +541,7 @@ static void submit(dec_engine *e, const char *what)
     if (hooks(e)->pre_submit) {
         hooks(e)->pre_submit(hooks(e)->user, e->cmd, what);
     }
-    if (e->cfg.profile == DEC_PROFILE_RING && e->cfg.prof != NULL) {
-        /* results belong to executions: tell the ring before the submit */
-        (void)vkprof_cmd_submit(e->cfg.prof, e->dev->queue, 1, &e->cmd);
-    }
+    dec_prof_pre_submit(&e->prof, e->cmd);
     VkResult r = vku_submit_wait(e->dev);
     if (hooks(e)->post_wait) {
         hooks(e)->post_wait(hooks(e)->user, what);
@@ -649,18 +656,6 @@ static void build_sets(dec_engine *e)
     }
 }
 
-static void check_mode(dec_engine *e, dec_profile profile, vkprof_context prof)
-{
-    if (profile == DEC_PROFILE_GPU && !vkprof_active(prof)) {
-        set_err(e, "--profile gpu needs an active vkprof context (timestamps on the compute "
-                   "queue)");
-    } else if (profile == DEC_PROFILE_RING && prof == NULL) {
-        set_err(e, "ring profiling needs a vkprof context (timing_mode VKPROF_TIMING_RING)");
-    } else if ((unsigned)profile > DEC_PROFILE_BASELINE_SHARED) {
-        set_err(e, "unknown profiling mode %d", (int)profile);
-    }
-}
-
 int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err, size_t err_size)
 {
     *out = NULL;
@@ -686,7 +681,7 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     e->lm = &e->embed;
     const dec_preset *p = &e->p;
 
-    check_mode(e, cfg->profile, cfg->prof);
+    prof_check(e, dec_prof_init(&e->prof, dev, dec_calls_per_token(e), cfg->profile, cfg->prof));
 
     /* limits */
     VkPhysicalDeviceMaintenance3Properties m3 = {
@@ -829,6 +824,9 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         (cfg->profile == DEC_PROFILE_BASELINE || cfg->profile == DEC_PROFILE_BASELINE_SHARED)) {
         bl_prepare(e);
     }
+    if (!e->fail) {
+        prof_check(e, dec_prof_prepare(&e->prof));
+    }
     if (e->fail) {
         dec_destroy(e);
         return 1;
@@ -844,6 +842,7 @@ void dec_destroy(dec_engine *e)
     }
     VkDevice dv = e->dev->device;
     vkDeviceWaitIdle(dv);
+    dec_prof_destroy(&e->prof);
     if (e->pool != VK_NULL_HANDLE) {
         vkDestroyDescriptorPool(dv, e->pool, NULL);
     }
@@ -888,6 +887,11 @@ void dec_destroy(dec_engine *e)
 }
 
 /* ---- one token ----------------------------------------------------------------------- */
+
+/* (moving to decode_baseline.c) */
+const dec_prof_mode dec_mode_baseline = {.id = DEC_PROFILE_BASELINE, .name = "baseline"};
+const dec_prof_mode dec_mode_baseline_shared = {.id = DEC_PROFILE_BASELINE_SHARED,
+                                                .name = "baseline-shared"};
 
 static bool is_baseline(const dec_engine *e)
 {
@@ -991,33 +995,32 @@ static int bl_prepare(dec_engine *e)
     return 0;
 }
 
+/* The section a phase call is when it is its own submit: its vkprof name. */
+static const char *call_section(const dec_engine *e, uint32_t phase)
+{
+    const char *name = vkprof_phase_name(e->prof.ctx, phase);
+    return name != NULL ? name : "phase";
+}
+
+/* A phase call opens: its own command buffer (begun with the barrier that
+ * otherwise separates calls), or a barrier after the previous call. */
 static void phase_begin(dec_engine *e, uint32_t phase)
 {
     if (e->fail) {
         return;
     }
     e->cost[phase].calls++;
-    if (e->cfg.profile == DEC_PROFILE_GPU) {
-        const char *name = vkprof_phase_name(e->cfg.prof, phase);
-        hook_begin(e, name != NULL ? name : "phase");
+    if (dec_prof_submit_per_call(&e->prof)) {
+        hook_begin(e, call_section(e, phase));
         e->section_open = true;
         begin_cmd(e);
-        vkprof_result pr = vkprof_cmd_begin(e->cfg.prof, e->cmd, phase);
-        if (pr != VKPROF_OK) {
-            set_err(e, "vkprof_cmd_begin: %s", vkprof_result_name(pr));
-        }
-        return;
-    }
-    if (e->calls_in_cmd++ > 0) {
+    } else if (e->calls_in_cmd++ > 0) {
         full_barrier(e->cmd);
     }
-    if (e->cfg.profile == DEC_PROFILE_RING) {
-        /* VKPROF_DISABLED: a step that is not sampled (or profiling off) */
-        vkprof_result pr = vkprof_cmd_begin(e->cfg.prof, e->cmd, phase);
-        if (pr != VKPROF_OK && pr != VKPROF_DISABLED) {
-            set_err(e, "vkprof_cmd_begin: %s", vkprof_result_name(pr));
-        }
-    } else if (is_baseline(e)) {
+    if (!e->fail) {
+        prof_check(e, dec_prof_phase_begin(&e->prof, e->cmd, phase));
+    }
+    if (is_baseline(e) && !e->fail) {
         if (e->ncalls >= e->calls_cap || e->qnext + 2 > e->qcap) {
             set_err(e, "baseline: more phase calls in a token than planned (%u)", e->calls_cap);
             return;
@@ -1044,53 +1047,37 @@ static void finish_cmd(dec_engine *e)
     host_barrier(e->cmd);
 }
 
+/* A phase call closes; as its own submit, it is submitted and waited for
+ * (the last call of the token with what the host reads), then done. */
 static void phase_end(dec_engine *e, uint32_t phase)
 {
-    if (e->cfg.profile == DEC_PROFILE_RING) {
+    if (!dec_prof_submit_per_call(&e->prof)) {
         if (!e->fail) {
-            vkprof_result pr = vkprof_cmd_end(e->cfg.prof, e->cmd, phase);
-            if (pr != VKPROF_OK && pr != VKPROF_DISABLED) {
-                set_err(e, "vkprof_cmd_end: %s", vkprof_result_name(pr));
-            }
+            prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, phase));
         }
-        return;
-    }
-    if (is_baseline(e)) {
-        if (!e->fail) {
+        if (is_baseline(e) && !e->fail) {
             struct bl_call *c = &e->bl_calls[e->ncalls++];
             c->end = e->qnext++;
             bl_stamp(e, c->end);
         }
         return;
     }
-    if (e->cfg.profile != DEC_PROFILE_GPU || !e->section_open) {
+    if (!e->section_open) {
         return;
     }
-    const char *name = vkprof_phase_name(e->cfg.prof, phase);
+    const char *name = call_section(e, phase);
     e->section_open = false;
-    if (e->fail) {
-        hook_end(e, name != NULL ? name : "phase");
-        return;
-    }
-    vkprof_result pr = vkprof_cmd_end(e->cfg.prof, e->cmd, phase);
-    if (pr != VKPROF_OK) {
-        set_err(e, "vkprof_cmd_end: %s", vkprof_result_name(pr));
-    }
-    if (phase == VKPROF_PHASE_SAMPLING) {
-        finish_cmd(e);
-    }
-    submit(e, name != NULL ? name : "phase");
     if (!e->fail) {
-        pr = vkprof_resolve(e->cfg.prof, NULL);
-        if (pr == VKPROF_OK) {
-            pr = vkprof_accumulate(e->cfg.prof, phase);
+        prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, phase));
+        if (phase == VKPROF_PHASE_SAMPLING) {
+            finish_cmd(e);
         }
-        if (pr != VKPROF_OK) {
-            set_err(e, "vkprof resolve/accumulate (%s): %s", name ? name : "?",
-                    vkprof_result_name(pr));
+        submit(e, name);
+        if (!e->fail) {
+            prof_check(e, dec_prof_call_done(&e->prof, phase));
         }
     }
-    hook_end(e, name != NULL ? name : "phase");
+    hook_end(e, name);
 }
 
 static void add_cost(dec_engine *e, uint32_t phase, uint32_t dispatches, double bytes, double flops)
@@ -1264,14 +1251,18 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         return 1;
     }
     hook_begin(e, "token");
-    if (e->cfg.profile == DEC_PROFILE_GPU) {
+    if (dec_prof_submit_per_call(&e->prof)) {
         record_token(e, token);
     } else {
         hook_begin(e, "record");
+        prof_check(e, dec_prof_token_begin(&e->prof));
         if (is_baseline(e)) {
             bl_host_reset(e);
         }
         begin_cmd(e);
+        if (!e->fail) {
+            prof_check(e, dec_prof_cmd_begun(&e->prof, e->cmd));
+        }
         if (is_baseline(e)) {
             bl_cmd_reset(e);
         }
@@ -1284,13 +1275,11 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         hook_begin(e, "submit_wait");
         submit(e, "token");
         hook_end(e, "submit_wait");
+        if (!e->fail) {
+            prof_check(e, dec_prof_token_done(&e->prof));
+        }
         if (is_baseline(e)) {
             bl_read(e);
-        } else if (e->cfg.profile == DEC_PROFILE_RING && !e->fail) {
-            vkprof_result pr = vkprof_collect(e->cfg.prof);
-            if (pr != VKPROF_OK && pr != VKPROF_DISABLED) {
-                set_err(e, "vkprof_collect: %s", vkprof_result_name(pr));
-            }
         }
     }
     hook_end(e, "token");
@@ -1310,22 +1299,11 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
     return 0;
 }
 
-const char *dec_profile_name(dec_profile p)
-{
-    switch (p) {
-    case DEC_PROFILE_OFF: return "off";
-    case DEC_PROFILE_GPU: return "gpu";
-    case DEC_PROFILE_RING: return "ring";
-    case DEC_PROFILE_BASELINE: return "baseline";
-    case DEC_PROFILE_BASELINE_SHARED: return "baseline-shared";
-    }
-    return "?";
-}
-
 void dec_reset(dec_engine *e)
 {
     e->pos = 0;
     memset(e->cost, 0, sizeof e->cost);
+    dec_prof_reset(&e->prof);
     memset(e->bl_ticks, 0, sizeof e->bl_ticks);
     memset(e->bl_count, 0, sizeof e->bl_count);
     e->bl_stamps = 0;
@@ -1340,9 +1318,11 @@ int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
     if (err_size > 0) {
         err[0] = '\0';
     }
-    check_mode(e, profile, prof);
-    if (!e->fail && (profile == DEC_PROFILE_BASELINE || profile == DEC_PROFILE_BASELINE_SHARED)) {
+    if (profile == DEC_PROFILE_BASELINE || profile == DEC_PROFILE_BASELINE_SHARED) {
         bl_prepare(e);
+    }
+    if (!e->fail) {
+        prof_check(e, dec_prof_switch(&e->prof, profile, prof));
     }
     if (e->fail) {
         return 1;
