@@ -5,17 +5,30 @@
 #include "internal.h"
 
 #include "export/atomic_file.h"
+#include "export/trace_format.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define PID_HOST 1
-#define PID_GPU 2
+/* Every lost_* field of vkprof_timing_stats is a reason of
+ * VKPROF_TF_LOST_REASONS, in the same order, and nothing follows them: a new
+ * reason in vkprof.h that the trace format does not list fails here. */
+#define LOST_FIELD_AT_(id, key, text)                                                              \
+    _Static_assert(offsetof(vkprof_timing_stats, lost_##id) ==                                     \
+                       offsetof(vkprof_timing_stats, lost_ring_full) +                             \
+                           VKPROF_TF_LOST_##id * sizeof(uint64_t),                                 \
+                   "trace_format.h: lost reason " #id " out of order");
+VKPROF_TF_LOST_REASONS(LOST_FIELD_AT_)
+#undef LOST_FIELD_AT_
+_Static_assert(sizeof(vkprof_timing_stats) - offsetof(vkprof_timing_stats, lost_ring_full) ==
+                   VKPROF_TF_LOST_COUNT * sizeof(uint64_t),
+               "vkprof_timing_stats has a lost_* field that trace_format.h does not list");
 
 /* ---- export ----------------------------------------------------------- */
 
@@ -126,28 +139,33 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
     vkprof__afile_printf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     /* track names and order; every later event starts with ",\n" */
     vkprof__afile_printf(f,
-                         "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,"
-                         "\"args\":{\"name\":\"vkprof host (pid %ld)\"}}",
-                         PID_HOST, (long)getpid());
+                         "{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_NAME
+                         "\",\"pid\":%d,\"tid\":0,"
+                         "\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":\"vkprof host (pid %ld)\"}}",
+                         VKPROF_TF_PID_HOST, (long)getpid());
     vkprof__afile_printf(f,
-                         ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-                         "\"args\":{\"sort_index\":0}}",
-                         PID_HOST);
-    vkprof__afile_printf(
-        f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
-        PID_GPU);
+                         ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_SORT
+                         "\",\"pid\":%d,\"tid\":0,"
+                         "\"args\":{\"" VKPROF_TF_M_ARG_SORT "\":0}}",
+                         VKPROF_TF_PID_HOST);
+    vkprof__afile_printf(f,
+                         ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_NAME
+                         "\",\"pid\":%d,\"tid\":0,\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":",
+                         VKPROF_TF_PID_GPU);
     char gpu_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 8];
     snprintf(gpu_name, sizeof gpu_name, "GPU: %s", ctx->info.device_name);
     put_json_string(f, gpu_name);
     vkprof__afile_printf(f,
-                         "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-                         "\"args\":{\"sort_index\":1}}",
-                         PID_GPU);
-    vkprof__afile_printf(f,
-                         ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
-                         "\"args\":{\"name\":\"queue family %u, queue %u\"}}",
-                         PID_GPU, ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u,
-                         ctx->desc.queue_family_index, ctx->desc.queue_index);
+                         "}},\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_SORT
+                         "\",\"pid\":%d,\"tid\":0,"
+                         "\"args\":{\"" VKPROF_TF_M_ARG_SORT "\":1}}",
+                         VKPROF_TF_PID_GPU);
+    vkprof__afile_printf(
+        f,
+        ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_THREAD_NAME "\",\"pid\":%d,\"tid\":%u,"
+        "\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":\"queue family %u, queue %u\"}}",
+        VKPROF_TF_PID_GPU, VKPROF_TF_GPU_TID(ctx->desc.queue_family_index, ctx->desc.queue_index),
+        ctx->desc.queue_family_index, ctx->desc.queue_index);
     /* Only the threads that recorded into this context: the thread registry
      * is process-wide, a trace is not. */
     uint32_t threads = vkprof__thread_count();
@@ -172,16 +190,16 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
             snprintf(fallback, sizeof fallback, "thread %u", tid);
             tn = fallback;
         }
-        vkprof__afile_printf(
-            f,
-            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
-            PID_HOST, tid);
+        vkprof__afile_printf(f,
+                             ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_THREAD_NAME
+                             "\",\"pid\":%d,\"tid\":%u,\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":",
+                             VKPROF_TF_PID_HOST, tid);
         put_json_string(f, tn);
-        vkprof__afile_printf(
-            f,
-            "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%u,"
-            "\"args\":{\"sort_index\":%u}}",
-            PID_HOST, tid, tid);
+        vkprof__afile_printf(f,
+                             "}},\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_THREAD_SORT
+                             "\",\"pid\":%d,\"tid\":%u,"
+                             "\"args\":{\"" VKPROF_TF_M_ARG_SORT "\":%u}}",
+                             VKPROF_TF_PID_HOST, tid, tid);
     }
     free(used);
 
@@ -191,37 +209,43 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
         uint64_t ts = ev[i].start - t0;
         uint64_t dur = ev[i].end >= ev[i].start ? ev[i].end - ev[i].start : 0;
         if (e->kind == VKPROF_EV_STEP) {
-            vkprof__afile_printf(
-                f,
-                ",\n{\"ph\":\"i\",\"cat\":\"step\",\"name\":\"token\",\"s\":\"p\",\"pid\":%d,"
-                "\"tid\":%u,\"ts\":",
-                PID_HOST, e->tid);
+            vkprof__afile_printf(f,
+                                 ",\n{\"ph\":\"i\",\"cat\":\"" VKPROF_TF_CAT_STEP
+                                 "\",\"name\":\"" VKPROF_TF_STEP_NAME "\",\"s\":\"p\",\"pid\":%d,"
+                                 "\"tid\":%u,\"ts\":",
+                                 VKPROF_TF_PID_HOST, e->tid);
             put_us(f, ts);
-            vkprof__afile_printf(f, ",\"args\":{\"step\":%" PRIu64 "}}", e->step);
+            vkprof__afile_printf(f, ",\"args\":{\"" VKPROF_TF_ARG_STEP "\":%" PRIu64 "}}", e->step);
             continue;
         }
         bool gpu = e->kind == VKPROF_EV_GPU;
         const char *name = name_of(ctx, e);
-        vkprof__afile_printf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu ? "gpu" : "host");
+        vkprof__afile_printf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+                             gpu ? VKPROF_TF_CAT_GPU : VKPROF_TF_CAT_HOST);
         put_json_string(f, name);
-        vkprof__afile_printf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", gpu ? PID_GPU : PID_HOST, e->tid);
+        vkprof__afile_printf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":",
+                             gpu ? VKPROF_TF_PID_GPU : VKPROF_TF_PID_HOST, e->tid);
         put_us(f, ts);
         vkprof__afile_printf(f, ",\"dur\":");
         put_us(f, dur);
         if (gpu) {
             gpu_scopes++;
-            vkprof__afile_printf(f, ",\"args\":{\"phase\":");
+            vkprof__afile_printf(f, ",\"args\":{\"" VKPROF_TF_ARG_PHASE "\":");
             put_json_string(f, name);
-            vkprof__afile_printf(f, ",\"ns\":%" PRIu64 ",\"step\":%" PRIu64 "}}", dur, e->step);
+            vkprof__afile_printf(
+                f, ",\"" VKPROF_TF_ARG_NS "\":%" PRIu64 ",\"" VKPROF_TF_ARG_STEP "\":%" PRIu64 "}}",
+                dur, e->step);
         } else {
             host_spans++;
-            vkprof__afile_printf(f, ",\"args\":{\"bucket\":");
+            vkprof__afile_printf(f, ",\"args\":{\"" VKPROF_TF_ARG_BUCKET "\":");
             put_json_string(f, name);
-            vkprof__afile_printf(f, ",\"hot\":%s,\"sync\":%s,\"step\":%" PRIu64,
+            vkprof__afile_printf(f,
+                                 ",\"" VKPROF_TF_ARG_HOT "\":%s,\"" VKPROF_TF_ARG_SYNC
+                                 "\":%s,\"" VKPROF_TF_ARG_STEP "\":%" PRIu64,
                                  (e->flags & VKPROF_EVF_HOT) ? "true" : "false",
                                  (e->flags & VKPROF_EVF_SYNC) ? "true" : "false", e->step);
             if (e->flags & VKPROF_EVF_PROBE) {
-                vkprof__afile_printf(f, ",\"probe\":true");
+                vkprof__afile_printf(f, ",\"" VKPROF_TF_ARG_PROBE "\":true");
             }
             if (e->annot != 0) {
                 const vkprof_annot *an = &t->annots[e->annot - 1];
@@ -288,17 +312,17 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
             continue; /* the span is still open or was dropped */
         }
         flows++;
-        vkprof__afile_printf(
-            f,
-            ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"recorded\",\"id\":%" PRIu64
-            ",\"pid\":%d,\"tid\":%u,\"ts\":",
-            flows, PID_HOST, refs[lo].tid);
+        vkprof__afile_printf(f,
+                             ",\n{\"ph\":\"s\",\"cat\":\"" VKPROF_TF_CAT_FLOW
+                             "\",\"name\":\"" VKPROF_TF_FLOW_NAME "\",\"id\":%" PRIu64
+                             ",\"pid\":%d,\"tid\":%u,\"ts\":",
+                             flows, VKPROF_TF_PID_HOST, refs[lo].tid);
         put_us(f, refs[lo].start);
-        vkprof__afile_printf(
-            f,
-            "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"recorded\","
-            "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
-            flows, PID_GPU, e->tid);
+        vkprof__afile_printf(f,
+                             "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"" VKPROF_TF_CAT_FLOW
+                             "\",\"name\":\"" VKPROF_TF_FLOW_NAME "\","
+                             "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
+                             flows, VKPROF_TF_PID_GPU, e->tid);
         put_us(f, ev[i].start - t0);
         vkprof__afile_printf(f, "}");
     }
@@ -312,50 +336,61 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
     int64_t rt_off = vkprof__realtime_to_mono_offset(&aerr);
     uint64_t mono_now = vkprof_host_now_ns();
     static const char *const methods[] = {"none", "calibrated_timestamps", "bracket"};
-    vkprof__afile_printf(f, "\"metadata\":{\"vkprof_version\":%u,\"device\":", vkprof_version());
+    vkprof__afile_printf(f,
+                         "\"" VKPROF_TF_META "\":{\"" VKPROF_TF_META_FORMAT
+                         "\":%d,\"" VKPROF_TF_META_VERSION "\":%u,\"" VKPROF_TF_META_DEVICE "\":",
+                         VKPROF_TF_VERSION, vkprof_version());
     put_json_string(f, ctx->info.device_name);
-    vkprof__afile_printf(f, ",\"driver\":");
+    vkprof__afile_printf(f, ",\"" VKPROF_TF_META_DRIVER "\":");
     put_json_string(f, ctx->driver_name);
+    vkprof__afile_printf(f,
+                         ",\"" VKPROF_TF_META_CALIBRATION "\":{\"" VKPROF_TF_CAL_METHOD
+                         "\":\"%s\",\"" VKPROF_TF_CAL_EXTENSION
+                         "\":\"%s\",\"" VKPROF_TF_CAL_HOST_DOMAIN
+                         "\":\"%s\",\"" VKPROF_TF_CAL_ERROR_BOUND "\":%" PRIu64
+                         ",\"" VKPROF_TF_CAL_POINTS "\":%u,\"" VKPROF_TF_CAL_RECALIBRATIONS
+                         "\":%" PRIu64 ",\"" VKPROF_TF_CAL_DRIFT_PPM "\":%.4f},",
+                         methods[cal.method], cal.extension ? cal.extension : "",
+                         cal.host_domain ? cal.host_domain : "", cal.error_bound_ns, cal.points,
+                         cal.recalibrations, cal.drift_ppm);
     vkprof__afile_printf(
         f,
-        ",\"calibration\":{\"method\":\"%s\",\"extension\":\"%s\",\"host_domain\":\"%s\","
-        "\"error_bound_ns\":%" PRIu64 ",\"points\":%u,\"recalibrations\":%" PRIu64
-        ",\"drift_ppm\":%.4f},",
-        methods[cal.method], cal.extension ? cal.extension : "",
-        cal.host_domain ? cal.host_domain : "", cal.error_bound_ns, cal.points, cal.recalibrations,
-        cal.drift_ppm);
+        "\"" VKPROF_TF_META_DROPPED_EVENTS "\":%" PRIu64 ",\"" VKPROF_TF_META_DROPPED_ANNOTATIONS
+        "\":%" PRIu64 ",\"" VKPROF_TF_META_UNMAPPED_GPU_SCOPES "\":%" PRIu64
+        ",\"" VKPROF_TF_META_EVENT_CAPACITY "\":%u,\"" VKPROF_TF_META_HOST_SPANS "\":%" PRIu64
+        ",\"" VKPROF_TF_META_GPU_SCOPES "\":%" PRIu64 ",\"" VKPROF_TF_META_FLOWS "\":%" PRIu64 ",",
+        atomic_load(&t->dropped), atomic_load(&t->annot_dropped), unmapped, t->capacity, host_spans,
+        gpu_scopes, flows);
     vkprof__afile_printf(f,
-                         "\"dropped_events\":%" PRIu64 ",\"dropped_annotations\":%" PRIu64
-                         ",\"unmapped_gpu_scopes\":%" PRIu64 ",\"event_capacity\":%u,"
-                         "\"host_spans\":%" PRIu64 ",\"gpu_scopes\":%" PRIu64 ",\"flows\":%" PRIu64
-                         ",",
-                         atomic_load(&t->dropped), atomic_load(&t->annot_dropped), unmapped,
-                         t->capacity, host_spans, gpu_scopes, flows);
-    vkprof__afile_printf(f,
-                         "\"clock_anchor\":{\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64
-                         ",\"error_ns\":%" PRIu64 "},",
+                         "\"" VKPROF_TF_META_CLOCK_ANCHOR "\":{\"" VKPROF_TF_ANCHOR_REALTIME
+                         "\":%" PRIu64 ",\"" VKPROF_TF_ANCHOR_MONOTONIC "\":%" PRIu64
+                         ",\"" VKPROF_TF_ANCHOR_ERROR "\":%" PRIu64 "},",
                          (uint64_t)((int64_t)mono_now - rt_off), mono_now, aerr);
     /* GPU sampling: only the public accounting (one source for every exporter) */
     vkprof_timing_stats ts;
     vkprof_get_timing_stats(ctx, &ts);
     vkprof__afile_printf(f,
-                         "\"trace_start_monotonic_ns\":%" PRIu64 ",\"steps\":%" PRIu64
-                         ",\"timestamp_period_ns\":%.9g,\"timestamp_valid_bits\":%u,",
+                         "\"" VKPROF_TF_META_TRACE_START "\":%" PRIu64 ",\"" VKPROF_TF_META_STEPS
+                         "\":%" PRIu64 ",\"" VKPROF_TF_META_TIMESTAMP_PERIOD
+                         "\":%.9g,\"" VKPROF_TF_META_TIMESTAMP_BITS "\":%u,",
                          t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
                          ctx->info.timestamp_valid_bits);
     vkprof__afile_printf(
         f,
-        "\"gpu_sampling\":{\"mode\":\"%s\",\"every_n_steps\":%u,\"timed_steps\":%" PRIu64
-        ",\"scopes_recorded\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"submissions\":%" PRIu64
-        ",\"scopes_collected\":%" PRIu64 ",\"scopes_dropped\":%" PRIu64
-        ",\"scopes_pending\":%" PRIu64 ",\"lost\":{\"ring_full\":%" PRIu64
-        ",\"overwritten\":%" PRIu64 ",\"never_submitted\":%" PRIu64 ",\"reset\":%" PRIu64
-        ",\"misuse\":%" PRIu64 "}}}}\n",
-        ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot",
+        "\"" VKPROF_TF_META_SAMPLING "\":{\"" VKPROF_TF_SAMP_MODE
+        "\":\"%s\",\"" VKPROF_TF_SAMP_EVERY_N "\":%u,\"" VKPROF_TF_SAMP_TIMED_STEPS "\":%" PRIu64
+        ",\"" VKPROF_TF_SAMP_RECORDED "\":%" PRIu64 ",\"" VKPROF_TF_SAMP_SAMPLES "\":%" PRIu64
+        ",\"" VKPROF_TF_SAMP_SUBMISSIONS "\":%" PRIu64 ",\"" VKPROF_TF_SAMP_COLLECTED "\":%" PRIu64
+        ",\"" VKPROF_TF_SAMP_DROPPED "\":%" PRIu64 ",\"" VKPROF_TF_SAMP_PENDING "\":%" PRIu64
+        ",\"" VKPROF_TF_SAMP_LOST "\":{",
+        ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT,
         ts.sample_every > 1 ? ts.sample_every : 1u, ts.timed_steps, ts.scopes_recorded, ts.samples,
-        ts.submissions, ts.scopes_collected, ts.scopes_dropped, ts.scopes_pending,
-        ts.lost_ring_full, ts.lost_overwritten, ts.lost_never_submitted, ts.lost_reset,
-        ts.lost_misuse);
+        ts.submissions, ts.scopes_collected, ts.scopes_dropped, ts.scopes_pending);
+#define LOST_KV_(id, key, text)                                                                    \
+    vkprof__afile_printf(f, "%s\"" key "\":%" PRIu64, VKPROF_TF_LOST_##id ? "," : "", ts.lost_##id);
+    VKPROF_TF_LOST_REASONS(LOST_KV_)
+#undef LOST_KV_
+    vkprof__afile_printf(f, "}}}}\n");
     return 0;
 }
 

@@ -24,6 +24,8 @@
 #include "harness.h"
 #include "outfile.h"
 
+#include "../../src/export/trace_format.h"
+
 mode_t __real_umask(mode_t mask);
 mode_t __wrap_umask(mode_t mask);
 ssize_t __real_write(int fd, const void *buf, size_t n);
@@ -448,11 +450,18 @@ static bool names_thread(const char *path, const char *name)
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         const cJSON *an = cJSON_GetObjectItemCaseSensitive(args, "name");
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
         if (cJSON_IsString(n) && strcmp(n->valuestring, "thread_name") == 0 && cJSON_IsString(an) &&
             strcmp(an->valuestring, name) == 0) {
+            /* a host thread: on the host's track (trace_format.h) */
+            CHECK(cJSON_IsNumber(pid) && pid->valuedouble == VKPROF_TF_PID_HOST);
             found = true;
         }
     }
+    /* the format version of trace_format.h, for the reader */
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "metadata"), "trace_format");
+    CHECK(cJSON_IsNumber(fmt) && fmt->valuedouble == VKPROF_TF_VERSION);
     cJSON_Delete(root);
     return found;
 }

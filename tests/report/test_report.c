@@ -585,6 +585,63 @@ static void test_files(void)
     CHECK(strstr(err, "too large") != NULL);
 }
 
+/* The shared format header (src/export/trace_format.h): the format version
+ * and each lost reason, read by its key and named by its text. */
+static void test_format(void)
+{
+    char json[1024], out[2048];
+    static const struct {
+        const char *key, *text;
+    } why[] = {
+#define WHY_(id, key, text) {key, text},
+        VKPROF_TF_LOST_REASONS(WHY_)
+#undef WHY_
+    };
+    CHECK_U64(sizeof why / sizeof why[0], VKPROF_TF_LOST_COUNT);
+    for (unsigned fmt = VKPROF_TF_VERSION; fmt <= VKPROF_TF_VERSION + 1; fmt++) {
+        snprintf(json, sizeof json,
+                 "{\"traceEvents\": [], \"metadata\": {\"trace_format\": %u, "
+                 "\"dropped_events\": 0}}",
+                 fmt);
+        vkprof_trace_summary *s = parse_ok(json);
+        if (s == NULL) {
+            continue;
+        }
+        CHECK(s->has_format && s->format == fmt);
+        FILE *f = fmemopen(out, sizeof out, "w");
+        CHECK(f != NULL && vkprof_trace_print(s, "t", f) == 0);
+        if (f != NULL) {
+            fclose(f);
+            /* a newer format than the reader's is said; the current one is not */
+            CHECK((strstr(out, "newer than this reader's") != NULL) == (fmt > VKPROF_TF_VERSION));
+        }
+        vkprof_trace_free(s);
+    }
+    for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
+        snprintf(json, sizeof json,
+                 "{\"traceEvents\": [], \"metadata\": {\"gpu_sampling\": {\"samples\": 10, "
+                 "\"lost\": {\"%s\": %zu}}}}",
+                 why[i].key, i + 1);
+        vkprof_trace_summary *s = parse_ok(json);
+        if (s == NULL) {
+            continue;
+        }
+        for (size_t k = 0; k < VKPROF_TF_LOST_COUNT; k++) {
+            CHECK_U64(s->lost[k], k == i ? i + 1 : 0);
+        }
+        char warn[256], want[64];
+        vkprof_trace_loss_warning(s, warn, sizeof warn);
+        snprintf(want, sizeof want, "(%s %zu)", why[i].text, i + 1);
+        if (strstr(warn, want) == NULL) {
+            fprintf(stderr, "lost %s: warning \"%s\" lacks \"%s\"\n", why[i].key, warn, want);
+            check_failures++;
+        }
+        vkprof_trace_free(s);
+    }
+    BAD("{\"traceEvents\": [], \"metadata\": {\"trace_format\": \"1\"}}",
+        "metadata.trace_format is not a non-negative integer");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -599,6 +656,7 @@ int main(int argc, char **argv)
     test_errors();
     test_accepted();
     test_files();
+    test_format();
     if (check_failures) {
         fprintf(stderr, "%d failures\n", check_failures);
         return 1;

@@ -69,17 +69,14 @@ size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_
     } else {
         size = 0;
     }
-    const struct {
-        const char *name;
-        uint64_t n;
-    } why[] = {{"ring full ", s->lost_ring_full},
-               {"overwritten ", s->lost_overwritten},
-               {"never submitted ", s->lost_never_submitted},
-               {"reset ", s->lost_reset},
-               {"misuse ", s->lost_misuse}};
+    static const char *const why[VKPROF_TF_LOST_COUNT] = {
+#define LOST_TEXT_(id, key, text) text " ",
+        VKPROF_TF_LOST_REASONS(LOST_TEXT_)
+#undef LOST_TEXT_
+    };
     uint64_t sum = 0; /* each at most 2^53: no overflow */
-    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
-        sum += why[i].n;
+    for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
+        sum += s->lost[i];
     }
     if (s->samples_lost == 0 && sum == 0) {
         return 0;
@@ -91,10 +88,10 @@ size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_
     }
     put(buf, size, &len, " GPU samples lost", NULL);
     const char *sep = " (";
-    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
-        if (why[i].n > 0) {
+    for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
+        if (s->lost[i] > 0) {
             put(buf, size, &len, sep, NULL);
-            put(buf, size, &len, why[i].name, &why[i].n);
+            put(buf, size, &len, why[i], &s->lost[i]);
             sep = ", ";
         }
     }
@@ -168,6 +165,12 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
         fprintf(out, "): the figures below miss them\n");
     } else if (!s->has_dropped) {
         fprintf(out, "note: metadata.dropped_events is missing: events may have been lost\n");
+    }
+    if (s->has_format && s->format > VKPROF_TF_VERSION) {
+        fprintf(out,
+                "note: the trace is of format %" PRIu64
+                ", newer than this reader's %d: fields may be missed or misread\n",
+                s->format, VKPROF_TF_VERSION);
     }
     if (s->samples_lost_mismatch) {
         fprintf(out,

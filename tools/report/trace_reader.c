@@ -411,14 +411,15 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
         event_pid_tid(p, ev, idx, &pid, &tid) != 0 || event_args(p, ev, idx, &args) != 0) {
         return -1;
     }
-    const char *key = gpu ? "phase" : "bucket";
+    const char *key = gpu ? VKPROF_TF_ARG_PHASE : VKPROF_TF_ARG_BUCKET;
     const char *gname = NULL;
     if (args != NULL) {
         if (get_string(args, key, &gname) == WRONG) {
             return fail(p, "\"args.%s\" is not a string (at event #%ld)", key, idx);
         }
-        if (get_int(args, "step", 0, &step) == WRONG) {
-            return fail(p, "\"args.step\" is not a non-negative integer (at event #%ld)", idx);
+        if (get_int(args, VKPROF_TF_ARG_STEP, 0, &step) == WRONG) {
+            return fail(p, "\"args.%s\" is not a non-negative integer (at event #%ld)",
+                        VKPROF_TF_ARG_STEP, idx);
         }
     }
     if (gname == NULL) {
@@ -479,17 +480,18 @@ static int on_meta(parser *p, const cJSON *ev, long idx, const char *name)
         return -1;
     }
     p->s->n_meta_events++;
-    bool proc = strcmp(name, "process_name") == 0;
-    bool thread = strcmp(name, "thread_name") == 0;
+    bool proc = strcmp(name, VKPROF_TF_M_PROCESS_NAME) == 0;
+    bool thread = strcmp(name, VKPROF_TF_M_THREAD_NAME) == 0;
     if (!proc && !thread) {
         return 0; /* sort indices and others: only the order of tracks */
     }
     const char *value = NULL;
-    if (args == NULL || get_string(args, "name", &value) != PRESENT) {
-        return fail(p, "%s without a string \"args.name\" (at event #%ld)", name, idx);
+    if (args == NULL || get_string(args, VKPROF_TF_M_ARG_NAME, &value) != PRESENT) {
+        return fail(p, "%s without a string \"args.%s\" (at event #%ld)", name,
+                    VKPROF_TF_M_ARG_NAME, idx);
     }
     if (proc) {
-        if (pid == 2) {
+        if (pid == VKPROF_TF_PID_GPU) {
             set_name(p, &p->s->process_name_gpu, value);
         }
         return 0;
@@ -505,7 +507,8 @@ static int on_meta(parser *p, const cJSON *ev, long idx, const char *name)
 static int on_instant(parser *p, const cJSON *ev, long idx, const char *name, const char *cat)
 {
     vkprof_trace_summary *s = p->s;
-    if (name == NULL || cat == NULL || strcmp(name, "token") != 0 || strcmp(cat, "step") != 0) {
+    if (name == NULL || cat == NULL || strcmp(name, VKPROF_TF_STEP_NAME) != 0 ||
+        strcmp(cat, VKPROF_TF_CAT_STEP) != 0) {
         s->n_other_instants++;
         return 0;
     }
@@ -542,8 +545,8 @@ static int on_event(parser *p, const cJSON *ev, long idx)
         return fail(p, "\"cat\" is not a string (at event #%ld)", idx);
     }
     if (strcmp(ph, "X") == 0) {
-        bool gpu = cat != NULL && strcmp(cat, "gpu") == 0;
-        bool host = cat != NULL && strcmp(cat, "host") == 0;
+        bool gpu = cat != NULL && strcmp(cat, VKPROF_TF_CAT_GPU) == 0;
+        bool host = cat != NULL && strcmp(cat, VKPROF_TF_CAT_HOST) == 0;
         if (!gpu && !host) {
             s->n_other_x++;
             return 0;
@@ -692,12 +695,20 @@ static int no_duplicates_of(parser *p, const cJSON *obj, const char *path, const
     return 0;
 }
 
+/* The paths of the objects the report reads, for messages. */
+#define META_ VKPROF_TF_META
+#define CAL_ VKPROF_TF_META "." VKPROF_TF_META_CALIBRATION
+#define SAMP_ VKPROF_TF_META "." VKPROF_TF_META_SAMPLING
+#define LOST_ SAMP_ "." VKPROF_TF_SAMP_LOST
+
 static int no_duplicates(parser *p, const cJSON *obj, const char *path)
 {
-    static const char *const keys[] = {"vkprof_version", "device",         "driver",
-                                       "dropped_events", "event_capacity", "steps",
-                                       "calibration",    "gpu_sampling",   "method",
-                                       "error_bound_ns", "mode",           "every_n_steps"};
+    static const char *const keys[] = {
+        VKPROF_TF_META_FORMAT, VKPROF_TF_META_VERSION,        VKPROF_TF_META_DEVICE,
+        VKPROF_TF_META_DRIVER, VKPROF_TF_META_DROPPED_EVENTS, VKPROF_TF_META_EVENT_CAPACITY,
+        VKPROF_TF_META_STEPS,  VKPROF_TF_META_CALIBRATION,    VKPROF_TF_META_SAMPLING,
+        VKPROF_TF_CAL_METHOD,  VKPROF_TF_CAL_ERROR_BOUND,     VKPROF_TF_SAMP_MODE,
+        VKPROF_TF_SAMP_EVERY_N};
     return no_duplicates_of(p, obj, path, keys, sizeof keys / sizeof keys[0]);
 }
 
@@ -706,43 +717,44 @@ static int no_duplicates(parser *p, const cJSON *obj, const char *path)
 static int on_gpu_samples(parser *p, const cJSON *samp)
 {
     vkprof_trace_summary *s = p->s;
-    static const char *const keys[] = {
-        "scopes_recorded", "samples",        "submissions", "scopes_collected",
-        "scopes_dropped",  "scopes_pending", "lost"};
-    static const char *const why[] = {"ring_full", "overwritten", "never_submitted", "reset",
-                                      "misuse"};
-    const char *path = "metadata.gpu_sampling.";
+    static const char *const keys[] = {VKPROF_TF_SAMP_RECORDED,    VKPROF_TF_SAMP_SAMPLES,
+                                       VKPROF_TF_SAMP_SUBMISSIONS, VKPROF_TF_SAMP_COLLECTED,
+                                       VKPROF_TF_SAMP_DROPPED,     VKPROF_TF_SAMP_PENDING,
+                                       VKPROF_TF_SAMP_LOST};
+    static const char *const why[VKPROF_TF_LOST_COUNT] = {
+#define LOST_KEY_(id, key, text) key,
+        VKPROF_TF_LOST_REASONS(LOST_KEY_)
+#undef LOST_KEY_
+    };
+    const char *path = SAMP_ ".";
     const cJSON *lost;
-    if (no_duplicates_of(p, samp, "metadata.gpu_sampling", keys, sizeof keys / sizeof keys[0]) !=
-            0 ||
-        meta_uint(p, samp, path, "scopes_recorded", &s->has_scopes_recorded, &s->scopes_recorded) !=
-            0 ||
-        meta_uint(p, samp, path, "samples", &s->has_samples, &s->samples) != 0 ||
-        meta_uint(p, samp, path, "submissions", &s->has_submissions, &s->submissions) != 0 ||
-        meta_uint(p, samp, path, "scopes_collected", &s->has_scopes_collected,
+    if (no_duplicates_of(p, samp, SAMP_, keys, sizeof keys / sizeof keys[0]) != 0 ||
+        meta_uint(p, samp, path, VKPROF_TF_SAMP_RECORDED, &s->has_scopes_recorded,
+                  &s->scopes_recorded) != 0 ||
+        meta_uint(p, samp, path, VKPROF_TF_SAMP_SAMPLES, &s->has_samples, &s->samples) != 0 ||
+        meta_uint(p, samp, path, VKPROF_TF_SAMP_SUBMISSIONS, &s->has_submissions,
+                  &s->submissions) != 0 ||
+        meta_uint(p, samp, path, VKPROF_TF_SAMP_COLLECTED, &s->has_scopes_collected,
                   &s->scopes_collected) != 0 ||
-        meta_uint(p, samp, path, "scopes_dropped", &s->has_scopes_dropped, &s->scopes_dropped) !=
-            0 ||
-        meta_uint(p, samp, path, "scopes_pending", &s->has_scopes_pending, &s->scopes_pending) !=
-            0 ||
-        meta_object(p, samp, path, "lost", &lost) != 0) {
+        meta_uint(p, samp, path, VKPROF_TF_SAMP_DROPPED, &s->has_scopes_dropped,
+                  &s->scopes_dropped) != 0 ||
+        meta_uint(p, samp, path, VKPROF_TF_SAMP_PENDING, &s->has_scopes_pending,
+                  &s->scopes_pending) != 0 ||
+        meta_object(p, samp, path, VKPROF_TF_SAMP_LOST, &lost) != 0) {
         return -1;
     }
-    uint64_t sum = 0; /* each at most 2^53 (get_int): five cannot overflow */
+    uint64_t sum = 0; /* each at most 2^53 (get_int): a few cannot overflow */
     if (lost != NULL) {
-        uint64_t *out[] = {&s->lost_ring_full, &s->lost_overwritten, &s->lost_never_submitted,
-                           &s->lost_reset, &s->lost_misuse};
         s->has_lost = 1;
-        if (no_duplicates_of(p, lost, "metadata.gpu_sampling.lost", why,
-                             sizeof why / sizeof why[0]) != 0) {
+        if (no_duplicates_of(p, lost, LOST_, why, VKPROF_TF_LOST_COUNT) != 0) {
             return -1;
         }
-        for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
             int has = 0;
-            if (meta_uint(p, lost, "metadata.gpu_sampling.lost.", why[i], &has, out[i]) != 0) {
+            if (meta_uint(p, lost, LOST_ ".", why[i], &has, &s->lost[i]) != 0) {
                 return -1;
             }
-            sum += *out[i];
+            sum += s->lost[i];
         }
     }
     s->samples_lost = s->has_scopes_dropped ? s->scopes_dropped : sum;
@@ -758,39 +770,43 @@ static int on_metadata(parser *p, const cJSON *m)
 {
     vkprof_trace_summary *s = p->s;
     if (!cJSON_IsObject(m)) {
-        return fail(p, "\"metadata\" is not an object");
+        return fail(p, "\"" META_ "\" is not an object");
     }
     const cJSON *cal, *samp;
-    if (no_duplicates(p, m, "metadata") != 0 ||
-        meta_uint(p, m, "metadata.", "vkprof_version", &s->has_version, &s->version) != 0 ||
-        meta_string(p, m, "metadata.", "device", &s->device) != 0 ||
-        meta_string(p, m, "metadata.", "driver", &s->driver) != 0 ||
-        meta_uint(p, m, "metadata.", "dropped_events", &s->has_dropped, &s->dropped_events) != 0 ||
-        meta_uint(p, m, "metadata.", "event_capacity", &s->has_capacity, &s->event_capacity) != 0 ||
-        meta_uint(p, m, "metadata.", "steps", &s->has_steps, &s->steps) != 0 ||
-        meta_object(p, m, "metadata.", "calibration", &cal) != 0 ||
-        meta_object(p, m, "metadata.", "gpu_sampling", &samp) != 0) {
+    const char *path = META_ ".";
+    if (no_duplicates(p, m, META_) != 0 ||
+        meta_uint(p, m, path, VKPROF_TF_META_FORMAT, &s->has_format, &s->format) != 0 ||
+        meta_uint(p, m, path, VKPROF_TF_META_VERSION, &s->has_version, &s->version) != 0 ||
+        meta_string(p, m, path, VKPROF_TF_META_DEVICE, &s->device) != 0 ||
+        meta_string(p, m, path, VKPROF_TF_META_DRIVER, &s->driver) != 0 ||
+        meta_uint(p, m, path, VKPROF_TF_META_DROPPED_EVENTS, &s->has_dropped, &s->dropped_events) !=
+            0 ||
+        meta_uint(p, m, path, VKPROF_TF_META_EVENT_CAPACITY, &s->has_capacity,
+                  &s->event_capacity) != 0 ||
+        meta_uint(p, m, path, VKPROF_TF_META_STEPS, &s->has_steps, &s->steps) != 0 ||
+        meta_object(p, m, path, VKPROF_TF_META_CALIBRATION, &cal) != 0 ||
+        meta_object(p, m, path, VKPROF_TF_META_SAMPLING, &samp) != 0) {
         return -1;
     }
     if (cal != NULL) {
         double eb;
-        int r = get_double(cal, "error_bound_ns", &eb);
+        int r = get_double(cal, VKPROF_TF_CAL_ERROR_BOUND, &eb);
         if (r == WRONG || (r == PRESENT && (eb < 0 || eb > 1e18))) {
-            return fail(p, "metadata.calibration.error_bound_ns is not a non-negative number");
+            return fail(p, CAL_ "." VKPROF_TF_CAL_ERROR_BOUND " is not a non-negative number");
         }
         if (r == PRESENT) {
             s->has_error_bound = 1;
             s->error_bound_ns = (uint64_t)(eb + 0.5);
         }
-        if (no_duplicates(p, cal, "metadata.calibration") != 0 ||
-            meta_string(p, cal, "metadata.calibration.", "method", &s->cal_method) != 0) {
+        if (no_duplicates(p, cal, CAL_) != 0 ||
+            meta_string(p, cal, CAL_ ".", VKPROF_TF_CAL_METHOD, &s->cal_method) != 0) {
             return -1;
         }
     }
     if (samp != NULL) {
-        if (no_duplicates(p, samp, "metadata.gpu_sampling") != 0 ||
-            meta_string(p, samp, "metadata.gpu_sampling.", "mode", &s->sampling_mode) != 0 ||
-            meta_uint(p, samp, "metadata.gpu_sampling.", "every_n_steps", &s->has_every_n,
+        if (no_duplicates(p, samp, SAMP_) != 0 ||
+            meta_string(p, samp, SAMP_ ".", VKPROF_TF_SAMP_MODE, &s->sampling_mode) != 0 ||
+            meta_uint(p, samp, SAMP_ ".", VKPROF_TF_SAMP_EVERY_N, &s->has_every_n,
                       &s->every_n_steps) != 0 ||
             on_gpu_samples(p, samp) != 0) {
             return -1;
@@ -843,7 +859,7 @@ static int parse_top(parser *p)
                 return fail_syntax(p, key_pos, "expected a key", -1);
             }
             bool is_events = strcmp(key->valuestring, "traceEvents") == 0;
-            bool is_meta = strcmp(key->valuestring, "metadata") == 0;
+            bool is_meta = strcmp(key->valuestring, VKPROF_TF_META) == 0;
             cJSON_Delete(key);
             skip_ws(p);
             if (p->pos >= p->len || p->buf[p->pos] != ':') {
@@ -861,11 +877,11 @@ static int parse_top(parser *p)
                 }
             } else {
                 if (is_meta && p->seen_meta) {
-                    return fail(p, "the top-level object has \"metadata\" twice");
+                    return fail(p, "the top-level object has \"" META_ "\" twice");
                 }
                 cJSON *v = NULL;
                 if (parse_value(p, VKPROF_TRACE_MAX_VALUE_BYTES,
-                                is_meta ? "\"metadata\"" : "a top-level value", -1, &v) != 0) {
+                                is_meta ? "\"" META_ "\"" : "a top-level value", -1, &v) != 0) {
                     return -1;
                 }
                 int r = 0;

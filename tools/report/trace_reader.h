@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../src/export/trace_format.h"
+
 /** Largest file `vkprof_trace_read_file` accepts (2 GiB). */
 #define VKPROF_TRACE_MAX_FILE_BYTES ((size_t)2 << 30)
 /** Largest single event object, in bytes of JSON text. */
@@ -78,23 +80,24 @@ typedef struct vkprof_trace_summary {
     int64_t end_ns;      /**< latest slice end or token */
 
     /* metadata (NULL / has_* 0 when absent) */
-    char *process_name_gpu; /**< process_name of pid 2 */
+    char *process_name_gpu; /**< process_name of VKPROF_TF_PID_GPU */
     char *device, *driver, *cal_method, *sampling_mode;
-    int has_error_bound, has_dropped, has_capacity, has_steps, has_every_n, has_version;
+    int has_error_bound, has_dropped, has_capacity, has_steps, has_every_n, has_version, has_format;
     uint64_t error_bound_ns, dropped_events, event_capacity, steps, every_n_steps, version;
+    uint64_t format; /**< metadata.trace_format (VKPROF_TF_VERSION when written) */
 
     /* metadata.gpu_sampling's accounting of GPU samples (one sample: one
      * execution of one recorded scope): samples == scopes_collected +
      * scopes_dropped + scopes_pending, scopes_dropped == the sum of lost.*.
-     * has_* 0 when absent (older traces); lost_* 0 when absent. */
+     * has_* 0 when absent (older traces); lost[] 0 when absent. */
     int has_scopes_recorded, has_samples, has_submissions, has_scopes_collected, has_scopes_dropped,
         has_scopes_pending, has_lost;
     uint64_t scopes_recorded, samples, submissions, scopes_collected, scopes_dropped,
         scopes_pending;
-    uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset, lost_misuse;
-    uint64_t samples_lost;     /**< scopes_dropped, else the sum of lost.* */
-    int samples_lost_mismatch; /**< scopes_dropped differs from the sum of lost.* */
-    int samples_unbalanced;    /**< samples differs from collected + dropped + pending */
+    uint64_t lost[VKPROF_TF_LOST_COUNT]; /**< by reason: VKPROF_TF_LOST_* */
+    uint64_t samples_lost;               /**< scopes_dropped, else the sum of lost.* */
+    int samples_lost_mismatch;           /**< scopes_dropped differs from the sum of lost.* */
+    int samples_unbalanced;              /**< samples differs from collected + dropped + pending */
 
     /* what was read and what was skipped */
     uint64_t n_events, n_flows, n_counters, n_meta_events, n_dup_meta, n_other_x, n_other_instants,

@@ -1,0 +1,129 @@
+/* The vkprof trace format: the names and numbers that the writer
+ * (src/export/trace_json.c) and the reader of `vkprof report`
+ * (tools/report/trace_reader.c) share, so neither side keeps its own copy.
+ * docs/trace-format.md describes the format; this header is its vocabulary.
+ *
+ * Internal and Vulkan-free: tools/ include it by path, like
+ * export/atomic_file.h; it is not part of the public API.
+ *
+ * What is here: vkprof's own vocabulary (track pids, event categories, the
+ * args keys, the metadata keys, the reasons a GPU sample is lost, the format
+ * version). What is not: the field names of the Chrome Trace Event format
+ * itself ("traceEvents", "ph", "ts", "dur", "pid", "tid", "name", "cat",
+ * "args", "id", ...) and its phase letters ("X", "M", "i", "s", "f", "C"):
+ * they are fixed by that format, which every viewer reads, and are written
+ * as they are on both sides. */
+#ifndef VKPROF_EXPORT_TRACE_FORMAT_H
+#define VKPROF_EXPORT_TRACE_FORMAT_H
+
+/* The version of this format, written as metadata.trace_format. Raise it
+ * when a field changes meaning or goes away (added optional fields need no
+ * raise: readers take every field as optional). 1: the format of vkprof 0.2. */
+#define VKPROF_TF_VERSION 1
+
+/* ---- tracks --------------------------------------------------------------- */
+
+#define VKPROF_TF_PID_HOST 1 /* the host process; a tid per host thread */
+#define VKPROF_TF_PID_GPU 2  /* the GPU; a tid per queue */
+/* The GPU tid of a queue: family * 100 + index + 1. */
+#define VKPROF_TF_GPU_TID(family, index) ((family)*100u + (index) + 1u)
+
+/* M events ("name" of a ph "M" event; the value is in args.name or
+ * args.sort_index) */
+#define VKPROF_TF_M_PROCESS_NAME "process_name"
+#define VKPROF_TF_M_PROCESS_SORT "process_sort_index"
+#define VKPROF_TF_M_THREAD_NAME "thread_name"
+#define VKPROF_TF_M_THREAD_SORT "thread_sort_index"
+#define VKPROF_TF_M_ARG_NAME "name"
+#define VKPROF_TF_M_ARG_SORT "sort_index"
+
+/* ---- events ---------------------------------------------------------------- */
+
+/* "cat" of each kind of event */
+#define VKPROF_TF_CAT_GPU "gpu"   /* X: a GPU phase scope */
+#define VKPROF_TF_CAT_HOST "host" /* X: a host span */
+#define VKPROF_TF_CAT_STEP "step" /* i: a decode step */
+#define VKPROF_TF_CAT_FLOW "flow" /* s/f: host span -> the GPU scope it recorded */
+
+/* "name" of a step's instant event, and of a flow */
+#define VKPROF_TF_STEP_NAME "token"
+#define VKPROF_TF_FLOW_NAME "recorded"
+
+/* args keys */
+#define VKPROF_TF_ARG_PHASE "phase"   /* GPU scope: the phase name */
+#define VKPROF_TF_ARG_NS "ns"         /* GPU scope: exact duration in ns */
+#define VKPROF_TF_ARG_BUCKET "bucket" /* host span: the bucket name */
+#define VKPROF_TF_ARG_HOT "hot"       /* host span: a hot span */
+#define VKPROF_TF_ARG_SYNC "sync"     /* host span: synchronised with the GPU */
+#define VKPROF_TF_ARG_PROBE "probe"   /* host span: a rendezvous probe */
+#define VKPROF_TF_ARG_STEP "step"     /* GPU scope, host span, step: the step number */
+
+/* ---- metadata ---------------------------------------------------------------- */
+
+#define VKPROF_TF_META "metadata"
+#define VKPROF_TF_META_FORMAT "trace_format" /* VKPROF_TF_VERSION */
+#define VKPROF_TF_META_VERSION "vkprof_version"
+#define VKPROF_TF_META_DEVICE "device"
+#define VKPROF_TF_META_DRIVER "driver"
+#define VKPROF_TF_META_DROPPED_EVENTS "dropped_events"
+#define VKPROF_TF_META_DROPPED_ANNOTATIONS "dropped_annotations"
+#define VKPROF_TF_META_UNMAPPED_GPU_SCOPES "unmapped_gpu_scopes"
+#define VKPROF_TF_META_EVENT_CAPACITY "event_capacity"
+#define VKPROF_TF_META_HOST_SPANS "host_spans"
+#define VKPROF_TF_META_GPU_SCOPES "gpu_scopes"
+#define VKPROF_TF_META_FLOWS "flows"
+#define VKPROF_TF_META_TRACE_START "trace_start_monotonic_ns"
+#define VKPROF_TF_META_STEPS "steps"
+#define VKPROF_TF_META_TIMESTAMP_PERIOD "timestamp_period_ns"
+#define VKPROF_TF_META_TIMESTAMP_BITS "timestamp_valid_bits"
+
+#define VKPROF_TF_META_CALIBRATION "calibration"
+#define VKPROF_TF_CAL_METHOD "method"
+#define VKPROF_TF_CAL_EXTENSION "extension"
+#define VKPROF_TF_CAL_HOST_DOMAIN "host_domain"
+#define VKPROF_TF_CAL_ERROR_BOUND "error_bound_ns"
+#define VKPROF_TF_CAL_POINTS "points"
+#define VKPROF_TF_CAL_RECALIBRATIONS "recalibrations"
+#define VKPROF_TF_CAL_DRIFT_PPM "drift_ppm"
+#define VKPROF_TF_CAL_DRIFT_DECIMALS 4 /* drift_ppm is written with 4 decimals */
+
+#define VKPROF_TF_META_CLOCK_ANCHOR "clock_anchor"
+#define VKPROF_TF_ANCHOR_REALTIME "realtime_ns"
+#define VKPROF_TF_ANCHOR_MONOTONIC "monotonic_ns"
+#define VKPROF_TF_ANCHOR_ERROR "error_ns"
+
+/* metadata.gpu_sampling: vkprof_get_timing_stats() when the trace was written */
+#define VKPROF_TF_META_SAMPLING "gpu_sampling"
+#define VKPROF_TF_SAMP_MODE "mode" /* VKPROF_TF_MODE_* */
+#define VKPROF_TF_SAMP_EVERY_N "every_n_steps"
+#define VKPROF_TF_SAMP_TIMED_STEPS "timed_steps"
+#define VKPROF_TF_SAMP_RECORDED "scopes_recorded"
+#define VKPROF_TF_SAMP_SAMPLES "samples"
+#define VKPROF_TF_SAMP_SUBMISSIONS "submissions"
+#define VKPROF_TF_SAMP_COLLECTED "scopes_collected"
+#define VKPROF_TF_SAMP_DROPPED "scopes_dropped" /* the sum of lost.* */
+#define VKPROF_TF_SAMP_PENDING "scopes_pending"
+#define VKPROF_TF_SAMP_LOST "lost" /* an object: one count per reason below */
+#define VKPROF_TF_MODE_RING "ring"
+#define VKPROF_TF_MODE_2SLOT "2slot"
+
+/* Why a GPU sample was lost: X(id, key, text), in the order of the lost_*
+ * fields of vkprof_timing_stats (include/vkprof/vkprof.h). `id` names the
+ * field (lost_<id>), `key` is its key in metadata.gpu_sampling.lost, `text`
+ * how `vkprof report` says it. trace_json.c asserts at compile time that
+ * every lost_* field of vkprof_timing_stats is listed here, in this order. */
+#define VKPROF_TF_LOST_REASONS(X)                                                                  \
+    X(ring_full, "ring_full", "ring full")                                                         \
+    X(overwritten, "overwritten", "overwritten")                                                   \
+    X(never_submitted, "never_submitted", "never submitted")                                       \
+    X(reset, "reset", "reset")                                                                     \
+    X(misuse, "misuse", "misuse")
+
+enum vkprof_tf_lost {
+#define VKPROF_TF_LOST_ENUM_(id, key, text) VKPROF_TF_LOST_##id,
+    VKPROF_TF_LOST_REASONS(VKPROF_TF_LOST_ENUM_)
+#undef VKPROF_TF_LOST_ENUM_
+        VKPROF_TF_LOST_COUNT
+};
+
+#endif
