@@ -200,6 +200,15 @@ typedef enum vkprof_scope_state {
     VKPROF_SCOPE_RESOLVED
 } vkprof_scope_state;
 
+/* The error counters (VKPROF_ERROR_COUNTERS), atomic: counted from any
+ * thread. vkprof__fail counts the result rows; the others are incremented
+ * where they happen (ctx->errors.discarded++ is atomic). */
+typedef struct vkprof_error_atomics {
+#define VKPROF_X_(field, result, meaning) _Atomic uint64_t field;
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
+} vkprof_error_atomics;
+
 struct vkprof_context_T {
     struct vkprof_context_head_ head; /* must stay first: vkprof_active() reads it */
 
@@ -245,7 +254,7 @@ struct vkprof_context_T {
     uint32_t phase_count;
     uint32_t phase_cap;
 
-    vkprof_error_counts errors;
+    vkprof_error_atomics errors; /* read with vkprof__errors_read */
 
     /* 2-slot scope, for the timeline */
     uint64_t scope_begin_ticks, scope_end_ticks;
@@ -270,6 +279,12 @@ vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *f
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Count `code` in its VKPROF_ERROR_COUNTERS row, if it has one. */
+void vkprof__count_result(vkprof_context ctx, vkprof_result code);
+/* A snapshot of the counters; zero them. */
+void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out);
+void vkprof__errors_clear(vkprof_context ctx);
 
 /* core/context.c */
 void vkprof__update_active(vkprof_context ctx);

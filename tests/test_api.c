@@ -312,6 +312,20 @@ static void test_json(void)
     CHECK(cJSON_IsObject(errs));
     CHECK(json_u64(errs, "nothing_pending") == 1);
     CHECK(json_u64(errs, "begin_twice") == 0);
+    /* one key per VKPROF_ERROR_COUNTERS row, in its order, each the struct's value */
+    vkprof_error_counts ec = errors_of(ctx);
+    const cJSON *item = errs != NULL ? errs->child : NULL;
+    int rows = 0;
+#define VKPROF_X_(field, result, meaning)                                                          \
+    rows++;                                                                                        \
+    CHECK(item != NULL && item->string != NULL && strcmp(item->string, #field) == 0);              \
+    CHECK(json_u64(errs, #field) == ec.field);                                                     \
+    item = item != NULL ? item->next : NULL;
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
+    CHECK(item == NULL);
+    CHECK(cJSON_GetArraySize(errs) == rows);
+    CHECK(sizeof(vkprof_error_counts) == (size_t)rows * sizeof(uint64_t));
     cJSON_Delete(root);
     free(buf);
     vkprof_destroy(ctx);

@@ -302,19 +302,33 @@ typedef struct vkprof_phase_stats {
     uint64_t total_ticks; /**< the same sum in raw device ticks */
 } vkprof_phase_stats;
 
-/** Misuse and failures since the last reset. None of these is ever folded into a phase. */
+/**
+ * The misuse and failure counters, one row each: X(field, result, meaning).
+ * A row with a result code counts every occurrence of that result (as the
+ * call returns it, and logs it); a row with VKPROF_OK counts something that
+ * is not a result, where it happens. One row gives the field of
+ * vkprof_error_counts, its counting and its key in the snapshot JSON
+ * ("errors": {"<field>": n, ...}), in this order.
+ */
+#define VKPROF_ERROR_COUNTERS(X)                                                                   \
+    X(begin_twice, VKPROF_ERROR_BEGIN_TWICE, "begin while a scope is open")                        \
+    X(end_without_begin, VKPROF_ERROR_END_WITHOUT_BEGIN, "end without an open scope")              \
+    X(phase_mismatch, VKPROF_ERROR_PHASE_MISMATCH, "end/accumulate named another phase")           \
+    X(not_ended, VKPROF_ERROR_NOT_ENDED, "resolve/accumulate before end")                          \
+    X(not_resolved, VKPROF_ERROR_NOT_RESOLVED, "accumulate before a successful resolve")           \
+    X(nothing_pending, VKPROF_ERROR_NOTHING_PENDING, "resolve/accumulate with no scope")           \
+    X(unknown_phase, VKPROF_ERROR_UNKNOWN_PHASE, "a phase id never registered")                    \
+    X(not_ready, VKPROF_ERROR_NOT_READY, "results read before the GPU wrote them")                 \
+    X(vulkan_errors, VKPROF_ERROR_VULKAN, "Vulkan calls that failed")                              \
+    X(discarded, VKPROF_OK, "scopes ended but never accumulated, then begun over")                 \
+    X(invalid_argument, VKPROF_ERROR_INVALID_ARGUMENT, "calls refused for an argument")
+
+/** Misuse and failures since the last reset (VKPROF_ERROR_COUNTERS). None of
+ *  these is ever folded into a phase. */
 typedef struct vkprof_error_counts {
-    uint64_t begin_twice;
-    uint64_t end_without_begin;
-    uint64_t phase_mismatch;
-    uint64_t not_ended;    /**< resolve/accumulate before end */
-    uint64_t not_resolved; /**< accumulate before a successful resolve */
-    uint64_t nothing_pending;
-    uint64_t unknown_phase;
-    uint64_t not_ready;
-    uint64_t vulkan_errors;
-    uint64_t discarded; /**< scopes ended but never accumulated, then begun over */
-    uint64_t invalid_argument;
+#define VKPROF_X_(field, result, meaning) uint64_t field;
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
 } vkprof_error_counts;
 
 /** Device facts the context found; read with vkprof_get_device_info(). */

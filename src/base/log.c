@@ -56,24 +56,40 @@ void vkprof__log(vkprof_context ctx, vkprof_log_level level, vkprof_result code,
     va_end(ap);
 }
 
+void vkprof__count_result(vkprof_context ctx, vkprof_result code)
+{
+    if (ctx == NULL || code == VKPROF_OK) {
+        return;
+    }
+    vkprof_error_atomics *e = &ctx->errors;
+    /* rows with VKPROF_OK are not results: never matched here */
+#define VKPROF_X_(field, result, meaning)                                                          \
+    if (code == (result)) {                                                                        \
+        atomic_fetch_add_explicit(&e->field, 1, memory_order_relaxed);                             \
+    }
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
+}
+
+void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out)
+{
+#define VKPROF_X_(field, result, meaning)                                                          \
+    out->field = atomic_load_explicit(&ctx->errors.field, memory_order_relaxed);
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
+}
+
+void vkprof__errors_clear(vkprof_context ctx)
+{
+#define VKPROF_X_(field, result, meaning)                                                          \
+    atomic_store_explicit(&ctx->errors.field, 0, memory_order_relaxed);
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
+}
+
 vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *fmt, ...)
 {
-    if (ctx != NULL) {
-        vkprof_error_counts *e = &ctx->errors;
-        switch (code) {
-        case VKPROF_ERROR_BEGIN_TWICE: e->begin_twice++; break;
-        case VKPROF_ERROR_END_WITHOUT_BEGIN: e->end_without_begin++; break;
-        case VKPROF_ERROR_PHASE_MISMATCH: e->phase_mismatch++; break;
-        case VKPROF_ERROR_NOT_ENDED: e->not_ended++; break;
-        case VKPROF_ERROR_NOT_RESOLVED: e->not_resolved++; break;
-        case VKPROF_ERROR_NOTHING_PENDING: e->nothing_pending++; break;
-        case VKPROF_ERROR_UNKNOWN_PHASE: e->unknown_phase++; break;
-        case VKPROF_ERROR_NOT_READY: e->not_ready++; break;
-        case VKPROF_ERROR_VULKAN: e->vulkan_errors++; break;
-        case VKPROF_ERROR_INVALID_ARGUMENT: e->invalid_argument++; break;
-        default: break;
-        }
-    }
+    vkprof__count_result(ctx, code);
     va_list ap;
     va_start(ap, fmt);
     /* NOT_READY is an expected, retryable condition: a warning, not an error. */

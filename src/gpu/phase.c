@@ -129,7 +129,7 @@ void vkprof_reset(vkprof_context ctx)
     for (uint32_t i = 0; i < ctx->phase_count; i++) {
         acc_clear(&ctx->phases[i]);
     }
-    memset(&ctx->errors, 0, sizeof ctx->errors);
+    vkprof__errors_clear(ctx);
     atomic_store(&ctx->timed_steps, 0);
     ctx->scopes_recorded = ctx->scopes_collected = 0;
     ctx->lost_ring_full = ctx->lost_overwritten = ctx->lost_never_submitted = 0;
@@ -166,7 +166,7 @@ vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint3
         fill_stats(ctx, i, &out[i]);
     }
     if (errors != NULL) {
-        *errors = ctx->errors;
+        vkprof__errors_read(ctx, errors);
     }
     return cap < ctx->phase_count ? VKPROF_ERROR_BUFFER_TOO_SMALL : VKPROF_OK;
 }
@@ -262,16 +262,16 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
          ",\"misuse\":%" PRIu64 "}}",
          ts.samples, ts.submissions, ts.lost_ring_full, ts.lost_overwritten,
          ts.lost_never_submitted, ts.lost_reset, ts.lost_misuse);
-    const vkprof_error_counts *e = &ctx->errors;
-    jput(&b,
-         ",\"errors\":{\"begin_twice\":%" PRIu64 ",\"end_without_begin\":%" PRIu64
-         ",\"phase_mismatch\":%" PRIu64 ",\"not_ended\":%" PRIu64 ",\"not_resolved\":%" PRIu64
-         ",\"nothing_pending\":%" PRIu64 ",\"unknown_phase\":%" PRIu64 ",\"not_ready\":%" PRIu64
-         ",\"vulkan_errors\":%" PRIu64 ",\"discarded\":%" PRIu64 ",\"invalid_argument\":%" PRIu64
-         "}}",
-         e->begin_twice, e->end_without_begin, e->phase_mismatch, e->not_ended, e->not_resolved,
-         e->nothing_pending, e->unknown_phase, e->not_ready, e->vulkan_errors, e->discarded,
-         e->invalid_argument);
+    vkprof_error_counts e;
+    vkprof__errors_read(ctx, &e);
+    jput(&b, ",\"errors\":{");
+    const char *sep = "";
+#define VKPROF_X_(field, result, meaning)                                                          \
+    jput(&b, "%s\"" #field "\":%" PRIu64, sep, e.field);                                           \
+    sep = ",";
+    VKPROF_ERROR_COUNTERS(VKPROF_X_)
+#undef VKPROF_X_
+    jput(&b, "}}");
     *needed = b.len + 1;
     if (b.len + 1 > cap) {
         if (cap > 0) {

@@ -444,7 +444,7 @@ static void drop_open(vkprof_context ctx, tracker *t)
         sc->done = true;
     }
     lose(ctx, &ctx->lost_misuse, n, "a scope left open");
-    ctx->errors.discarded += t->depth;
+    atomic_fetch_add_explicit(&ctx->errors.discarded, t->depth, memory_order_relaxed);
     t->depth = 0;
     t->boundary_valid = false;
 }
