@@ -49,6 +49,56 @@ void th_gpu_finish(th_gpu *g)
     }
 }
 
+VkCommandBuffer th_alloc_cmd(th_gpu *g)
+{
+    VkCommandBuffer c = VK_NULL_HANDLE;
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = g->dev.cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    CHECK_VK(vkAllocateCommandBuffers(g->dev.device, &ai, &c));
+    return c;
+}
+
+void th_begin_cmd(VkCommandBuffer c)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK_VK(vkBeginCommandBuffer(c, &bi));
+}
+
+void th_submit_wait(th_gpu *g, vkprof_context ctx, uint32_t count, const VkCommandBuffer *cmds)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = count,
+                       .pCommandBuffers = cmds};
+    CHECK_VK(vkResetFences(g->dev.device, 1, &g->dev.fence));
+    if (ctx != NULL) {
+        CHECK_VK(vkprof_queue_submit(ctx, g->dev.queue, 1, &si, g->dev.fence));
+    } else {
+        CHECK_VK(vkQueueSubmit(g->dev.queue, 1, &si, g->dev.fence));
+    }
+    CHECK_VK(vkWaitForFences(g->dev.device, 1, &g->dev.fence, VK_TRUE, UINT64_C(60000000000)));
+}
+
+vkprof_timing_stats th_stats(vkprof_context ctx)
+{
+    vkprof_timing_stats t;
+    memset(&t, 0, sizeof t);
+    CHECK(vkprof_get_timing_stats(ctx, &t) == VKPROF_OK);
+    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
+    return t;
+}
+
+vkprof_phase_stats th_phase(vkprof_context ctx, vkprof_phase p)
+{
+    vkprof_phase_stats st[VKPROF_MAX_PHASES];
+    memset(st, 0, sizeof st);
+    uint32_t n = 0;
+    CHECK(vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, NULL) == VKPROF_OK);
+    CHECK(p < VKPROF_MAX_PHASES);
+    return st[p < VKPROF_MAX_PHASES ? p : 0];
+}
+
 void th_log_fn(void *user, vkprof_log_level level, vkprof_result code, const char *msg)
 {
     th_log *l = user;

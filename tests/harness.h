@@ -39,6 +39,23 @@ void th_busy_init(th_gpu *g, vku_busy *busy, uint32_t count);
 /* Destroys everything; counts every validation message as a failure. */
 void th_gpu_finish(th_gpu *g);
 
+/* Command buffers, submits and the timing counters, for tests on g's
+ * command pool, queue and fence (g->dev.cmd, the harness's own buffer, stays
+ * for vku_begin / vku_submit_wait). */
+/* A primary command buffer from g's pool; free it with vkFreeCommandBuffers. */
+VkCommandBuffer th_alloc_cmd(th_gpu *g);
+/* vkBeginCommandBuffer with no flags. */
+void th_begin_cmd(VkCommandBuffer c);
+/* The buffers as one batch on g's queue, signalling g's fence, and a wait on
+ * it (60 s at most): through vkprof_queue_submit where ctx is not NULL (the
+ * library is told of the executions), with vkQueueSubmit alone where it is. */
+void th_submit_wait(th_gpu *g, vkprof_context ctx, uint32_t count, const VkCommandBuffer *cmds);
+/* The context's timing counters; checks the one accounting on the way:
+ * samples == collected + dropped + pending. */
+vkprof_timing_stats th_stats(vkprof_context ctx);
+/* One phase's counters from the snapshot (checked to succeed). */
+vkprof_phase_stats th_phase(vkprof_context ctx, vkprof_phase p);
+
 /* A logger that records the last message and counts calls, for tests. */
 typedef struct th_log {
     int calls;

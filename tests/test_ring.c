@@ -49,32 +49,6 @@ static void record_token(vkprof_context ctx, int n, vkprof_result expect)
     }
 }
 
-static VkCommandBuffer alloc_cmd(void)
-{
-    VkCommandBuffer c = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = g.dev.cmd_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    CHECK_VK(vkAllocateCommandBuffers(g.dev.device, &ai, &c));
-    return c;
-}
-
-static vkprof_timing_stats stats(vkprof_context ctx)
-{
-    vkprof_timing_stats t;
-    CHECK(vkprof_get_timing_stats(ctx, &t) == VKPROF_OK);
-    return t;
-}
-
-static uint64_t count_of(vkprof_context ctx, vkprof_phase p)
-{
-    vkprof_phase_stats st[VKPROF_MAX_PHASES];
-    uint32_t n;
-    vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, NULL);
-    return st[p].count;
-}
-
 static void test_every_dispatch(void)
 {
     sim_reset();
@@ -86,7 +60,7 @@ static void test_every_dispatch(void)
         CHECK(vkprof_collect(ctx) == VKPROF_OK);
         vkprof_step(ctx);
     }
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_recorded, 15);
     CHECK_EQ_U64(t.scopes_collected, 15);
     CHECK_EQ_U64(t.scopes_pending, 0);
@@ -95,7 +69,7 @@ static void test_every_dispatch(void)
     CHECK_EQ_U64(t.timed_steps, 3);
     CHECK(t.ring_queries == 4096 && t.host_reset);
     for (int i = 0; i < 5; i++) {
-        CHECK_EQ_U64(count_of(ctx, seq5[i]), 3);
+        CHECK_EQ_U64(th_phase(ctx, seq5[i]).count, 3);
     }
     /* one pool, created once; never WAIT; with host resets no
      * vkCmdResetQueryPool (slots are reset from the host when freed and
@@ -121,16 +95,16 @@ static void test_collect_partial(void)
     CHECK_VK(vku_begin(&g.dev));
     record_token(ctx, 2, VKPROF_OK);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 3); /* A is finished: folded */
     CHECK_EQ_U64(t.scopes_pending, 2);   /* B is not: left for later */
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK); /* ring: resolve collects */
     CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_NORM) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 5);
     CHECK_EQ_U64(t.scopes_pending, 0);
-    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_NORM), 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 2);
     vkprof_destroy(ctx);
 }
 
@@ -142,7 +116,7 @@ static void test_overflow(void)
     record_token(ctx, 10, VKPROF_OK); /* 4 scopes fill 8 slots; 6 find none */
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_recorded, 10);
     CHECK_EQ_U64(t.scopes_dropped, 6);
     CHECK_EQ_U64(t.lost_ring_full, 6);
@@ -157,7 +131,7 @@ static void test_overflow(void)
     record_token(ctx, 4, VKPROF_OK);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 8);
     CHECK_EQ_U64(t.scopes_dropped, 6);
     CHECK_EQ_U64(t.scopes_pending, 0);
@@ -187,7 +161,7 @@ static void test_shared_boundaries(void)
         CHECK(vkprof_collect(ctx) == VKPROF_OK);
         vkprof_step(ctx);
     }
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     /* 5 back-to-back scopes: 6 stamps per token, not 10 */
     CHECK_EQ_U64(t.stamps_written, 12);
     CHECK_EQ_U64(t.shared_stamps, 8);
@@ -200,32 +174,22 @@ static void test_shared_boundaries(void)
         CHECK(st[seq5[i]].min_ns > 0);
     }
     /* a different command buffer never shares */
-    VkCommandBuffer other;
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = g.dev.cmd_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    CHECK_VK(vkAllocateCommandBuffers(g.dev.device, &ai, &other));
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkCommandBuffer other = th_alloc_cmd(&g);
     CHECK_VK(vku_begin(&g.dev));
-    CHECK_VK(vkBeginCommandBuffer(other, &bi));
+    th_begin_cmd(other);
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
     CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
     CHECK(vkprof_cmd_begin(ctx, other, VKPROF_PHASE_ROPE) == VKPROF_OK);
     CHECK(vkprof_cmd_end(ctx, other, VKPROF_PHASE_ROPE) == VKPROF_OK);
     CHECK_VK(vkEndCommandBuffer(other));
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.stamps_written, 16);
     CHECK_EQ_U64(t.shared_stamps, 8);
     CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
     VkCommandBuffer both[2] = {g.dev.cmd, other};
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 2, .pCommandBuffers = both};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
+    th_submit_wait(&g, NULL, 2, both); /* the seed's model: the library is not told */
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    CHECK_EQ_U64(stats(ctx).scopes_collected, 12);
+    CHECK_EQ_U64(th_stats(ctx).scopes_collected, 12);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &other);
     vkprof_destroy(ctx);
 }
@@ -247,12 +211,12 @@ static void test_sampling(void)
         }
         vkprof_step(ctx);
     }
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.sample_every, 4);
     CHECK_EQ_U64(t.timed_steps, 3);
     CHECK_EQ_U64(t.scopes_collected, 9);
-    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_NORM), 3);
-    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_ATTENTION), 3);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 3);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_ATTENTION).count, 3);
     vkprof_destroy(ctx);
 }
 
@@ -269,18 +233,18 @@ static void test_no_host_reset(void)
         CHECK(vkprof_collect(ctx) == VKPROF_OK);
     }
     CHECK_EQ_U64(g_sim.cmd_reset, 16);
-    CHECK_EQ_U64(stats(ctx).scopes_collected, 16);
-    CHECK(!stats(ctx).host_reset);
+    CHECK_EQ_U64(th_stats(ctx).scopes_collected, 16);
+    CHECK(!th_stats(ctx).host_reset);
     /* the next lap recorded but not submitted: the slots still hold lap 4's
      * values, available; they must not be taken for this lap's */
     CHECK_VK(vku_begin(&g.dev));
     record_token(ctx, 4, VKPROF_OK);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    CHECK_EQ_U64(stats(ctx).scopes_collected, 16);
-    CHECK_EQ_U64(stats(ctx).scopes_pending, 4);
+    CHECK_EQ_U64(th_stats(ctx).scopes_collected, 16);
+    CHECK_EQ_U64(th_stats(ctx).scopes_pending, 4);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    CHECK_EQ_U64(stats(ctx).scopes_collected, 20);
+    CHECK_EQ_U64(th_stats(ctx).scopes_collected, 20);
     vkprof_destroy(ctx);
 }
 
@@ -298,7 +262,7 @@ static void test_lost_scopes(void)
     record_token(ctx, 2, VKPROF_OK);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 2);
     CHECK_EQ_U64(t.scopes_dropped, 3);
     CHECK_EQ_U64(t.scopes_pending, 0);
@@ -328,7 +292,7 @@ static void test_ring_misuse(void)
         CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
     }
     /* an end in a command buffer the scope was not begun in */
-    VkCommandBuffer other = alloc_cmd();
+    VkCommandBuffer other = th_alloc_cmd(&g);
     CHECK(vkprof_cmd_end(ctx2, other, VKPROF_PHASE_NORM) == VKPROF_ERROR_END_WITHOUT_BEGIN);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &other);
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, 4242) == VKPROF_ERROR_UNKNOWN_PHASE);
@@ -336,14 +300,14 @@ static void test_ring_misuse(void)
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
     /* the region, the 8 nested scopes and the two good ones fold */
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 11);
     CHECK_EQ_U64(t.scopes_pending, 0);
     CHECK_EQ_U64(t.lost_misuse, 1);
     CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
-    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_ROPE), 0);
-    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_ATTENTION), 8);
-    CHECK_EQ_U64(count_of(ctx, VKPROF_PHASE_NORM), 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_ROPE).count, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_ATTENTION).count, 8);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 2);
     /* nested durations hold: each region contains the one inside it */
     vkprof_phase_stats st[VKPROF_MAX_PHASES];
     uint32_t n;
@@ -364,7 +328,7 @@ static void test_ring_misuse(void)
     record_token(ctx, 2, VKPROF_OK);
     CHECK_VK(vku_submit_wait(&g.dev));
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 13);
     CHECK_EQ_U64(t.scopes_pending, 0);
     CHECK_EQ_U64(t.lost_misuse, 2);

@@ -67,32 +67,6 @@ static vkprof_context make(void)
     return ctx;
 }
 
-static VkCommandBuffer alloc_cmd(void)
-{
-    VkCommandBuffer c = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = g.dev.cmd_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    CHECK_VK(vkAllocateCommandBuffers(g.dev.device, &ai, &c));
-    return c;
-}
-
-static void begin_cmd(VkCommandBuffer c)
-{
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK_VK(vkBeginCommandBuffer(c, &bi));
-}
-
-static void submit_wait(vkprof_context ctx, VkCommandBuffer c)
-{
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
-}
-
 /* The slots of one scope's two stamps, as the sim saw them recorded. */
 typedef struct scope_slots {
     uint32_t b, e;
@@ -136,33 +110,17 @@ static bool reported(scope_slots s)
     return g_sim.slot[s.b].reported > 0 && g_sim.slot[s.e].reported > 0;
 }
 
-static vkprof_timing_stats stats(vkprof_context ctx)
-{
-    vkprof_timing_stats t;
-    CHECK(vkprof_get_timing_stats(ctx, &t) == VKPROF_OK);
-    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
-    return t;
-}
-
-static vkprof_phase_stats phase(vkprof_context ctx, vkprof_phase p)
-{
-    vkprof_phase_stats st[VKPROF_MAX_PHASES];
-    uint32_t n;
-    CHECK(vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, NULL) == VKPROF_OK);
-    return st[p];
-}
-
 static void collect(vkprof_context ctx)
 {
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    (void)stats(ctx);
+    (void)th_stats(ctx);
     CHECK_EQ_U64(g_sim.slot_knob_skips, 0);
 }
 
 /* A phase holds exactly `count` scopes of exactly `ticks` in all. */
 static void expect_phase(vkprof_context ctx, vkprof_phase p, uint64_t count, uint64_t ticks)
 {
-    vkprof_phase_stats ps = phase(ctx, p);
+    vkprof_phase_stats ps = th_phase(ctx, p);
     CHECK_EQ_U64(ps.count, count);
     CHECK_EQ_U64(ps.total_ticks, ticks);
 }
@@ -170,7 +128,7 @@ static void expect_phase(vkprof_context ctx, vkprof_phase p, uint64_t count, uin
 static void expect_totals(vkprof_context ctx, uint64_t collected, uint64_t dropped,
                           uint64_t pending)
 {
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, collected);
     CHECK_EQ_U64(t.scopes_dropped, dropped);
     CHECK_EQ_U64(t.scopes_pending, pending);
@@ -182,13 +140,13 @@ static void expect_totals(vkprof_context ctx, uint64_t collected, uint64_t dropp
 static void test_late(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s = scope(ctx, c, VKPROF_PHASE_NORM);
     CHECK_VK(vkEndCommandBuffer(c));
     fake(s, 1000, 111);
     g_sim.slot[s.e].late = 2;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     for (int k = 0; k < 5; k++) {
         collect(ctx);
         bool in = reported(s);
@@ -204,7 +162,7 @@ static void test_late(void)
     /* the second execution: new values, its begin late by one read */
     fake(s, 5000, 222);
     g_sim.slot[s.b].late = 1;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     uint64_t seen = g_sim.slot[s.b].reported;
     collect(ctx);
     bool in = g_sim.slot[s.b].reported > seen;
@@ -216,7 +174,7 @@ static void test_late(void)
         expect_phase(ctx, VKPROF_PHASE_NORM, in ? 2 : 1, in ? 333 : 111);
     }
     CHECK(in);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.samples, 2);
     CHECK_EQ_U64(t.submissions, 2);
     expect_totals(ctx, 2, 0, 0);
@@ -233,8 +191,8 @@ static void test_late(void)
 static void test_late_last_scope(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s0 = scope(ctx, c, VKPROF_PHASE_QKV);
     vku_compute_barrier(c);
     scope_slots s1 = scope(ctx, c, VKPROF_PHASE_ATTENTION);
@@ -242,7 +200,7 @@ static void test_late_last_scope(void)
     fake(s0, 100, 10);
     fake(s1, 200, 20);
     g_sim.slot[s1.e].late = 3;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     for (int k = 0; k < 6; k++) {
         collect(ctx);
         bool in = reported(s1);
@@ -268,8 +226,8 @@ static void test_late_last_scope(void)
 static void test_torn_read(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s0 = scope(ctx, c, VKPROF_PHASE_QKV);
     vku_compute_barrier(c);
     scope_slots s1 = scope(ctx, c, VKPROF_PHASE_ATTENTION);
@@ -277,14 +235,14 @@ static void test_torn_read(void)
     fake(s0, 100, 10);
     fake(s1, 200, 20);
     g_sim.slot[s0.e].late = 1;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     for (int k = 0; k < 3; k++) {
         collect(ctx);
     }
     CHECK_EQ_U64(g_sim.slot[s0.e].hidden, 1); /* the sim did hide one read */
     expect_phase(ctx, VKPROF_PHASE_ATTENTION, 1, 20);
     expect_phase(ctx, VKPROF_PHASE_QKV, 1, 10);
-    CHECK_EQ_U64(stats(ctx).lost_never_submitted, 0);
+    CHECK_EQ_U64(th_stats(ctx).lost_never_submitted, 0);
     expect_totals(ctx, 2, 0, 0);
     vkprof_cmd_release(ctx, c);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
@@ -297,8 +255,8 @@ static void test_torn_read(void)
 static void test_never_mid_buffer(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s0 = scope(ctx, c, VKPROF_PHASE_NORM);
     vku_compute_barrier(c);
     scope_slots s1 = scope(ctx, c, VKPROF_PHASE_QKV);
@@ -313,7 +271,7 @@ static void test_never_mid_buffer(void)
     g_sim.slot[s1.b].never = true;
     g_sim.slot[s1.e].never = true;
     g_sim.slot[s2.e].never = true; /* held until released below */
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     for (int k = 0; k < 3; k++) {
         collect(ctx);
         expect_phase(ctx, VKPROF_PHASE_NORM, 1, 1);
@@ -326,12 +284,12 @@ static void test_never_mid_buffer(void)
     CHECK(reported(s2));
     expect_phase(ctx, VKPROF_PHASE_ATTENTION, 1, 3);
     expect_phase(ctx, VKPROF_PHASE_QKV, 0, 0);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.lost_never_submitted, 1);
     expect_totals(ctx, 2, 1, 0);
     collect(ctx); /* nothing changes any more */
     expect_totals(ctx, 2, 1, 0);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_QKV).count, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).count, 0);
     CHECK(strstr(logs.text, "GPU samples lost") != NULL);
     vkprof_cmd_release(ctx, c);
     expect_totals(ctx, 2, 1, 0);
@@ -346,8 +304,8 @@ static void test_never_mid_buffer(void)
 static void test_never_until_release_or_destroy(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd(), d = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g), d = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s0 = scope(ctx, c, VKPROF_PHASE_NORM);
     vku_compute_barrier(c);
     scope_slots s1 = scope(ctx, c, VKPROF_PHASE_QKV);
@@ -355,25 +313,25 @@ static void test_never_until_release_or_destroy(void)
     fake(s0, 100, 7);
     fake(s1, 200, 9);
     g_sim.slot[s1.e].never = true;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     for (int k = 0; k < 3; k++) {
         collect(ctx);
         expect_phase(ctx, VKPROF_PHASE_NORM, 1, 7);
         expect_totals(ctx, 1, 0, 1);
     }
     CHECK(vkprof_cmd_release(ctx, c) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.lost_reset, 1);
     expect_totals(ctx, 1, 1, 0);
     expect_phase(ctx, VKPROF_PHASE_QKV, 0, 0);
     CHECK_VK(vkResetCommandBuffer(c, 0));
 
-    begin_cmd(d);
+    th_begin_cmd(d);
     scope_slots sd = scope(ctx, d, VKPROF_PHASE_LM_HEAD);
     CHECK_VK(vkEndCommandBuffer(d));
     fake(sd, 300, 5);
     g_sim.slot[sd.b].never = true;
-    submit_wait(ctx, d);
+    th_submit_wait(&g, ctx, 1, &d);
     collect(ctx);
     expect_totals(ctx, 1, 1, 1);
     logs.text[0] = '\0';
@@ -391,33 +349,29 @@ static void test_never_until_release_or_destroy(void)
 static void test_never_then_resubmit(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s = scope(ctx, c, VKPROF_PHASE_MLP_DOWN);
     CHECK_VK(vkEndCommandBuffer(c));
     fake(s, 100, 11);
     g_sim.slot[s.e].never = true;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     collect(ctx);
     expect_totals(ctx, 0, 0, 1);
     /* the library's half of the submit reads the first execution one last
      * time (still hidden), then the device runs the second one */
     CHECK(vkprof_cmd_submit(ctx, g.dev.queue, 1, &c) == VKPROF_OK);
-    CHECK_EQ_U64(stats(ctx).lost_overwritten, 1);
+    CHECK_EQ_U64(th_stats(ctx).lost_overwritten, 1);
     g_sim.slot[s.e].never = false;
     fake(s, 1000, 22);
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
+    th_submit_wait(&g, NULL, 1, &c);
     collect(ctx);
     CHECK(g_sim.slot[s.e].reported > 0);
     expect_phase(ctx, VKPROF_PHASE_MLP_DOWN, 0, 0);
     fake(s, 5000, 33);
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     collect(ctx);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.samples, 3);
     CHECK_EQ_U64(t.lost_overwritten, 2);
     expect_totals(ctx, 1, 2, 0);
@@ -432,13 +386,13 @@ static void test_never_then_resubmit(void)
 static void test_end_before_begin(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s = scope(ctx, c, VKPROF_PHASE_ROPE);
     CHECK_VK(vkEndCommandBuffer(c));
     fake(s, 4000, 44);
     g_sim.slot[s.b].after = s.e + 1;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     collect(ctx);
     CHECK(g_sim.slot[s.e].reported > 0);
     CHECK_EQ_U64(g_sim.slot[s.b].reported, 0);
@@ -470,8 +424,8 @@ static void test_end_before_begin(void)
 static void end_before_begin_then_later_scope(uint32_t extra)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     scope_slots s0 = scope(ctx, c, VKPROF_PHASE_QKV);
     vku_compute_barrier(c);
     scope_slots s1 = scope(ctx, c, VKPROF_PHASE_ATTENTION);
@@ -480,7 +434,7 @@ static void end_before_begin_then_later_scope(uint32_t extra)
     fake(s1, 200, 20);
     g_sim.slot[s0.b].after = s0.e + 1;
     g_sim.slot[s0.b].late = extra;
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     for (int k = 0; k < 5; k++) {
         collect(ctx);
         bool in = reported(s0);
@@ -489,7 +443,7 @@ static void end_before_begin_then_later_scope(uint32_t extra)
         expect_totals(ctx, in ? 2 : 1, 0, in ? 0 : 1);
     }
     CHECK(reported(s0));
-    CHECK_EQ_U64(stats(ctx).lost_never_submitted, 0);
+    CHECK_EQ_U64(th_stats(ctx).lost_never_submitted, 0);
     vkprof_cmd_release(ctx, c);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
     vkprof_destroy(ctx);
@@ -511,19 +465,19 @@ static void test_end_before_begin_late_then_later_scope(void)
 static void test_across_buffers(void)
 {
     vkprof_context ctx = make();
-    VkCommandBuffer a = alloc_cmd(), b = alloc_cmd();
-    begin_cmd(a);
+    VkCommandBuffer a = th_alloc_cmd(&g), b = th_alloc_cmd(&g);
+    th_begin_cmd(a);
     scope_slots sa = scope(ctx, a, VKPROF_PHASE_NORM);
     CHECK_VK(vkEndCommandBuffer(a));
-    begin_cmd(b);
+    th_begin_cmd(b);
     scope_slots sb = scope(ctx, b, VKPROF_PHASE_MLP_GATE_UP);
     CHECK_VK(vkEndCommandBuffer(b));
     fake(sa, 10000, 1234);
     fake(sb, 20000, 567);
     g_sim.slot[sa.b].after = sb.e + 1;
     g_sim.slot[sa.e].after = sb.e + 1;
-    submit_wait(ctx, a);
-    submit_wait(ctx, b);
+    th_submit_wait(&g, ctx, 1, &a);
+    th_submit_wait(&g, ctx, 1, &b);
     for (int k = 0; k < 4; k++) {
         collect(ctx);
         bool ina = reported(sa), inb = reported(sb);
@@ -540,8 +494,8 @@ static void test_across_buffers(void)
     fake(sb, 40000, 765);
     g_sim.slot[sa.b].after = g_sim.slot[sa.e].after = 0;
     g_sim.slot[sa.e].never = true;
-    submit_wait(ctx, a);
-    submit_wait(ctx, b);
+    th_submit_wait(&g, ctx, 1, &a);
+    th_submit_wait(&g, ctx, 1, &b);
     for (int k = 0; k < 3; k++) {
         collect(ctx);
         expect_phase(ctx, VKPROF_PHASE_MLP_GATE_UP, 2, 567 + 765);
@@ -552,7 +506,7 @@ static void test_across_buffers(void)
     collect(ctx);
     expect_phase(ctx, VKPROF_PHASE_NORM, 2, 1234 + 4321);
     expect_totals(ctx, 4, 0, 0);
-    CHECK_EQ_U64(stats(ctx).submissions, 4);
+    CHECK_EQ_U64(th_stats(ctx).submissions, 4);
     vkprof_cmd_release(ctx, a);
     vkprof_cmd_release(ctx, b);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &a);

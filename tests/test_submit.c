@@ -28,49 +28,6 @@ static vkprof_context make(uint32_t queries)
     return ctx;
 }
 
-static VkCommandBuffer alloc_cmd(void)
-{
-    VkCommandBuffer c = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = g.dev.cmd_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    CHECK_VK(vkAllocateCommandBuffers(g.dev.device, &ai, &c));
-    return c;
-}
-
-static void begin_cmd(VkCommandBuffer c)
-{
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK_VK(vkBeginCommandBuffer(c, &bi));
-}
-
-/* Submit through the library's wrapper and wait. */
-static void submit_wait(vkprof_context ctx, VkCommandBuffer c)
-{
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
-}
-
-static vkprof_timing_stats stats(vkprof_context ctx)
-{
-    vkprof_timing_stats t;
-    CHECK(vkprof_get_timing_stats(ctx, &t) == VKPROF_OK);
-    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
-    return t;
-}
-
-static vkprof_phase_stats phase(vkprof_context ctx, vkprof_phase p)
-{
-    vkprof_phase_stats st[VKPROF_MAX_PHASES];
-    uint32_t n;
-    vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &n, NULL);
-    return st[p];
-}
-
 /* One scope around the app's own pair of stamps around `iters` of work. */
 static void record_scope_in(vkprof_context ctx, VkCommandBuffer c, vkprof_phase p, uint32_t iters,
                             VkQueryPool pool)
@@ -124,19 +81,19 @@ static uint64_t app_ticks(void)
 static void test_resubmit_k(bool collect_each)
 {
     vkprof_context ctx = make(0);
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     record_scope(ctx, c, VKPROF_PHASE_MLP_DOWN, 200, true);
     CHECK_VK(vkEndCommandBuffer(c));
     enum { K = 6 };
     uint64_t total_app = 0, worst_extra = 0, prev_total = 0;
     for (int k = 0; k < K; k++) {
-        submit_wait(ctx, c);
+        th_submit_wait(&g, ctx, 1, &c);
         uint64_t a = app_ticks();
         total_app += a;
         if (collect_each) {
             CHECK(vkprof_collect(ctx) == VKPROF_OK);
-            vkprof_phase_stats ps = phase(ctx, VKPROF_PHASE_MLP_DOWN);
+            vkprof_phase_stats ps = th_phase(ctx, VKPROF_PHASE_MLP_DOWN);
             CHECK_EQ_U64(ps.count, (uint64_t)k + 1);
             uint64_t ours = ps.total_ticks - prev_total;
             prev_total = ps.total_ticks;
@@ -151,10 +108,10 @@ static void test_resubmit_k(bool collect_each)
     }
     /* lazily: each submit read the previous execution; the last one now */
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_phase_stats ps = phase(ctx, VKPROF_PHASE_MLP_DOWN);
+    vkprof_phase_stats ps = th_phase(ctx, VKPROF_PHASE_MLP_DOWN);
     CHECK_EQ_U64(ps.count, K);
     CHECK(ps.total_ticks >= total_app);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_recorded, 1);
     CHECK_EQ_U64(t.samples, K);
     CHECK_EQ_U64(t.submissions, K);
@@ -191,34 +148,30 @@ static void test_resubmit_lazy(void)
 static void test_reverse_order(void)
 {
     vkprof_context ctx = make(64);
-    VkCommandBuffer a = alloc_cmd(), b = alloc_cmd();
-    begin_cmd(a);
+    VkCommandBuffer a = th_alloc_cmd(&g), b = th_alloc_cmd(&g);
+    th_begin_cmd(a);
     record_scope_in(ctx, a, VKPROF_PHASE_NORM, 10, app_pool);
     CHECK_VK(vkEndCommandBuffer(a));
-    begin_cmd(b);
+    th_begin_cmd(b);
     record_scope_in(ctx, b, VKPROF_PHASE_MLP_GATE_UP, 2000, app_pool2);
     CHECK_VK(vkEndCommandBuffer(b));
-    submit_wait(ctx, b);
+    th_submit_wait(&g, ctx, 1, &b);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 1); /* B ran; A is pending, not lost */
     CHECK_EQ_U64(t.scopes_pending, 1);
     CHECK_EQ_U64(t.scopes_dropped, 0);
     /* a second "queue": only the app knows it */
     VkQueue other_queue = (VkQueue)(void *)(uintptr_t)0x5eed;
     CHECK(vkprof_cmd_submit(ctx, other_queue, 1, &a) == VKPROF_OK);
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &a};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
+    th_submit_wait(&g, NULL, 1, &a);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 2);
     CHECK_EQ_U64(t.scopes_pending, 0);
     CHECK_EQ_U64(t.scopes_dropped, 0);
-    vkprof_phase_stats pa = phase(ctx, VKPROF_PHASE_NORM),
-                       pb = phase(ctx, VKPROF_PHASE_MLP_GATE_UP);
+    vkprof_phase_stats pa = th_phase(ctx, VKPROF_PHASE_NORM),
+                       pb = th_phase(ctx, VKPROF_PHASE_MLP_GATE_UP);
     CHECK_EQ_U64(pa.count, 1);
     CHECK_EQ_U64(pb.count, 1);
     /* each buffer's sample encloses its own app pair: no mix-up */
@@ -232,16 +185,12 @@ static void test_reverse_order(void)
     CHECK(vkprof_ticks_to_ns(pb.total_ticks - app_b, g.dev.props.limits.timestampPeriod) < 1000000);
     /* both in one batch, reversed again */
     VkCommandBuffer both[2] = {b, a};
-    VkSubmitInfo s2 = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 2, .pCommandBuffers = both};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &s2, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
+    th_submit_wait(&g, ctx, 2, both);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 4);
     CHECK_EQ_U64(t.submissions, 4);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_NORM).count, 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 2);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &a);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &b);
     vkprof_destroy(ctx);
@@ -252,23 +201,23 @@ static void test_reverse_order(void)
 static void test_rerecord(void)
 {
     vkprof_context ctx = make(64);
-    VkCommandBuffer c = alloc_cmd();
+    VkCommandBuffer c = th_alloc_cmd(&g);
     for (int token = 0; token < 5; token++) {
         CHECK_VK(vkResetCommandBuffer(c, 0));
-        begin_cmd(c);
+        th_begin_cmd(c);
         record_scope(ctx, c, VKPROF_PHASE_QKV, 20, false);
         vku_compute_barrier(c);
         record_scope(ctx, c, VKPROF_PHASE_ATTENTION, 20, false);
         CHECK_VK(vkEndCommandBuffer(c));
-        submit_wait(ctx, c);
+        th_submit_wait(&g, ctx, 1, &c);
         vkprof_step(ctx);
     }
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 10);
     CHECK_EQ_U64(t.scopes_dropped, 0);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_QKV).count, 5);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_ATTENTION).count, 5);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).count, 5);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_ATTENTION).count, 5);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
     vkprof_destroy(ctx);
 }
@@ -287,25 +236,25 @@ static void test_sampled_rerecord(void)
     d.log_user = &logbuf;
     vkprof_context ctx = NULL;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    VkCommandBuffer c = alloc_cmd();
+    VkCommandBuffer c = th_alloc_cmd(&g);
     for (int step = 0; step < 9; step++) {
         CHECK_VK(vkResetCommandBuffer(c, 0));
-        begin_cmd(c);
+        th_begin_cmd(c);
         vkprof_result want = step % 3 == 0 ? VKPROF_OK : VKPROF_DISABLED;
         CHECK(vkprof_cmd_begin(ctx, c, VKPROF_PHASE_QKV) == want);
         vku_busy_record(&g.dev, &busy, c, 10);
         CHECK(vkprof_cmd_end(ctx, c, VKPROF_PHASE_QKV) == want);
         CHECK_VK(vkEndCommandBuffer(c));
-        submit_wait(ctx, c);
+        th_submit_wait(&g, ctx, 1, &c);
         CHECK(vkprof_collect(ctx) == VKPROF_OK);
         vkprof_step(ctx);
     }
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.timed_steps, 3);
     CHECK_EQ_U64(t.samples, 3);
     CHECK_EQ_U64(t.scopes_collected, 3);
     CHECK_EQ_U64(t.scopes_dropped, 0);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_QKV).count, 3);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).count, 3);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
     vkprof_destroy(ctx);
 }
@@ -317,25 +266,25 @@ static void test_sampled_rerecord(void)
 static void test_release(void)
 {
     vkprof_context ctx = make(64);
-    VkCommandBuffer done = alloc_cmd(), unsent = alloc_cmd(), never = alloc_cmd();
-    begin_cmd(done);
+    VkCommandBuffer done = th_alloc_cmd(&g), unsent = th_alloc_cmd(&g), never = th_alloc_cmd(&g);
+    th_begin_cmd(done);
     record_scope(ctx, done, VKPROF_PHASE_NORM, 10, false);
     CHECK_VK(vkEndCommandBuffer(done));
-    submit_wait(ctx, done);
+    th_submit_wait(&g, ctx, 1, &done);
     CHECK(vkprof_cmd_release(ctx, done) == VKPROF_OK); /* finished: collected now */
     CHECK_VK(vkResetCommandBuffer(done, 0));
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 1);
     CHECK_EQ_U64(t.scopes_dropped, 0);
 
-    begin_cmd(unsent);
+    th_begin_cmd(unsent);
     record_scope(ctx, unsent, VKPROF_PHASE_ROPE, 10, false);
     CHECK_VK(vkEndCommandBuffer(unsent));
     CHECK(vkprof_cmd_submit(ctx, g.dev.queue, 1, &unsent) == VKPROF_OK); /* then not sent */
     CHECK(vkprof_cmd_release(ctx, unsent) == VKPROF_OK);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &unsent);
 
-    begin_cmd(never);
+    th_begin_cmd(never);
     record_scope(ctx, never, VKPROF_PHASE_MLP_DOWN, 10, false);
     record_scope(ctx, never, VKPROF_PHASE_MLP_DOWN, 10, false);
     CHECK_VK(vkEndCommandBuffer(never));
@@ -343,24 +292,24 @@ static void test_release(void)
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &never);
 
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 1);
     CHECK_EQ_U64(t.lost_reset, 1);
     CHECK_EQ_U64(t.lost_never_submitted, 2);
     CHECK_EQ_U64(t.scopes_dropped, 3);
     CHECK_EQ_U64(t.scopes_pending, 0);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_ROPE).count, 0);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_MLP_DOWN).count, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_ROPE).count, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_MLP_DOWN).count, 0);
     CHECK(logbuf.warnings == 1 && strstr(logbuf.last, "GPU samples lost") != NULL);
 
     /* the released buffer records and submits again like a new one */
-    begin_cmd(done);
+    th_begin_cmd(done);
     record_scope(ctx, done, VKPROF_PHASE_NORM, 10, false);
     CHECK_VK(vkEndCommandBuffer(done));
-    submit_wait(ctx, done);
+    th_submit_wait(&g, ctx, 1, &done);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    CHECK_EQ_U64(stats(ctx).scopes_collected, 2);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_NORM).count, 2);
+    CHECK_EQ_U64(th_stats(ctx).scopes_collected, 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 2);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &done);
     vkprof_destroy(ctx);
 }
@@ -371,22 +320,22 @@ static void test_release(void)
 static void test_overwritten(void)
 {
     vkprof_context ctx = make(64);
-    VkCommandBuffer c = alloc_cmd();
-    begin_cmd(c);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
     record_scope(ctx, c, VKPROF_PHASE_LM_HEAD, 10, false);
     CHECK_VK(vkEndCommandBuffer(c));
     CHECK(vkprof_cmd_submit(ctx, g.dev.queue, 1, &c) == VKPROF_OK); /* not sent */
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_timing_stats t = stats(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.samples, 2);
     CHECK_EQ_U64(t.lost_overwritten, 2); /* the first, and the second that may hold its values */
     CHECK_EQ_U64(t.scopes_collected, 0);
-    CHECK_EQ_U64(phase(ctx, VKPROF_PHASE_LM_HEAD).count, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_LM_HEAD).count, 0);
     /* once an execution is read in time, samples are exact again */
-    submit_wait(ctx, c);
+    th_submit_wait(&g, ctx, 1, &c);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    t = stats(ctx);
+    t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_collected, 1);
     CHECK_EQ_U64(t.scopes_pending, 0);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);

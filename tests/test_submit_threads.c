@@ -199,19 +199,11 @@ static void *run(void *arg)
     return NULL;
 }
 
-static vkprof_timing_stats stats(void)
-{
-    vkprof_timing_stats t;
-    CHECK(vkprof_get_timing_stats(ctx, &t) == VKPROF_OK);
-    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
-    return t;
-}
-
 static void check_final(const char *when)
 {
     printf("  %s\n", when);
     const uint64_t resubmitters = THREADS / 2, rerecorders = THREADS - resubmitters;
-    vkprof_timing_stats t = stats();
+    vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_recorded, (resubmitters + rerecorders * TOKENS) * SCOPES);
     CHECK_EQ_U64(t.samples, (uint64_t)THREADS * TOKENS * SCOPES);
     CHECK_EQ_U64(t.scopes_collected, (uint64_t)THREADS * TOKENS * SCOPES);

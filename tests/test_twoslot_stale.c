@@ -33,15 +33,6 @@ static void cb_end(VkCommandBuffer cb)
     CHECK_VK(vkEndCommandBuffer(cb));
 }
 
-static void cb_submit_wait(VkCommandBuffer cb)
-{
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(60000000000)));
-}
-
 static vkprof_context make_ctx(bool host_reset, th_log *log)
 {
     vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
@@ -73,7 +64,7 @@ static uint64_t good_cycle(vkprof_context c, vkprof_phase p, uint32_t iters)
     cb_begin(cmd1);
     record_scope(c, cmd1, p, iters);
     cb_end(cmd1);
-    cb_submit_wait(cmd1);
+    th_submit_wait(&g, NULL, 1, &cmd1);
     uint64_t ns = 0;
     CHECK(vkprof_resolve(c, &ns) == VKPROF_OK);
     CHECK(vkprof_accumulate(c, p) == VKPROF_OK);
@@ -163,7 +154,7 @@ static void stale_case(bool host_reset, lead_in lead)
     cb_begin(cmd1);
     record_scope(c, cmd1, pa, iters_long);
     cb_end(cmd1);
-    cb_submit_wait(cmd1);
+    th_submit_wait(&g, NULL, 1, &cmd1);
 
     /* B: short, begun in cmd2, which discards A; not submitted yet */
     int warnings = log.warnings;
@@ -204,7 +195,7 @@ static void stale_case(bool host_reset, lead_in lead)
 
     /* cmd2 runs: B's own value */
     cb_end(cmd2);
-    cb_submit_wait(cmd2);
+    th_submit_wait(&g, NULL, 1, &cmd2);
     ns = 0;
     CHECK(vkprof_resolve(c, &ns) == VKPROF_OK);
     printf("    B resolved: %.3f ms (A's work: %.3f ms)\n", ns / 1e6, ns_long_ref / 1e6);
@@ -260,8 +251,8 @@ static void late_a_case(bool host_reset)
     record_scope(c, cmd2, pb, ITERS_SHORT); /* discards A */
     cb_end(cmd2);
     CHECK_EQ_U64(errors_of(c).discarded, 1);
-    cb_submit_wait(cmd1);
-    cb_submit_wait(cmd2);
+    th_submit_wait(&g, NULL, 1, &cmd1);
+    th_submit_wait(&g, NULL, 1, &cmd2);
     uint64_t ns = 0;
     CHECK(vkprof_resolve(c, &ns) == VKPROF_OK);
     printf("    B resolved: %.3f ms (A's work: %.3f ms)\n", ns / 1e6, ns_long_ref / 1e6);
@@ -296,11 +287,8 @@ int main(void)
     th_gpu_init(&g);
     th_busy_init(&g, &busy, COUNT);
     cmd1 = g.dev.cmd;
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = g.dev.cmd_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    if (vkAllocateCommandBuffers(g.dev.device, &ai, &cmd2) != VK_SUCCESS) {
+    cmd2 = th_alloc_cmd(&g);
+    if (cmd2 == VK_NULL_HANDLE) {
         fprintf(stderr, "FAIL: cannot allocate a second command buffer\n");
         return 1;
     }
