@@ -1,0 +1,145 @@
+/* `vkprof bench`, inside: the pieces of tools/cmd_bench.c (the command: its
+ * options and the order of the steps). See docs/performance.md.
+ *
+ *   bench_run.c     the configurations (one vkprof context each), the warm-up
+ *                   and the interleaved rounds through the decode engine, and
+ *                   what the library counted in them;
+ *   bench_host.c    the host costs: an off call site, a span, the clock, and
+ *                   the export of a full trace store;
+ *   bench_stats.c   medians, min/max, same-round ratios, cost per stamp, the
+ *                   per-phase split agreement;
+ *   bench_output.c  the text report and the JSON.
+ *
+ * Internal to the tool; not an API. */
+#ifndef VKPROF_TOOLS_BENCH_H
+#define VKPROF_TOOLS_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "decode_spans.h"
+#include "vkutil.h"
+
+/* The configurations, in the order of the report. */
+enum {
+    C_OFF,
+    C_HOST,
+    C_2SLOT,
+    C_RING,
+    C_RING_SHARED,
+    C_RING_SAMPLED,
+    C_BASE,
+    C_BASE_SHARED,
+    C_COUNT
+};
+
+typedef struct bench_info {
+    const char *name; /* "ring-shared" */
+    const char *what; /* one sentence: what is recorded */
+} bench_info;
+
+extern const bench_info bench_cinfo[C_COUNT];
+
+#define BENCH_MAX_PHASES 32u
+
+/* One configuration: its context and hooks, and its figures. */
+typedef struct bconf {
+    dec_profile mode;
+    vkprof_context prof; /* NULL: off and the baselines */
+    dec_hooks hooks;
+    double *tps;   /* per round */
+    double *ratio; /* per round, against off of the same round */
+    double tps_med, ratio_med, ratio_min, ratio_max;
+    double stamps_per_token;
+    double cost_per_stamp_ns; /* median over rounds of (token time - off) / stamps */
+    bool has_phases;
+    double phase_ns_per_token[VKPROF_PHASE_DEFAULT_COUNT]; /* per timed token */
+    uint64_t phase_count[VKPROF_PHASE_DEFAULT_COUNT];
+    uint64_t timed_tokens;
+    uint64_t bl_ns[VKPROF_PHASE_DEFAULT_COUNT], bl_count[VKPROF_PHASE_DEFAULT_COUNT];
+    uint64_t bl_stamps;
+    vkprof_timing_stats ts;
+    vkprof_error_counts ec;
+} bconf;
+
+typedef struct host_costs {
+    uint64_t off_iters, span_iters, clock_iters;
+    double off_callsite_ns, empty_loop_ns, span_ns, clock_ns;
+    /* trace export */
+    uint32_t trace_capacity;
+    uint64_t trace_recorded, trace_dropped;
+    double fill_ns_per_span, write_s, events_per_s;
+    long long file_bytes;
+    long long rss_before, rss_after_fill, hwm_after_write; /* bytes; -1 unknown */
+} host_costs;
+
+/* The decode runs: one engine, the configurations, the reference tokens. */
+typedef struct bench {
+    dec_engine *eng;
+    uint32_t tokens, repeats;
+    uint32_t *ref_ids, *ids;
+    uint32_t mismatches;
+    bool have_ref; /* ref_ids hold the unprofiled warm-up's tokens */
+    bconf conf[C_COUNT];
+    dec_span_glue glue; /* the host configuration's span hooks */
+    char err[512];
+} bench;
+
+/* What the report and the JSON show. */
+typedef struct summary {
+    const dec_preset *p;
+    const char *device;
+    uint32_t tokens, repeats, sample_every, calls_per_token;
+    bconf *c;
+    const host_costs *h;
+    double ring_vs_base_med, ring_vs_base_min, ring_vs_base_max;
+    double rings_vs_bases_med, rings_vs_bases_min, rings_vs_bases_max;
+    double split_ring_sampled, split_rings_sampled, split_ring_2slot, split_ring_base,
+        split_rings_bases;
+    double ring_over_base_time, rings_over_bases_time;
+    bool tokens_identical;
+} summary;
+
+/* ---- bench_run.c ---- */
+uint64_t bench_now_ns(void);
+/* A context desc for this bench: off, quiet, no trace file of its own. */
+vkprof_context_desc bench_base_desc(const vku_instance *inst, const vku_device *dev);
+/* The per-round arrays and the token buffers; 1 (printed) when out of memory. */
+int bench_alloc(bench *b, uint32_t tokens, uint32_t repeats);
+/* One context per profiled configuration, and its hooks; 1 (printed) on failure. */
+int bench_create_configs(bench *b, const vku_instance *inst, const vku_device *dev,
+                         uint32_t sample_every);
+/* One warm-up run per configuration (the first gives the reference tokens),
+ * then `repeats` interleaved rounds; 1 (printed) on failure. */
+int bench_run_rounds(bench *b);
+/* What the library (or the baseline) counted over the measured rounds:
+ * stamps, timed tokens, per-phase time. */
+void bench_gather(bench *b);
+void bench_free(bench *b);
+
+/* ---- bench_host.c ---- */
+int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_costs *h);
+
+/* ---- bench_stats.c ---- */
+/* Median of n values (not modified); NAN for none. */
+double bench_median(const double *v, uint32_t n);
+void bench_min_max(const double *v, uint32_t n, double *lo, double *hi);
+/* Max |share difference| over the phases, in percentage points; NAN when
+ * either side has no time. */
+double bench_split_diff(const double *a, const double *b);
+double bench_sum_phases(const double *a);
+/* Medians, ranges and cost per stamp of every configuration (after
+ * bench_gather). */
+void bench_figures(bench *b);
+/* The summary's figures across configurations (ring over baseline, split
+ * agreement); 1 (printed) when out of memory. */
+int bench_summarise(const bench *b, summary *s);
+
+/* ---- bench_output.c ---- */
+void bench_print_report(const summary *s);
+/* The notes about dropped scopes and errors, after the report. */
+void bench_print_notes(const summary *s);
+int bench_write_json(const char *path, const summary *s);
+
+#endif
