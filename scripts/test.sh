@@ -47,8 +47,8 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # ring-mode recording and submits from many threads into one context.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=thread
-  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline test_submit_threads
-  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline|test_submit_threads)$'
+  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads
+  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline_trace|test_submit_threads)$'
 fi
 
 # One closing line over every ctest run above.
