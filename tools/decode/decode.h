@@ -121,6 +121,8 @@ typedef struct dec_hooks {
     void (*step)(void *user, uint32_t index, uint32_t token);
 } dec_hooks;
 
+/* Each mode is one file behind the engine's profiling seam
+ * (decode_profile.h). */
 typedef enum dec_profile {
     DEC_PROFILE_OFF = 0, /* one command buffer, one submit per token */
     DEC_PROFILE_GPU = 1, /* vkprof 2-slot: one submit+wait per phase call */
@@ -131,13 +133,12 @@ typedef enum dec_profile {
      * shared_boundaries / sample_every); the caller counts steps with
      * vkprof_step() (e.g. from the step hook), which sampling relies on. */
     DEC_PROFILE_RING = 2,
-    /* "bare Vulkan": the same stamps as RING without the library. The engine
-     * owns a timestamp query pool, 2 stamps per phase call, written with
-     * vkCmdWriteTimestamp2(ALL_COMMANDS) (vkCmdWriteTimestamp(BOTTOM_OF_PIPE)
-     * without synchronization2) at the places RING stamps; the pool is reset
-     * from the host before each token (hostQueryReset) or at the start of the
-     * command buffer; after the fence all results are read with one
-     * vkGetQueryPoolResults(64_BIT | WAIT) and end - begin summed per phase. */
+    /* "bare Vulkan": the same stamps as RING without the library
+     * (decode_baseline.c). The mode owns a timestamp query pool, 2 stamps per phase call, written
+     * with vkCmdWriteTimestamp2(ALL_COMMANDS) (vkCmdWriteTimestamp(BOTTOM_OF_PIPE) without
+     * synchronization2) at the places RING stamps; the pool is reset from the host before each
+     * token (hostQueryReset) or at the start of the command buffer; after the fence all results are
+     * read with one vkGetQueryPoolResults(64_BIT | WAIT) and end - begin summed per phase. */
     DEC_PROFILE_BASELINE = 3,
     /* The same with one stamp per boundary: a phase call begins at the
      * previous one's end stamp (the barrier between counts toward the

@@ -106,18 +106,6 @@ struct dec_engine {
     dec_phase_cost cost[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t allocated;
     dec_prof prof; /* the profiling mode and its state (decode_profile.h) */
-    /* baseline modes: the engine's own timestamp pool */
-    VkQueryPool qpool;
-    uint32_t qcap, qnext;       /* queries in the pool; next free one this token */
-    uint32_t calls_cap, ncalls; /* phase calls per token; recorded this token */
-    struct bl_call {
-        uint32_t phase, begin, end;
-    } * bl_calls;
-    uint64_t *bl_results;
-    uint64_t bl_mask;
-    float bl_period;
-    uint64_t bl_ticks[VKPROF_PHASE_DEFAULT_COUNT], bl_count[VKPROF_PHASE_DEFAULT_COUNT];
-    uint64_t bl_stamps;
     /* per-step recording state */
     VkCommandBuffer cmd;
     uint32_t calls_in_cmd;
@@ -126,8 +114,6 @@ struct dec_engine {
     char *err;
     size_t err_size;
 };
-
-static int bl_prepare(dec_engine *e);
 
 static void set_err(dec_engine *e, const char *fmt, ...)
 {
@@ -820,10 +806,6 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     if (!e->fail) {
         build_sets(e);
     }
-    if (!e->fail &&
-        (cfg->profile == DEC_PROFILE_BASELINE || cfg->profile == DEC_PROFILE_BASELINE_SHARED)) {
-        bl_prepare(e);
-    }
     if (!e->fail) {
         prof_check(e, dec_prof_prepare(&e->prof));
     }
@@ -846,11 +828,6 @@ void dec_destroy(dec_engine *e)
     if (e->pool != VK_NULL_HANDLE) {
         vkDestroyDescriptorPool(dv, e->pool, NULL);
     }
-    if (e->qpool != VK_NULL_HANDLE) {
-        vkDestroyQueryPool(dv, e->qpool, NULL);
-    }
-    free(e->bl_calls);
-    free(e->bl_results);
     for (uint32_t i = 0; i < P_COUNT; i++) {
         dpipe *p = &e->pipe[i];
         if (p->pipe != VK_NULL_HANDLE) {
@@ -888,113 +865,6 @@ void dec_destroy(dec_engine *e)
 
 /* ---- one token ----------------------------------------------------------------------- */
 
-/* (moving to decode_baseline.c) */
-const dec_prof_mode dec_mode_baseline = {.id = DEC_PROFILE_BASELINE, .name = "baseline"};
-const dec_prof_mode dec_mode_baseline_shared = {.id = DEC_PROFILE_BASELINE_SHARED,
-                                                .name = "baseline-shared"};
-
-static bool is_baseline(const dec_engine *e)
-{
-    return e->cfg.profile == DEC_PROFILE_BASELINE || e->cfg.profile == DEC_PROFILE_BASELINE_SHARED;
-}
-
-/* The stamp the library writes, without the library. */
-static void bl_stamp(dec_engine *e, uint32_t query)
-{
-    if (e->dev->sync2) {
-        vkCmdWriteTimestamp2(e->cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, e->qpool, query);
-    } else {
-        vkCmdWriteTimestamp(e->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->qpool, query);
-    }
-}
-
-/* Before recording a token: reset the pool from the host where allowed (the
- * previous token's fence has been waited on, so no query is in use). */
-static void bl_host_reset(dec_engine *e)
-{
-    e->qnext = 0;
-    e->ncalls = 0;
-    if (e->dev->host_query_reset) {
-        vkResetQueryPool(e->dev->device, e->qpool, 0, e->qcap);
-    }
-}
-
-/* After begin_cmd: reset in the command buffer when the host may not. */
-static void bl_cmd_reset(dec_engine *e)
-{
-    if (!e->fail && !e->dev->host_query_reset) {
-        vkCmdResetQueryPool(e->cmd, e->qpool, 0, e->qcap);
-    }
-}
-
-/* After the token's fence: every result in one read, summed per phase. */
-static void bl_read(dec_engine *e)
-{
-    if (e->fail || e->qnext == 0) {
-        return;
-    }
-    VkResult r = vkGetQueryPoolResults(
-        e->dev->device, e->qpool, 0, e->qnext, (size_t)e->qnext * sizeof(uint64_t), e->bl_results,
-        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (r != VK_SUCCESS) {
-        set_err(e, "baseline: vkGetQueryPoolResults failed: %s", vku_result_name(r));
-        return;
-    }
-    for (uint32_t i = 0; i < e->ncalls; i++) {
-        const struct bl_call *c = &e->bl_calls[i];
-        e->bl_ticks[c->phase] += (e->bl_results[c->end] - e->bl_results[c->begin]) & e->bl_mask;
-        e->bl_count[c->phase]++;
-    }
-    e->bl_stamps += e->qnext;
-}
-
-/* The baseline's pool, arrays and clock facts (once per engine). */
-static int bl_prepare(dec_engine *e)
-{
-    if (e->qpool != VK_NULL_HANDLE) {
-        return 0;
-    }
-    uint32_t nf = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(e->dev->phys, &nf, NULL);
-    VkQueueFamilyProperties *fp = calloc(nf ? nf : 1, sizeof *fp);
-    if (fp == NULL) {
-        set_err(e, "out of host memory");
-        return 1;
-    }
-    vkGetPhysicalDeviceQueueFamilyProperties(e->dev->phys, &nf, fp);
-    uint32_t bits = e->dev->family < nf ? fp[e->dev->family].timestampValidBits : 0;
-    free(fp);
-    float period = e->dev->props.limits.timestampPeriod;
-    if (bits == 0 || bits > 64 || !(period > 0.0f)) {
-        set_err(e, "the baseline needs timestamps, and the compute queue of %s has none",
-                e->dev->props.deviceName);
-        return 1;
-    }
-    e->bl_mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-    e->bl_period = period;
-    e->calls_cap = dec_calls_per_token(e);
-    e->qcap = 2 * e->calls_cap;
-    e->bl_calls = calloc(e->calls_cap, sizeof *e->bl_calls);
-    e->bl_results = calloc(e->qcap, sizeof *e->bl_results);
-    if (e->bl_calls == NULL || e->bl_results == NULL) {
-        set_err(e, "out of host memory");
-        return 1;
-    }
-    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                 .queryCount = e->qcap};
-    VkResult r = vkCreateQueryPool(e->dev->device, &qci, NULL, &e->qpool);
-    if (r != VK_SUCCESS) {
-        e->qpool = VK_NULL_HANDLE;
-        set_err(e, "baseline: vkCreateQueryPool failed: %s", vku_result_name(r));
-        return 1;
-    }
-    if (e->dev->host_query_reset) {
-        vkResetQueryPool(e->dev->device, e->qpool, 0, e->qcap);
-    }
-    return 0;
-}
-
 /* The section a phase call is when it is its own submit: its vkprof name. */
 static const char *call_section(const dec_engine *e, uint32_t phase)
 {
@@ -1020,21 +890,6 @@ static void phase_begin(dec_engine *e, uint32_t phase)
     if (!e->fail) {
         prof_check(e, dec_prof_phase_begin(&e->prof, e->cmd, phase));
     }
-    if (is_baseline(e) && !e->fail) {
-        if (e->ncalls >= e->calls_cap || e->qnext + 2 > e->qcap) {
-            set_err(e, "baseline: more phase calls in a token than planned (%u)", e->calls_cap);
-            return;
-        }
-        struct bl_call *c = &e->bl_calls[e->ncalls];
-        c->phase = phase;
-        if (e->cfg.profile == DEC_PROFILE_BASELINE_SHARED && e->ncalls > 0) {
-            c->begin = e->bl_calls[e->ncalls - 1].end; /* one stamp per boundary */
-        } else {
-            c->begin = e->qnext++;
-            bl_stamp(e, c->begin);
-        }
-        c->end = UINT32_MAX;
-    }
 }
 
 static void finish_cmd(dec_engine *e)
@@ -1054,11 +909,6 @@ static void phase_end(dec_engine *e, uint32_t phase)
     if (!dec_prof_submit_per_call(&e->prof)) {
         if (!e->fail) {
             prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, phase));
-        }
-        if (is_baseline(e) && !e->fail) {
-            struct bl_call *c = &e->bl_calls[e->ncalls++];
-            c->end = e->qnext++;
-            bl_stamp(e, c->end);
         }
         return;
     }
@@ -1256,15 +1106,9 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
     } else {
         hook_begin(e, "record");
         prof_check(e, dec_prof_token_begin(&e->prof));
-        if (is_baseline(e)) {
-            bl_host_reset(e);
-        }
         begin_cmd(e);
         if (!e->fail) {
             prof_check(e, dec_prof_cmd_begun(&e->prof, e->cmd));
-        }
-        if (is_baseline(e)) {
-            bl_cmd_reset(e);
         }
         e->calls_in_cmd = 0;
         record_token(e, token);
@@ -1277,9 +1121,6 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         hook_end(e, "submit_wait");
         if (!e->fail) {
             prof_check(e, dec_prof_token_done(&e->prof));
-        }
-        if (is_baseline(e)) {
-            bl_read(e);
         }
     }
     hook_end(e, "token");
@@ -1304,9 +1145,6 @@ void dec_reset(dec_engine *e)
     e->pos = 0;
     memset(e->cost, 0, sizeof e->cost);
     dec_prof_reset(&e->prof);
-    memset(e->bl_ticks, 0, sizeof e->bl_ticks);
-    memset(e->bl_count, 0, sizeof e->bl_count);
-    e->bl_stamps = 0;
 }
 
 int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
@@ -1318,12 +1156,7 @@ int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
     if (err_size > 0) {
         err[0] = '\0';
     }
-    if (profile == DEC_PROFILE_BASELINE || profile == DEC_PROFILE_BASELINE_SHARED) {
-        bl_prepare(e);
-    }
-    if (!e->fail) {
-        prof_check(e, dec_prof_switch(&e->prof, profile, prof));
-    }
+    prof_check(e, dec_prof_switch(&e->prof, profile, prof));
     if (e->fail) {
         return 1;
     }
@@ -1340,23 +1173,9 @@ uint32_t dec_calls_per_token(const dec_engine *e)
     return 9 * e->p.n_layers + 4;
 }
 
-int dec_baseline_phase(const dec_engine *e, uint32_t phase_id, uint64_t *count, uint64_t *ns)
+const dec_prof *dec_engine_prof(const dec_engine *e)
 {
-    if (phase_id >= VKPROF_PHASE_DEFAULT_COUNT) {
-        return 1;
-    }
-    if (count != NULL) {
-        *count = e->bl_count[phase_id];
-    }
-    if (ns != NULL) {
-        *ns = vkprof_ticks_to_ns(e->bl_ticks[phase_id], e->bl_period);
-    }
-    return 0;
-}
-
-uint64_t dec_baseline_stamps(const dec_engine *e)
-{
-    return e->bl_stamps;
+    return &e->prof;
 }
 
 const float *dec_logits(const dec_engine *e)

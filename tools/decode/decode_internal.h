@@ -16,4 +16,8 @@ dec_shapes dec_shapes_of(const dec_preset *p);
 /* cos/sin pairs [ctx][head_dim/2][2], computed in double, stored as float. */
 void dec_rope_table(const dec_preset *p, uint32_t ctx, float *out);
 
+/* The engine's profiling (decode_profile.h), for the modes' own figures. */
+typedef struct dec_prof dec_prof;
+const dec_prof *dec_engine_prof(const dec_engine *e);
+
 #endif

@@ -67,7 +67,7 @@ int dec_prof_init(dec_prof *p, vku_device *dev, uint32_t calls_per_token, dec_pr
 static int state_of(dec_prof *p, const dec_prof_mode *m, void **out)
 {
     void **slot = &p->states[m->id];
-    if (*slot == NULL && m->create != NULL && m->create(p, slot) != 0) {
+    if (*slot == NULL && m->create != NULL && m->create(p, m, slot) != 0) {
         *slot = NULL;
         return 1;
     }

@@ -33,10 +33,10 @@
  * and around them: check (the mode's configuration, at dec_create and
  * dec_reconfigure), create/destroy (the mode's state: created before the
  * first token the first time the mode is selected on an engine, kept until
- * dec_destroy), reset (dec_reset, and each switch into the mode: the sums to
- * zero). After a failure in a step the engine calls no more of the mode in
- * that step (nor submits). Calls that return int return 0, or 1 with a
- * message in p->msg (dec_prof_fail). */
+ * dec_destroy; create is told its mode, which is not yet p->mode), reset (dec_reset, and each
+ * switch into the mode: the sums to zero). After a failure in a step the engine calls no more of
+ * the mode in that step (nor submits). Calls that return int return 0, or 1 with a message in
+ * p->msg (dec_prof_fail). */
 #ifndef VKPROF_DECODE_PROFILE_H
 #define VKPROF_DECODE_PROFILE_H
 
@@ -45,13 +45,14 @@
 #define DEC_PROF_MODES 5 /* dec_profile values */
 
 typedef struct dec_prof dec_prof;
+typedef struct dec_prof_mode dec_prof_mode;
 
-typedef struct dec_prof_mode {
+struct dec_prof_mode {
     dec_profile id;
     const char *name; /* dec_profile_name */
     bool submit_per_call;
     int (*check)(dec_prof *p, vkprof_context ctx);
-    int (*create)(dec_prof *p, void **state);
+    int (*create)(dec_prof *p, const dec_prof_mode *mode, void **state);
     void (*destroy)(dec_prof *p, void *state);
     void (*reset)(dec_prof *p);
     int (*token_begin)(dec_prof *p);
@@ -61,7 +62,7 @@ typedef struct dec_prof_mode {
     void (*pre_submit)(dec_prof *p, VkCommandBuffer cmd);
     int (*call_done)(dec_prof *p, uint32_t phase);
     int (*token_done)(dec_prof *p);
-} dec_prof_mode;
+};
 
 /* One engine's profiling: what the engine gives every mode, and the modes'
  * states. */
