@@ -1,6 +1,7 @@
 /* `vkprof decode`: a Llama-shaped decode loop on Vulkan compute (random
  * weights), optionally timed per phase with the library's 2-slot cycle. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,66 +76,106 @@ typedef struct run_result {
     const char *snapshot; /* vkprof_snapshot_json, or NULL */
 } run_result;
 
+/* A figure with exactly `decimals` digits after the point, as the summary
+ * has always written it ("%.*f", rounded to nearest), through the JSON
+ * writer's fixed-point numbers; NaN and infinities as null, a value beyond
+ * the int64 range at full precision. */
+static void kv_fixed(vkprof_json *j, const char *key, double v, unsigned decimals)
+{
+    double scaled = v;
+    for (unsigned i = 0; i < decimals; i++) {
+        scaled *= 10.0;
+    }
+    vkprof__json_key(j, key);
+    if (isfinite(scaled) && fabs(scaled) < 9.0e18) {
+        vkprof__json_fixed(j, (int64_t)llround(scaled), decimals);
+    } else {
+        vkprof__json_f64(j, v);
+    }
+}
+
 static int write_json(const char *path, const run_result *r)
 {
     outfile o;
     if (outfile_open(&o, "vkprof decode", path) != 0) {
         return 1;
     }
-    FILE *f = o.f;
-    fprintf(f, "{\n  \"tool\": \"vkprof decode\",\n  \"preset\": ");
-    json_put_string(f, r->p->name);
-    fprintf(f, ",\n  \"device\": ");
-    json_put_string(f, r->device);
-    fprintf(f, ",\n  \"precision\": ");
-    json_put_string(f, DEC_PRECISION);
-    fprintf(f,
-            ",\n  \"model\": {\"dim\": %u, \"layers\": %u, \"heads\": %u, \"kv_heads\": %u, "
-            "\"head_dim\": %u, \"ffn\": %u, \"vocab\": %u, \"context\": %u, \"rope_theta\": %.1f, "
-            "\"tied_embeddings\": %s, \"params\": %llu},\n",
-            r->p->dim, r->p->n_layers, r->p->n_heads, r->p->n_kv_heads, r->p->head_dim, r->p->ffn,
-            r->p->vocab, r->ctx, (double)r->p->rope_theta, r->p->tie_embeddings ? "true" : "false",
-            (unsigned long long)dec_param_count(r->p));
-    fprintf(f, "  \"seed\": %u,\n  \"profile\": ", r->seed);
-    json_put_string(f, r->profile);
-    fprintf(f,
-            ",\n  \"serialised\": %s,\n  \"tokens\": %u,\n  \"first_token\": %u,\n"
-            "  \"seconds\": %.6f,\n  \"init_seconds\": %.6f,\n  \"tokens_per_s\": %.6f,\n"
-            "  \"device_bytes\": %llu,\n  \"bytes_per_token\": %.0f,\n"
-            "  \"flops_per_token\": %.0f,\n  \"token_ids\": [",
-            strcmp(r->profile, "gpu") == 0 ? "true" : "false", r->tokens, r->first_token,
-            r->seconds, r->init_seconds, r->tokens_per_s, (unsigned long long)r->device_bytes,
-            r->bytes_per_token, r->flops_per_token);
+    vkprof_json jw, *j = &jw;
+    outfile_json(&o, j);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "tool", "vkprof decode");
+    vkprof__json_kv_str(j, "preset", r->p->name);
+    vkprof__json_kv_str(j, "device", r->device);
+    vkprof__json_kv_str(j, "precision", DEC_PRECISION);
+    vkprof__json_key(j, "model");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "dim", r->p->dim);
+    vkprof__json_kv_u64(j, "layers", r->p->n_layers);
+    vkprof__json_kv_u64(j, "heads", r->p->n_heads);
+    vkprof__json_kv_u64(j, "kv_heads", r->p->n_kv_heads);
+    vkprof__json_kv_u64(j, "head_dim", r->p->head_dim);
+    vkprof__json_kv_u64(j, "ffn", r->p->ffn);
+    vkprof__json_kv_u64(j, "vocab", r->p->vocab);
+    vkprof__json_kv_u64(j, "context", r->ctx);
+    kv_fixed(j, "rope_theta", (double)r->p->rope_theta, 1);
+    vkprof__json_kv_bool(j, "tied_embeddings", r->p->tie_embeddings);
+    vkprof__json_kv_u64(j, "params", dec_param_count(r->p));
+    vkprof__json_end(j);
+    vkprof__json_kv_u64(j, "seed", r->seed);
+    vkprof__json_kv_str(j, "profile", r->profile);
+    vkprof__json_kv_bool(j, "serialised", strcmp(r->profile, "gpu") == 0);
+    vkprof__json_kv_u64(j, "tokens", r->tokens);
+    vkprof__json_kv_u64(j, "first_token", r->first_token);
+    kv_fixed(j, "seconds", r->seconds, 6);
+    kv_fixed(j, "init_seconds", r->init_seconds, 6);
+    kv_fixed(j, "tokens_per_s", r->tokens_per_s, 6);
+    vkprof__json_kv_u64(j, "device_bytes", r->device_bytes);
+    kv_fixed(j, "bytes_per_token", r->bytes_per_token, 0);
+    kv_fixed(j, "flops_per_token", r->flops_per_token, 0);
+    vkprof__json_key(j, "token_ids");
+    vkprof__json_arr(j);
     for (uint32_t i = 0; i < r->tokens; i++) {
-        fprintf(f, "%s%u", i ? ", " : "", r->ids[i]);
+        vkprof__json_u64(j, r->ids[i]);
     }
-    fprintf(f, "],\n  \"phases\": [");
+    vkprof__json_end(j);
+    vkprof__json_key(j, "phases");
+    vkprof__json_arr(j);
     for (uint32_t i = 0; i < r->nrows; i++) {
         const phase_row *w = &r->rows[i];
-        fprintf(f,
-                "%s\n    {\"name\": \"%s\", \"id\": %u, \"calls_per_token\": %.3f, "
-                "\"bytes_per_token\": %.0f, \"flops_per_token\": %.0f",
-                i ? "," : "", w->name, w->id, w->calls_per_token, w->bytes_per_token,
-                w->flops_per_token);
+        vkprof__json_obj(j);
+        vkprof__json_kv_str(j, "name", w->name);
+        vkprof__json_kv_u64(j, "id", w->id);
+        kv_fixed(j, "calls_per_token", w->calls_per_token, 3);
+        kv_fixed(j, "bytes_per_token", w->bytes_per_token, 0);
+        kv_fixed(j, "flops_per_token", w->flops_per_token, 0);
         if (r->snapshot != NULL) { /* timed (--profile gpu) */
-            fprintf(f,
-                    ", \"count\": %llu, \"total_ns\": %llu, \"ms_per_token\": %.6f, "
-                    "\"percent\": %.3f, \"us_per_call\": %.3f, \"gbps\": %.3f, "
-                    "\"gflops\": %.3f",
-                    (unsigned long long)w->count, (unsigned long long)w->total_ns, w->ms_per_token,
-                    w->pct, w->us_per_call, w->gbps, w->gflops);
+            vkprof__json_kv_u64(j, "count", w->count);
+            vkprof__json_kv_u64(j, "total_ns", w->total_ns);
+            kv_fixed(j, "ms_per_token", w->ms_per_token, 6);
+            kv_fixed(j, "percent", w->pct, 3);
+            kv_fixed(j, "us_per_call", w->us_per_call, 3);
+            kv_fixed(j, "gbps", w->gbps, 3);
+            kv_fixed(j, "gflops", w->gflops, 3);
         }
         if (r->peak_gbps > 0 && r->snapshot != NULL) {
-            fprintf(f, ", \"percent_of_peak\": %.3f", 100.0 * w->gbps / r->peak_gbps);
+            kv_fixed(j, "percent_of_peak", 100.0 * w->gbps / r->peak_gbps, 3);
         }
-        fputc('}', f);
+        vkprof__json_end(j);
     }
-    fprintf(f, "\n  ]");
+    vkprof__json_end(j);
     if (r->peak_gbps > 0) {
-        fprintf(f, ",\n  \"peak_gbps\": %.3f", r->peak_gbps);
+        kv_fixed(j, "peak_gbps", r->peak_gbps, 3);
     }
-    fprintf(f, ",\n  \"vkprof\": %s\n}\n", r->snapshot != NULL ? r->snapshot : "null");
-    return outfile_commit(&o);
+    /* the library's own document, as vkprof_snapshot_json wrote it */
+    vkprof__json_key(j, "vkprof");
+    if (r->snapshot != NULL) {
+        vkprof__json_raw(j, r->snapshot);
+    } else {
+        vkprof__json_null(j);
+    }
+    vkprof__json_end(j);
+    vkprof__json_newline(j);
+    return outfile_commit_json(&o, j);
 }
 
 /* ---- host spans and the trace, through the engine's hooks ---------------- */

@@ -74,17 +74,18 @@ void outfile_abort(outfile *o)
     vkprof__afile_abort(&o->file);
 }
 
-void json_put_string(FILE *f, const char *s)
+void outfile_json(outfile *o, vkprof_json *j)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fprintf(f, "\\%c", *p);
-        } else if (*p < 0x20) {
-            fprintf(f, "\\u%04x", *p);
-        } else {
-            fputc(*p, f);
-        }
+    vkprof__afile_json(j, &o->file);
+}
+
+int outfile_commit_json(outfile *o, const vkprof_json *j)
+{
+    if (!vkprof__json_ok(j)) {
+        fprintf(stderr, "%s: internal error: the JSON for %s is not well formed; not written\n",
+                o->tool, o->path);
+        outfile_abort(o);
+        return 1;
     }
-    fputc('"', f);
+    return outfile_commit(o);
 }

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "../src/base/json.h"
 #include "../src/export/atomic_file.h"
 
 typedef struct outfile {
@@ -26,7 +27,11 @@ int outfile_commit(outfile *o);
 /* Give up: close and remove the temporary file. */
 void outfile_abort(outfile *o);
 
-/* A JSON string literal (RFC 8259 escapes). */
-void json_put_string(FILE *f, const char *s);
+/* Point the JSON writer (src/base/json.h) at the file, not through `f`:
+ * write a document with one or the other. */
+void outfile_json(outfile *o, vkprof_json *j);
+/* outfile_commit for a JSON document: a document the writer marks as not
+ * well formed (a caller's bug) is not committed, and says so (returns 1). */
+int outfile_commit_json(outfile *o, const vkprof_json *j);
 
 #endif

@@ -1,6 +1,7 @@
-/* `vkprof bench`: the output. The text report on stdout and the JSON file
- * (written atomically through outfile.h). See bench.h and
- * docs/performance.md. */
+/* `vkprof bench`: the output. The text report on stdout and the JSON file,
+ * written with the project's JSON writer (src/base/json.h: doubles that
+ * round-trip, NaN as null, exact integers) to an atomic file (outfile.h).
+ * See bench.h and docs/performance.md. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,16 +9,8 @@
 #include "bench.h"
 #include "outfile.h"
 
-static void jnum(FILE *f, double v)
-{
-    if (isfinite(v)) {
-        fprintf(f, "%.6g", v);
-    } else {
-        fputs("null", f);
-    }
-}
-
-static void write_phase_obj(FILE *f, const double *ns)
+/* {"<phase>": {"us_per_token": .., "percent": ..}, ...} */
+static void write_phase_obj(vkprof_json *j, const double *ns)
 {
     static const char *names[] = {
 #define VKPROF_X_(id, name) name,
@@ -25,18 +18,74 @@ static void write_phase_obj(FILE *f, const double *ns)
 #undef VKPROF_X_
     };
     double s = bench_sum_phases(ns);
-    fputc('{', f);
-    bool first = true;
+    vkprof__json_obj(j);
     for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
         uint32_t id = dec_phase_ids[k];
-        fprintf(f, "%s\"%s\": {\"us_per_token\": ", first ? "" : ", ", names[id]);
-        jnum(f, ns[id] * 1e-3);
-        fprintf(f, ", \"percent\": ");
-        jnum(f, s > 0 ? 100.0 * ns[id] / s : NAN);
-        fputc('}', f);
-        first = false;
+        vkprof__json_key(j, names[id]);
+        vkprof__json_obj(j);
+        vkprof__json_kv_f64(j, "us_per_token", ns[id] * 1e-3);
+        vkprof__json_kv_f64(j, "percent", s > 0 ? 100.0 * ns[id] / s : NAN);
+        vkprof__json_end(j);
     }
-    fputc('}', f);
+    vkprof__json_end(j);
+}
+
+static void write_f64_array(vkprof_json *j, const char *key, const double *v, uint32_t n)
+{
+    vkprof__json_key(j, key);
+    vkprof__json_arr(j);
+    for (uint32_t r = 0; r < n; r++) {
+        vkprof__json_f64(j, v[r]);
+    }
+    vkprof__json_end(j);
+}
+
+static void write_config(vkprof_json *j, uint32_t c, const bconf *b, uint32_t repeats)
+{
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "name", bench_cinfo[c].name);
+    vkprof__json_kv_str(j, "what", bench_cinfo[c].what);
+    vkprof__json_kv_f64(j, "tokens_per_s_median", b->tps_med);
+    vkprof__json_kv_f64(j, "ms_per_token_median", 1e3 / b->tps_med);
+    vkprof__json_kv_f64(j, "ratio_median", b->ratio_med);
+    vkprof__json_kv_f64(j, "ratio_min", b->ratio_min);
+    vkprof__json_kv_f64(j, "ratio_max", b->ratio_max);
+    vkprof__json_kv_f64(j, "stamps_per_token", b->stamps_per_token);
+    vkprof__json_kv_f64(j, "gpu_cost_per_stamp_ns",
+                        b->stamps_per_token > 0 ? b->cost_per_stamp_ns : NAN);
+    write_f64_array(j, "tokens_per_s", b->tps, repeats);
+    write_f64_array(j, "ratios", b->ratio, repeats);
+    if (b->prof != NULL && b->mode != DEC_PROFILE_OFF) {
+        vkprof__json_key(j, "timing");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "timed_steps", b->ts.timed_steps);
+        vkprof__json_kv_u64(j, "scopes_recorded", b->ts.scopes_recorded);
+        vkprof__json_kv_u64(j, "scopes_collected", b->ts.scopes_collected);
+        vkprof__json_kv_u64(j, "scopes_dropped", b->ts.scopes_dropped);
+        vkprof__json_kv_u64(j, "stamps_written", b->ts.stamps_written);
+        vkprof__json_kv_u64(j, "shared_stamps", b->ts.shared_stamps);
+        vkprof__json_kv_bool(j, "host_reset", b->ts.host_reset);
+        vkprof__json_kv_u64(j, "vulkan_errors", b->ec.vulkan_errors);
+        vkprof__json_kv_u64(j, "not_ready", b->ec.not_ready);
+        vkprof__json_end(j);
+    }
+    if (b->has_phases) {
+        vkprof__json_kv_u64(j, "timed_tokens", b->timed_tokens);
+        vkprof__json_key(j, "phases");
+        write_phase_obj(j, b->phase_ns_per_token);
+    }
+    vkprof__json_end(j);
+}
+
+/* The difference of two byte counts, or null when either is unknown. */
+static void kv_bytes_diff(vkprof_json *j, const char *key, long long a, long long b)
+{
+    vkprof__json_key(j, key);
+    if (a >= 0 && b >= 0) {
+        vkprof__json_i64(j, a - b);
+    } else {
+        vkprof__json_null(j);
+    }
 }
 
 int bench_write_json(const char *path, const summary *s)
@@ -45,130 +94,86 @@ int bench_write_json(const char *path, const summary *s)
     if (outfile_open(&o, "vkprof bench", path) != 0) {
         return 1;
     }
-    FILE *f = o.f;
     const host_costs *h = s->h;
-    fprintf(f, "{\n  \"tool\": \"vkprof bench\",\n  \"preset\": ");
-    json_put_string(f, s->p->name);
-    fprintf(f, ",\n  \"device\": ");
-    json_put_string(f, s->device);
-    fprintf(f,
-            ",\n  \"tokens_per_run\": %u,\n  \"rounds\": %u,\n  \"sample_every\": %u,\n"
-            "  \"phase_calls_per_token\": %u,\n  \"tokens_identical\": %s,\n"
-            "  \"ratio_definition\": \"tokens/s of the configuration over tokens/s of the "
-            "unprofiled run of the same round; median, min and max over rounds; > 1 is faster "
-            "than unprofiled (noise)\",\n  \"configurations\": [",
-            s->tokens, s->repeats, s->sample_every, s->calls_per_token,
-            s->tokens_identical ? "true" : "false");
+    vkprof_json jw, *j = &jw;
+    outfile_json(&o, j);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "tool", "vkprof bench");
+    vkprof__json_kv_str(j, "preset", s->p->name);
+    vkprof__json_kv_str(j, "device", s->device);
+    vkprof__json_kv_u64(j, "tokens_per_run", s->tokens);
+    vkprof__json_kv_u64(j, "rounds", s->repeats);
+    vkprof__json_kv_u64(j, "sample_every", s->sample_every);
+    vkprof__json_kv_u64(j, "phase_calls_per_token", s->calls_per_token);
+    vkprof__json_kv_bool(j, "tokens_identical", s->tokens_identical);
+    vkprof__json_kv_str(j, "ratio_definition",
+                        "tokens/s of the configuration over tokens/s of the unprofiled run of the "
+                        "same round; median, min and max over rounds; > 1 is faster than "
+                        "unprofiled (noise)");
+    vkprof__json_key(j, "configurations");
+    vkprof__json_arr(j);
     for (uint32_t c = 0; c < C_COUNT; c++) {
-        const bconf *b = &s->c[c];
-        fprintf(f, "%s\n    {\"name\": \"%s\", \"what\": ", c ? "," : "", bench_cinfo[c].name);
-        json_put_string(f, bench_cinfo[c].what);
-        fprintf(f, ", \"tokens_per_s_median\": ");
-        jnum(f, b->tps_med);
-        fprintf(f, ", \"ms_per_token_median\": ");
-        jnum(f, 1e3 / b->tps_med);
-        fprintf(f, ", \"ratio_median\": ");
-        jnum(f, b->ratio_med);
-        fprintf(f, ", \"ratio_min\": ");
-        jnum(f, b->ratio_min);
-        fprintf(f, ", \"ratio_max\": ");
-        jnum(f, b->ratio_max);
-        fprintf(f, ", \"stamps_per_token\": ");
-        jnum(f, b->stamps_per_token);
-        fprintf(f, ", \"gpu_cost_per_stamp_ns\": ");
-        jnum(f, b->stamps_per_token > 0 ? b->cost_per_stamp_ns : NAN);
-        fprintf(f, ", \"tokens_per_s\": [");
-        for (uint32_t r = 0; r < s->repeats; r++) {
-            fprintf(f, "%s", r ? ", " : "");
-            jnum(f, b->tps[r]);
-        }
-        fprintf(f, "], \"ratios\": [");
-        for (uint32_t r = 0; r < s->repeats; r++) {
-            fprintf(f, "%s", r ? ", " : "");
-            jnum(f, b->ratio[r]);
-        }
-        fputc(']', f);
-        if (b->prof != NULL && b->mode != DEC_PROFILE_OFF) {
-            fprintf(
-                f,
-                ", \"timing\": {\"timed_steps\": %llu, \"scopes_recorded\": %llu, "
-                "\"scopes_collected\": %llu, \"scopes_dropped\": %llu, "
-                "\"stamps_written\": %llu, \"shared_stamps\": %llu, \"host_reset\": %s, "
-                "\"vulkan_errors\": %llu, \"not_ready\": %llu}",
-                (unsigned long long)b->ts.timed_steps, (unsigned long long)b->ts.scopes_recorded,
-                (unsigned long long)b->ts.scopes_collected,
-                (unsigned long long)b->ts.scopes_dropped, (unsigned long long)b->ts.stamps_written,
-                (unsigned long long)b->ts.shared_stamps, b->ts.host_reset ? "true" : "false",
-                (unsigned long long)b->ec.vulkan_errors, (unsigned long long)b->ec.not_ready);
-        }
-        if (b->has_phases) {
-            fprintf(f,
-                    ", \"timed_tokens\": %llu, \"phases\": ", (unsigned long long)b->timed_tokens);
-            write_phase_obj(f, b->phase_ns_per_token);
-        }
-        fputc('}', f);
+        write_config(j, c, &s->c[c], s->repeats);
     }
-    fprintf(f, "\n  ],\n  \"library_over_floor\": {\"ring_vs_baseline_ratio_median\": ");
-    jnum(f, s->ring_vs_base_med);
-    fprintf(f, ", \"ring_vs_baseline_ratio_min\": ");
-    jnum(f, s->ring_vs_base_min);
-    fprintf(f, ", \"ring_vs_baseline_ratio_max\": ");
-    jnum(f, s->ring_vs_base_max);
-    fprintf(f, ", \"ring_shared_vs_baseline_shared_ratio_median\": ");
-    jnum(f, s->rings_vs_bases_med);
-    fprintf(f, ", \"ring_shared_vs_baseline_shared_ratio_min\": ");
-    jnum(f, s->rings_vs_bases_min);
-    fprintf(f, ", \"ring_shared_vs_baseline_shared_ratio_max\": ");
-    jnum(f, s->rings_vs_bases_max);
-    fprintf(f, "},\n  \"split_agreement_pp\": {\"ring_vs_ring_sampled\": ");
-    jnum(f, s->split_ring_sampled);
-    fprintf(f, ", \"ring_shared_vs_ring_sampled\": ");
-    jnum(f, s->split_rings_sampled);
-    fprintf(f, ", \"ring_vs_2slot\": ");
-    jnum(f, s->split_ring_2slot);
-    fprintf(f, ", \"ring_vs_baseline\": ");
-    jnum(f, s->split_ring_base);
-    fprintf(f, ", \"ring_shared_vs_baseline_shared\": ");
-    jnum(f, s->split_rings_bases);
-    fprintf(f, ", \"ring_over_baseline_phase_time\": ");
-    jnum(f, s->ring_over_base_time);
-    fprintf(f, ", \"ring_shared_over_baseline_shared_phase_time\": ");
-    jnum(f, s->rings_over_bases_time);
-    fprintf(f, "},\n  \"host\": {\"off_call_site_ns\": ");
-    jnum(f, h->off_callsite_ns);
-    fprintf(f, ", \"empty_loop_ns\": ");
-    jnum(f, h->empty_loop_ns);
-    fprintf(f, ", \"off_call_site_iterations\": %llu, \"span_begin_end_ns\": ",
-            (unsigned long long)h->off_iters);
-    jnum(f, h->span_ns);
-    fprintf(f, ", \"span_iterations\": %llu, \"clock_gettime_ns\": ",
-            (unsigned long long)h->span_iters);
-    jnum(f, h->clock_ns);
-    fprintf(f, ", \"span_begin_end_tracing_ns\": ");
-    jnum(f, h->fill_ns_per_span);
-    fprintf(f,
-            "},\n  \"trace_export\": {\"capacity\": %u, \"events\": %llu, \"dropped\": %llu, "
-            "\"write_seconds\": ",
-            h->trace_capacity, (unsigned long long)h->trace_recorded,
-            (unsigned long long)h->trace_dropped);
-    jnum(f, h->write_s);
-    fprintf(f, ", \"events_per_s\": ");
-    jnum(f, h->events_per_s);
-    fprintf(f,
-            ", \"file_bytes\": %lld, \"rss_before_bytes\": %lld, "
-            "\"rss_after_fill_bytes\": %lld, \"peak_rss_after_write_bytes\": %lld, "
-            "\"store_bytes\": ",
-            h->file_bytes, h->rss_before, h->rss_after_fill, h->hwm_after_write);
-    jnum(f, h->rss_before >= 0 && h->rss_after_fill >= 0
-                ? (double)(h->rss_after_fill - h->rss_before)
-                : NAN);
-    fprintf(f, ", \"peak_increase_bytes\": ");
-    jnum(f, h->rss_before >= 0 && h->hwm_after_write >= 0
-                ? (double)(h->hwm_after_write - h->rss_before)
-                : NAN);
-    fprintf(f, "},\n  \"off_vulkan_commands\": {\"commands\": 0, \"proof\": \"test_sim counts "
-               "every vkCmd* through an interposed table while profiling is off: none\"}\n}\n");
-    return outfile_commit(&o);
+    vkprof__json_end(j);
+
+    vkprof__json_key(j, "library_over_floor");
+    vkprof__json_obj(j);
+    vkprof__json_kv_f64(j, "ring_vs_baseline_ratio_median", s->ring_vs_base_med);
+    vkprof__json_kv_f64(j, "ring_vs_baseline_ratio_min", s->ring_vs_base_min);
+    vkprof__json_kv_f64(j, "ring_vs_baseline_ratio_max", s->ring_vs_base_max);
+    vkprof__json_kv_f64(j, "ring_shared_vs_baseline_shared_ratio_median", s->rings_vs_bases_med);
+    vkprof__json_kv_f64(j, "ring_shared_vs_baseline_shared_ratio_min", s->rings_vs_bases_min);
+    vkprof__json_kv_f64(j, "ring_shared_vs_baseline_shared_ratio_max", s->rings_vs_bases_max);
+    vkprof__json_end(j);
+
+    vkprof__json_key(j, "split_agreement_pp");
+    vkprof__json_obj(j);
+    vkprof__json_kv_f64(j, "ring_vs_ring_sampled", s->split_ring_sampled);
+    vkprof__json_kv_f64(j, "ring_shared_vs_ring_sampled", s->split_rings_sampled);
+    vkprof__json_kv_f64(j, "ring_vs_2slot", s->split_ring_2slot);
+    vkprof__json_kv_f64(j, "ring_vs_baseline", s->split_ring_base);
+    vkprof__json_kv_f64(j, "ring_shared_vs_baseline_shared", s->split_rings_bases);
+    vkprof__json_kv_f64(j, "ring_over_baseline_phase_time", s->ring_over_base_time);
+    vkprof__json_kv_f64(j, "ring_shared_over_baseline_shared_phase_time", s->rings_over_bases_time);
+    vkprof__json_end(j);
+
+    vkprof__json_key(j, "host");
+    vkprof__json_obj(j);
+    vkprof__json_kv_f64(j, "off_call_site_ns", h->off_callsite_ns);
+    vkprof__json_kv_f64(j, "empty_loop_ns", h->empty_loop_ns);
+    vkprof__json_kv_u64(j, "off_call_site_iterations", h->off_iters);
+    vkprof__json_kv_f64(j, "span_begin_end_ns", h->span_ns);
+    vkprof__json_kv_u64(j, "span_iterations", h->span_iters);
+    vkprof__json_kv_f64(j, "clock_gettime_ns", h->clock_ns);
+    vkprof__json_kv_f64(j, "span_begin_end_tracing_ns", h->fill_ns_per_span);
+    vkprof__json_end(j);
+
+    vkprof__json_key(j, "trace_export");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "capacity", h->trace_capacity);
+    vkprof__json_kv_u64(j, "events", h->trace_recorded);
+    vkprof__json_kv_u64(j, "dropped", h->trace_dropped);
+    vkprof__json_kv_f64(j, "write_seconds", h->write_s);
+    vkprof__json_kv_f64(j, "events_per_s", h->events_per_s);
+    vkprof__json_kv_i64(j, "file_bytes", h->file_bytes);
+    vkprof__json_kv_i64(j, "rss_before_bytes", h->rss_before);
+    vkprof__json_kv_i64(j, "rss_after_fill_bytes", h->rss_after_fill);
+    vkprof__json_kv_i64(j, "peak_rss_after_write_bytes", h->hwm_after_write);
+    kv_bytes_diff(j, "store_bytes", h->rss_after_fill, h->rss_before);
+    kv_bytes_diff(j, "peak_increase_bytes", h->hwm_after_write, h->rss_before);
+    vkprof__json_end(j);
+
+    vkprof__json_key(j, "off_vulkan_commands");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "commands", 0);
+    vkprof__json_kv_str(j, "proof",
+                        "test_sim counts every vkCmd* through an interposed table "
+                        "while profiling is off: none");
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+    vkprof__json_newline(j);
+    return outfile_commit_json(&o, j);
 }
 
 void bench_print_report(const summary *s)
