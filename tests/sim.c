@@ -246,6 +246,104 @@ static VkResult VKAPI_CALL w_GetCalibratedTimestamps(VkDevice d, uint32_t count,
     return VK_SUCCESS;
 }
 
+/* ---- simulated queues ---------------------------------------------------- */
+
+static struct sim_queue *sim_queue_of(VkQueue q)
+{
+    for (uint32_t i = 0; i < SIM_QUEUES; i++) {
+        if (q == (VkQueue)(void *)&g_sim.queue[i]) {
+            return &g_sim.queue[i];
+        }
+    }
+    return NULL;
+}
+
+static void VKAPI_CALL w_GetDeviceQueue(VkDevice d, uint32_t family, uint32_t index, VkQueue *out)
+{
+    if (!g_sim.sim_queues || index >= SIM_QUEUES) {
+        vkGetDeviceQueue(d, family, index, out);
+        return;
+    }
+    struct sim_queue *q = &g_sim.queue[index];
+    vkGetDeviceQueue(d, family, 0, &q->real);
+    *out = (VkQueue)(void *)q;
+}
+
+static bool holdable(const VkSubmitInfo *s)
+{
+    return s->pNext == NULL && s->waitSemaphoreCount == 0 && s->signalSemaphoreCount == 0 &&
+           s->commandBufferCount <= 4;
+}
+
+static VkResult VKAPI_CALL w_QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *sub,
+                                         VkFence fence)
+{
+    struct sim_queue *q = sim_queue_of(queue);
+    if (q == NULL) {
+        return vkQueueSubmit(queue, count, sub, fence);
+    }
+    q->submits += count;
+    bool hold = q->hold && q->held + (count > 0 ? count : 1) <= SIM_HELD;
+    for (uint32_t i = 0; hold && i < count; i++) {
+        hold = holdable(&sub[i]);
+    }
+    if (!hold) {
+        q->unheld += q->hold ? count : 0;
+        q->forwarded += count;
+        return vkQueueSubmit(q->real, count, sub, fence);
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        struct sim_held *h = &q->held_batch[q->held++];
+        h->count = sub[i].commandBufferCount;
+        memcpy(h->cmd, sub[i].pCommandBuffers, h->count * sizeof h->cmd[0]);
+        h->fence = i + 1 == count ? fence : VK_NULL_HANDLE;
+    }
+    if (count == 0 && fence != VK_NULL_HANDLE) {
+        struct sim_held *h = &q->held_batch[q->held++]; /* a fence alone */
+        h->count = 0;
+        h->fence = fence;
+    }
+    return VK_SUCCESS;
+}
+
+static PFN_vkQueueSubmit2 real_QueueSubmit2;
+
+static VkResult VKAPI_CALL w_QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *sub,
+                                          VkFence fence)
+{
+    struct sim_queue *q = sim_queue_of(queue);
+    if (q == NULL) {
+        return real_QueueSubmit2(queue, count, sub, fence);
+    }
+    q->submits += count;
+    q->unheld += q->hold ? count : 0;
+    q->forwarded += count;
+    return real_QueueSubmit2(q->real, count, sub, fence);
+}
+
+VkResult sim_queue_release(VkQueue queue)
+{
+    struct sim_queue *q = sim_queue_of(queue);
+    if (q == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    VkResult r = VK_SUCCESS;
+    for (uint32_t i = 0; i < q->held; i++) {
+        struct sim_held *h = &q->held_batch[i];
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = h->count,
+                           .pCommandBuffers = h->cmd};
+        VkResult ri = vkQueueSubmit(q->real, h->count > 0 ? 1 : 0, &si, h->fence);
+        q->forwarded += h->count > 0 ? 1 : 0;
+        if (r == VK_SUCCESS) {
+            r = ri;
+        }
+    }
+    q->held = 0;
+    q->hold = false;
+    return r;
+}
+
 #define FN(f) ((PFN_vkVoidFunction)(void *)(f))
 
 PFN_vkVoidFunction VKAPI_CALL sim_get_instance_proc_addr(VkInstance inst, const char *name)
@@ -291,6 +389,21 @@ PFN_vkVoidFunction VKAPI_CALL sim_get_device_proc_addr(VkDevice dev, const char 
     }
     if (strcmp(name, "vkGetQueryPoolResults") == 0) {
         return FN(w_GetQueryPoolResults);
+    }
+    if (strcmp(name, "vkGetDeviceQueue") == 0) {
+        return FN(w_GetDeviceQueue);
+    }
+    if (strcmp(name, "vkQueueSubmit") == 0) {
+        return FN(w_QueueSubmit);
+    }
+    if (strcmp(name, "vkQueueSubmit2") == 0 || strcmp(name, "vkQueueSubmit2KHR") == 0) {
+        /* only where the device has it (the library's choice stays the same) */
+        PFN_vkVoidFunction real = vkGetDeviceProcAddr(dev, name);
+        if (real == NULL) {
+            return NULL;
+        }
+        real_QueueSubmit2 = (PFN_vkQueueSubmit2)(void *)real;
+        return FN(w_QueueSubmit2);
     }
     if (strcmp(name, "vkResetQueryPool") == 0 || strcmp(name, "vkResetQueryPoolEXT") == 0) {
         /* wrapped only where the device has it: the library's choice stays the same */

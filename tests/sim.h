@@ -10,6 +10,8 @@
 
 #define SIM_SLOTS 256u   /* slots the per-slot knobs cover (0..SIM_SLOTS-1) */
 #define SIM_STAMPS 1024u /* timestamps logged */
+#define SIM_QUEUES 2u    /* simulated queues */
+#define SIM_HELD 8u      /* submits one simulated queue can hold */
 
 typedef struct sim_state {
     /* what to simulate */
@@ -72,6 +74,33 @@ typedef struct sim_state {
         uint64_t reported_value; /* the value of the last report */
     } slot[SIM_SLOTS];
 
+    /* Simulated queues, for a second queue the device does not have (lavapipe
+     * has one). While sim_queues is set, vkGetDeviceQueue through the table
+     * gives, for indices 0 and 1 of any family, the distinct handles
+     * queue[0] and queue[1]: never a driver's handle. vkQueueSubmit and
+     * vkQueueSubmit2 through the table on one of them run on the device's
+     * real queue 0 of that family: at once, or, while the queue's `hold` is
+     * set, only at sim_queue_release() (the queue's latency: work submitted
+     * to it runs, and its results come back, after work submitted later to
+     * the other queue). Submits on any other queue are forwarded unchanged.
+     * A held submit keeps its command buffers and fence (no semaphores, no
+     * pNext, at most 4 buffers a batch; anything else is sent at once and
+     * counted in `unheld`). */
+    bool sim_queues;
+    struct sim_queue {
+        bool hold;          /* knob: keep submits until sim_queue_release */
+        VkQueue real;       /* the device's queue it runs on */
+        uint64_t submits;   /* batches submitted to it */
+        uint64_t forwarded; /* batches sent to the real queue */
+        uint64_t unheld;    /* batches it could not hold: sent at once */
+        uint32_t held;      /* batches held now */
+        struct sim_held {
+            VkCommandBuffer cmd[4];
+            uint32_t count;
+            VkFence fence; /* on the last batch of a call only, as Vulkan signals it */
+        } held_batch[SIM_HELD];
+    } queue[SIM_QUEUES];
+
     /* Every timestamp the library recorded (either entry point), in order:
      * the command buffer and the query slot; stamps past SIM_STAMPS are only
      * counted. */
@@ -86,6 +115,9 @@ typedef struct sim_state {
 extern sim_state g_sim;
 
 void sim_reset(void);
+/* Sends what a held simulated queue holds to its real queue, in submission
+ * order, and clears its hold; VK_SUCCESS or the first error. */
+VkResult sim_queue_release(VkQueue q);
 PFN_vkVoidFunction VKAPI_CALL sim_get_instance_proc_addr(VkInstance inst, const char *name);
 PFN_vkVoidFunction VKAPI_CALL sim_get_device_proc_addr(VkDevice dev, const char *name);
 

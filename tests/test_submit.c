@@ -2,20 +2,28 @@
  * with validation on: a pre-recorded command buffer submitted K times gives
  * K exact samples, checked against the app's own timestamp pair inside the
  * scope; command buffers submitted in the reverse of recording order; a
- * buffer re-recorded between submits; and buffers reset or freed before
+ * buffer re-recorded between submits; buffers on two queues (simulated where
+ * the device has one) submitted interleaved, in reverse, with one queue's
+ * results coming back before the other's; and buffers reset or freed before
  * their execution was collected: lost, counted, never folded. */
 #include <string.h>
 
 #include "harness.h"
+#include "sim.h"
 
 static th_gpu g;
 static vku_busy busy;
 static th_log logbuf;
 static VkQueryPool app_pool, app_pool2; /* the app's own two timestamps, per buffer */
 
-static vkprof_context make(uint32_t queries)
+/* A ring context; through the simulated function table with `sim`. */
+static vkprof_context make_in(uint32_t queries, bool sim)
 {
     vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    if (sim) {
+        d.get_instance_proc_addr = sim_get_instance_proc_addr;
+        d.get_device_proc_addr = sim_get_device_proc_addr;
+    }
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.ring_queries = queries;
@@ -26,6 +34,11 @@ static vkprof_context make(uint32_t queries)
     vkprof_context ctx = NULL;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     return ctx;
+}
+
+static vkprof_context make(uint32_t queries)
+{
+    return make_in(queries, false);
 }
 
 /* One scope around the app's own pair of stamps around `iters` of work. */
@@ -52,7 +65,8 @@ static void record_scope(vkprof_context ctx, VkCommandBuffer c, vkprof_phase p, 
     record_scope_in(ctx, c, p, iters, app_stamps ? app_pool : VK_NULL_HANDLE);
 }
 
-static uint64_t app_ticks_of(VkQueryPool pool)
+/* The app's pair in `pool`: its ticks, and its begin stamp in *begin. */
+static uint64_t app_pair_of(VkQueryPool pool, uint64_t *begin)
 {
     uint64_t v[2] = {0, 0};
     CHECK_VK(vkGetQueryPoolResults(g.dev.device, pool, 0, 2, sizeof v, v, sizeof v[0],
@@ -62,7 +76,15 @@ static uint64_t app_ticks_of(VkQueryPool pool)
     vkGetPhysicalDeviceQueueFamilyProperties(g.dev.phys, &nf, fam);
     uint32_t bits = g.dev.family < nf ? fam[g.dev.family].timestampValidBits : 64;
     uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    if (begin != NULL) {
+        *begin = v[0];
+    }
     return (v[1] - v[0]) & mask;
+}
+
+static uint64_t app_ticks_of(VkQueryPool pool)
+{
+    return app_pair_of(pool, NULL);
 }
 
 static uint64_t app_ticks(void)
@@ -193,6 +215,150 @@ static void test_reverse_order(void)
     CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 2);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &a);
     vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &b);
+    vkprof_destroy(ctx);
+}
+
+/* Two queues: A1, A2 recorded for queue A and B1, B2 for queue B, in that
+ * order, then submitted B2, A2, B1, A1, interleaved across the queues
+ * through vkprof_queue_submit. lavapipe has one queue (and the harness
+ * device is created with one), so both are simulated (tests/sim.c): distinct
+ * handles from vkGetDeviceQueue through the table, whose work runs on the
+ * device's queue; queue A is slow (it holds its work until released), so
+ * queue B's results come back first, with A's still pending. Every sample
+ * encloses its own buffer's app pair, within the cost of two stamps (1 ms,
+ * or a quarter of the pair on a loaded machine), and is nearer its own pair
+ * than any other buffer's (their work differs 2.5-fold or more); the one
+ * accounting holds after every collect. */
+enum { TQ_BUFS = 4 };
+static const char *const tq_name[TQ_BUFS] = {"A1", "A2", "B1", "B2"};
+static const vkprof_phase tq_phase[TQ_BUFS] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV,
+                                               VKPROF_PHASE_ATTENTION, VKPROF_PHASE_MLP_DOWN};
+static const uint32_t tq_iters[TQ_BUFS] = {2000, 24000, 64000, 8000};
+/* Which buffer's app pair each sample is checked against: its own. (To see
+ * the test fail, check B1 against B2: {0, 1, 3, 2}.) */
+static const int tq_expect[TQ_BUFS] = {0, 1, 2, 3};
+
+/* Buffers first..first+count-1 have run: each has one sample, exact
+ * against its own app pair and nearer it than any other of them. */
+static void check_two_queue_samples(vkprof_context ctx, const VkQueryPool *pool, int first,
+                                    int count)
+{
+    uint64_t app[TQ_BUFS] = {0};
+    for (int i = first; i < first + count; i++) { /* only those that ran */
+        app[i] = app_ticks_of(pool[i]);
+    }
+    const float period = g.dev.props.limits.timestampPeriod;
+    for (int i = first; i < first + count; i++) {
+        vkprof_phase_stats ps = th_phase(ctx, tq_phase[i]);
+        CHECK_EQ_U64(ps.count, 1);
+        uint64_t ours = ps.total_ticks, own = app[tq_expect[i]];
+        printf("  %s (%u iterations): %llu ticks, app pair %llu\n", tq_name[i], tq_iters[i],
+               (unsigned long long)ours, (unsigned long long)own);
+        CHECK(ours >= own);
+        uint64_t extra_ns = ours >= own ? vkprof_ticks_to_ns(ours - own, period) : UINT64_MAX;
+        uint64_t own_ns = vkprof_ticks_to_ns(own, period);
+        CHECK(extra_ns < 1000000 || extra_ns < own_ns / 4);
+        uint64_t d_own = ours > own ? ours - own : own - ours;
+        for (int k = first; k < first + count; k++) {
+            uint64_t dk = ours > app[k] ? ours - app[k] : app[k] - ours;
+            CHECK(k == tq_expect[i] || d_own < dk);
+        }
+    }
+}
+
+static void test_two_queues(void)
+{
+    sim_reset();
+    VkQueueFamilyProperties fam[16];
+    uint32_t nf = 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(g.dev.phys, &nf, fam);
+    printf("  family %u has %u queue(s); the harness device holds 1: queues A and B simulated\n",
+           g.dev.family, g.dev.family < nf ? fam[g.dev.family].queueCount : 0);
+    g_sim.sim_queues = true;
+    vkprof_context ctx = make_in(64, true);
+    PFN_vkGetDeviceQueue get_queue =
+        (PFN_vkGetDeviceQueue)(void *)sim_get_device_proc_addr(g.dev.device, "vkGetDeviceQueue");
+    CHECK(get_queue != NULL);
+    if (get_queue == NULL) {
+        vkprof_destroy(ctx);
+        return;
+    }
+    VkQueue qa = VK_NULL_HANDLE, qb = VK_NULL_HANDLE;
+    get_queue(g.dev.device, g.dev.family, 0, &qa);
+    get_queue(g.dev.device, g.dev.family, 1, &qb);
+    CHECK(qa != VK_NULL_HANDLE && qb != VK_NULL_HANDLE && qa != qb);
+    CHECK(qa != g.dev.queue && qb != g.dev.queue);
+    g_sim.queue[0].hold = true; /* queue A is the slow one */
+
+    VkCommandBuffer cmd[TQ_BUFS];
+    VkQueryPool pool[TQ_BUFS];
+    VkFence fence[TQ_BUFS];
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                .queryCount = 2};
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    for (int i = 0; i < TQ_BUFS; i++) { /* recorded A1, A2, B1, B2 */
+        cmd[i] = th_alloc_cmd(&g);
+        CHECK_VK(vkCreateQueryPool(g.dev.device, &qi, NULL, &pool[i]));
+        CHECK_VK(vkCreateFence(g.dev.device, &fi, NULL, &fence[i]));
+        th_begin_cmd(cmd[i]);
+        vku_compute_barrier(cmd[i]); /* after the work submitted before it: one busy buffer */
+        record_scope_in(ctx, cmd[i], tq_phase[i], tq_iters[i], pool[i]);
+        CHECK_VK(vkEndCommandBuffer(cmd[i]));
+    }
+    static const int order[TQ_BUFS] = {3, 1, 2, 0}; /* B2, A2, B1, A1 */
+    for (int k = 0; k < TQ_BUFS; k++) {
+        int i = order[k];
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &cmd[i]};
+        CHECK_VK(vkprof_queue_submit(ctx, i < 2 ? qa : qb, 1, &si, fence[i]));
+    }
+    CHECK_EQ_U64(g_sim.queue[0].submits, 2);
+    CHECK_EQ_U64(g_sim.queue[1].submits, 2);
+    CHECK_EQ_U64(g_sim.queue[0].held, 2);
+    CHECK_EQ_U64(g_sim.queue[1].forwarded, 2);
+    CHECK_EQ_U64(g_sim.queue[0].unheld + g_sim.queue[1].unheld, 0);
+
+    /* queue B has finished; queue A has not even started */
+    CHECK_VK(vkWaitForFences(g.dev.device, 2, &fence[2], VK_TRUE, UINT64_C(60000000000)));
+    CHECK(vkGetFenceStatus(g.dev.device, fence[0]) == VK_NOT_READY);
+    CHECK(vkGetFenceStatus(g.dev.device, fence[1]) == VK_NOT_READY);
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.submissions, 4);
+    CHECK_EQ_U64(t.samples, 4);
+    CHECK_EQ_U64(t.scopes_collected, 2);
+    CHECK_EQ_U64(t.scopes_pending, 2); /* A's: pending, not lost */
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    CHECK_EQ_U64(th_phase(ctx, tq_phase[0]).count, 0);
+    CHECK_EQ_U64(th_phase(ctx, tq_phase[1]).count, 0);
+    check_two_queue_samples(ctx, pool, 2, 2);
+
+    /* queue A runs now, and its results come back */
+    CHECK_VK(sim_queue_release(qa));
+    CHECK_VK(vkWaitForFences(g.dev.device, 2, &fence[0], VK_TRUE, UINT64_C(60000000000)));
+    CHECK_EQ_U64(g_sim.queue[0].forwarded, 2);
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.samples, 4);
+    CHECK_EQ_U64(t.scopes_collected, 4);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    check_two_queue_samples(ctx, pool, 0, TQ_BUFS);
+    /* the device ran them as submitted: B2, B1 (the reverse of recording),
+     * then A2, A1 */
+    uint64_t start[TQ_BUFS];
+    for (int i = 0; i < TQ_BUFS; i++) {
+        (void)app_pair_of(pool[i], &start[i]);
+    }
+    CHECK(start[3] < start[2] && start[2] < start[1] && start[1] < start[0]);
+    CHECK_EQ_U64(logbuf.warnings, 0);
+    for (int i = 0; i < TQ_BUFS; i++) {
+        vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &cmd[i]);
+        vkDestroyQueryPool(g.dev.device, pool[i], NULL);
+        vkDestroyFence(g.dev.device, fence[i], NULL);
+    }
     vkprof_destroy(ctx);
 }
 
@@ -357,6 +523,7 @@ int main(void)
     logbuf.quiet = 1;
     RUN(test_resubmit_lazy);
     RUN(test_reverse_order);
+    RUN(test_two_queues);
     RUN(test_rerecord);
     RUN(test_sampled_rerecord);
     memset(&logbuf, 0, sizeof logbuf);
