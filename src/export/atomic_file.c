@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,60 +275,6 @@ void vkprof__afile_write(vkprof_afile *a, const void *data, size_t n)
     }
     memcpy(a->buf + a->len, data, n);
     a->len += n;
-}
-
-void vkprof__afile_puts(vkprof_afile *a, const char *s)
-{
-    vkprof__afile_write(a, s, strlen(s));
-}
-
-void vkprof__afile_putc(vkprof_afile *a, char c)
-{
-    if (a->err == 0 && a->len < a->cap) {
-        a->buf[a->len++] = c;
-        return;
-    }
-    vkprof__afile_write(a, &c, 1);
-}
-
-void vkprof__afile_printf(vkprof_afile *a, const char *fmt, ...)
-{
-    if (a->err != 0) {
-        return;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = a->cap - a->len;
-        int n = vsnprintf(a->buf + a->len, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            fail(a, EINVAL, "format", NULL);
-            return;
-        }
-        if ((size_t)n < room) {
-            a->len += (size_t)n;
-            return;
-        }
-        if (pass == 0) {
-            flush_buffer(a);
-            if (a->err != 0) {
-                return;
-            }
-        } else {
-            /* longer than the whole buffer: format it on the heap */
-            char *big = malloc((size_t)n + 1);
-            if (big == NULL) {
-                fail(a, ENOMEM, "format", NULL);
-                return;
-            }
-            va_start(ap, fmt);
-            vsnprintf(big, (size_t)n + 1, fmt, ap);
-            va_end(ap);
-            drain(a, big, (size_t)n);
-            free(big);
-        }
-    }
 }
 
 int vkprof__afile_commit(vkprof_afile *a)

@@ -50,14 +50,9 @@ typedef struct vkprof_afile {
  * object holds nothing and needs no abort. */
 int vkprof__afile_open(vkprof_afile *a, const char *path);
 
+/* Bytes to the file (buffered). Text goes through the JSON writer
+ * (base/json.h, vkprof__afile_json below): there is no printf here. */
 void vkprof__afile_write(vkprof_afile *a, const void *data, size_t n);
-void vkprof__afile_puts(vkprof_afile *a, const char *s);
-void vkprof__afile_putc(vkprof_afile *a, char c);
-void vkprof__afile_printf(vkprof_afile *a, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 /* True once any step failed: formatting can stop there. */
 static inline bool vkprof__afile_failed(const vkprof_afile *a)

@@ -4,11 +4,12 @@
 #define _XOPEN_SOURCE 700
 #include "internal.h"
 
+#include "base/json.h"
 #include "export/atomic_file.h"
 #include "export/trace_format.h"
 
 #include <errno.h>
-#include <inttypes.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,31 +38,66 @@ typedef struct out_event {
     const vkprof_event *src;
 } out_event;
 
-static void put_json_string(vkprof_afile *f, const char *s)
+/* ns after the trace start, as microseconds with three decimals */
+static void put_us(vkprof_json *j, const char *key, uint64_t ns)
 {
-    vkprof__afile_putc(f, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"': vkprof__afile_puts(f, "\\\""); break;
-        case '\\': vkprof__afile_puts(f, "\\\\"); break;
-        case '\n': vkprof__afile_puts(f, "\\n"); break;
-        case '\r': vkprof__afile_puts(f, "\\r"); break;
-        case '\t': vkprof__afile_puts(f, "\\t"); break;
-        default:
-            if (*c < 0x20) {
-                vkprof__afile_printf(f, "\\u%04x", *c);
-            } else {
-                vkprof__afile_putc(f, *c);
-            }
-        }
-    }
-    vkprof__afile_putc(f, '"');
+    vkprof__json_key(j, key);
+    vkprof__json_fixed(j, (int64_t)ns, 3);
 }
 
-/* ns after the trace start, as microseconds with three decimals */
-static void put_us(vkprof_afile *f, uint64_t ns)
+/* The start of an event: its own line, then {"ph":ph,...} */
+static void event_begin(vkprof_json *j, const char *ph)
 {
-    vkprof__afile_printf(f, "%" PRIu64 ".%03u", ns / 1000u, (unsigned)(ns % 1000u));
+    vkprof__json_newline(j);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "ph", ph);
+}
+
+static void pid_tid(vkprof_json *j, uint64_t pid, uint64_t tid)
+{
+    vkprof__json_kv_u64(j, "pid", pid);
+    vkprof__json_kv_u64(j, "tid", tid);
+}
+
+/* A track's name or sort index: {"ph":"M","name":what,"pid":..,"tid":..,"args":{..}} */
+static void meta_name(vkprof_json *j, const char *what, uint64_t pid, uint64_t tid,
+                      const char *name)
+{
+    event_begin(j, "M");
+    vkprof__json_kv_str(j, "name", what);
+    pid_tid(j, pid, tid);
+    vkprof__json_key(j, "args");
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, VKPROF_TF_M_ARG_NAME, name);
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+}
+
+static void meta_sort(vkprof_json *j, const char *what, uint64_t pid, uint64_t tid, uint64_t index)
+{
+    event_begin(j, "M");
+    vkprof__json_kv_str(j, "name", what);
+    pid_tid(j, pid, tid);
+    vkprof__json_key(j, "args");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, VKPROF_TF_M_ARG_SORT, index);
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+}
+
+/* A flow end: {"ph":"s"|"f",...,"cat":"flow","name":"recorded","id":..,pid,tid,ts} */
+static void flow(vkprof_json *j, bool end, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts)
+{
+    event_begin(j, end ? "f" : "s");
+    if (end) {
+        vkprof__json_kv_str(j, "bp", "e");
+    }
+    vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_FLOW);
+    vkprof__json_kv_str(j, "name", VKPROF_TF_FLOW_NAME);
+    vkprof__json_kv_u64(j, "id", id);
+    pid_tid(j, pid, tid);
+    put_us(j, "ts", ts);
+    vkprof__json_end(j);
 }
 
 static int cmp_out(const void *a, const void *b)
@@ -136,36 +172,24 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
         qsort(ev, kept, sizeof *ev, cmp_out);
     }
 
-    vkprof__afile_printf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    /* track names and order; every later event starts with ",\n" */
-    vkprof__afile_printf(f,
-                         "{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_NAME
-                         "\",\"pid\":%d,\"tid\":0,"
-                         "\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":\"vkprof host (pid %ld)\"}}",
-                         VKPROF_TF_PID_HOST, (long)getpid());
-    vkprof__afile_printf(f,
-                         ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_SORT
-                         "\",\"pid\":%d,\"tid\":0,"
-                         "\"args\":{\"" VKPROF_TF_M_ARG_SORT "\":0}}",
-                         VKPROF_TF_PID_HOST);
-    vkprof__afile_printf(f,
-                         ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_NAME
-                         "\",\"pid\":%d,\"tid\":0,\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":",
-                         VKPROF_TF_PID_GPU);
-    char gpu_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 8];
-    snprintf(gpu_name, sizeof gpu_name, "GPU: %s", ctx->info.device_name);
-    put_json_string(f, gpu_name);
-    vkprof__afile_printf(f,
-                         "}},\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_PROCESS_SORT
-                         "\",\"pid\":%d,\"tid\":0,"
-                         "\"args\":{\"" VKPROF_TF_M_ARG_SORT "\":1}}",
-                         VKPROF_TF_PID_GPU);
-    vkprof__afile_printf(
-        f,
-        ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_THREAD_NAME "\",\"pid\":%d,\"tid\":%u,"
-        "\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":\"queue family %u, queue %u\"}}",
-        VKPROF_TF_PID_GPU, VKPROF_TF_GPU_TID(ctx->desc.queue_family_index, ctx->desc.queue_index),
-        ctx->desc.queue_family_index, ctx->desc.queue_index);
+    vkprof_json js, *j = &js;
+    vkprof__afile_json(j, f);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "displayTimeUnit", "ns");
+    vkprof__json_key(j, "traceEvents");
+    vkprof__json_arr(j);
+    /* track names and order; every event on its own line */
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 32];
+    snprintf(name, sizeof name, "vkprof host (pid %ld)", (long)getpid());
+    meta_name(j, VKPROF_TF_M_PROCESS_NAME, VKPROF_TF_PID_HOST, 0, name);
+    meta_sort(j, VKPROF_TF_M_PROCESS_SORT, VKPROF_TF_PID_HOST, 0, 0);
+    snprintf(name, sizeof name, "GPU: %s", ctx->info.device_name);
+    meta_name(j, VKPROF_TF_M_PROCESS_NAME, VKPROF_TF_PID_GPU, 0, name);
+    meta_sort(j, VKPROF_TF_M_PROCESS_SORT, VKPROF_TF_PID_GPU, 0, 1);
+    snprintf(name, sizeof name, "queue family %u, queue %u", ctx->desc.queue_family_index,
+             ctx->desc.queue_index);
+    meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_GPU,
+              VKPROF_TF_GPU_TID(ctx->desc.queue_family_index, ctx->desc.queue_index), name);
     /* Only the threads that recorded into this context: the thread registry
      * is process-wide, a trace is not. */
     uint32_t threads = vkprof__thread_count();
@@ -190,16 +214,8 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
             snprintf(fallback, sizeof fallback, "thread %u", tid);
             tn = fallback;
         }
-        vkprof__afile_printf(f,
-                             ",\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_THREAD_NAME
-                             "\",\"pid\":%d,\"tid\":%u,\"args\":{\"" VKPROF_TF_M_ARG_NAME "\":",
-                             VKPROF_TF_PID_HOST, tid);
-        put_json_string(f, tn);
-        vkprof__afile_printf(f,
-                             "}},\n{\"ph\":\"M\",\"name\":\"" VKPROF_TF_M_THREAD_SORT
-                             "\",\"pid\":%d,\"tid\":%u,"
-                             "\"args\":{\"" VKPROF_TF_M_ARG_SORT "\":%u}}",
-                             VKPROF_TF_PID_HOST, tid, tid);
+        meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_HOST, tid, tn);
+        meta_sort(j, VKPROF_TF_M_THREAD_SORT, VKPROF_TF_PID_HOST, tid, tid);
     }
     free(used);
 
@@ -209,55 +225,52 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
         uint64_t ts = ev[i].start - t0;
         uint64_t dur = ev[i].end >= ev[i].start ? ev[i].end - ev[i].start : 0;
         if (e->kind == VKPROF_EV_STEP) {
-            vkprof__afile_printf(f,
-                                 ",\n{\"ph\":\"i\",\"cat\":\"" VKPROF_TF_CAT_STEP
-                                 "\",\"name\":\"" VKPROF_TF_STEP_NAME "\",\"s\":\"p\",\"pid\":%d,"
-                                 "\"tid\":%u,\"ts\":",
-                                 VKPROF_TF_PID_HOST, e->tid);
-            put_us(f, ts);
-            vkprof__afile_printf(f, ",\"args\":{\"" VKPROF_TF_ARG_STEP "\":%" PRIu64 "}}", e->step);
+            event_begin(j, "i");
+            vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_STEP);
+            vkprof__json_kv_str(j, "name", VKPROF_TF_STEP_NAME);
+            vkprof__json_kv_str(j, "s", "p");
+            pid_tid(j, VKPROF_TF_PID_HOST, e->tid);
+            put_us(j, "ts", ts);
+            vkprof__json_key(j, "args");
+            vkprof__json_obj(j);
+            vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
+            vkprof__json_end(j);
+            vkprof__json_end(j);
             continue;
         }
         bool gpu = e->kind == VKPROF_EV_GPU;
-        const char *name = name_of(ctx, e);
-        vkprof__afile_printf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
-                             gpu ? VKPROF_TF_CAT_GPU : VKPROF_TF_CAT_HOST);
-        put_json_string(f, name);
-        vkprof__afile_printf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":",
-                             gpu ? VKPROF_TF_PID_GPU : VKPROF_TF_PID_HOST, e->tid);
-        put_us(f, ts);
-        vkprof__afile_printf(f, ",\"dur\":");
-        put_us(f, dur);
+        const char *ename = name_of(ctx, e);
+        event_begin(j, "X");
+        vkprof__json_kv_str(j, "cat", gpu ? VKPROF_TF_CAT_GPU : VKPROF_TF_CAT_HOST);
+        vkprof__json_kv_str(j, "name", ename);
+        pid_tid(j, gpu ? VKPROF_TF_PID_GPU : VKPROF_TF_PID_HOST, e->tid);
+        put_us(j, "ts", ts);
+        put_us(j, "dur", dur);
+        vkprof__json_key(j, "args");
+        vkprof__json_obj(j);
         if (gpu) {
             gpu_scopes++;
-            vkprof__afile_printf(f, ",\"args\":{\"" VKPROF_TF_ARG_PHASE "\":");
-            put_json_string(f, name);
-            vkprof__afile_printf(
-                f, ",\"" VKPROF_TF_ARG_NS "\":%" PRIu64 ",\"" VKPROF_TF_ARG_STEP "\":%" PRIu64 "}}",
-                dur, e->step);
+            vkprof__json_kv_str(j, VKPROF_TF_ARG_PHASE, ename);
+            vkprof__json_kv_u64(j, VKPROF_TF_ARG_NS, dur);
+            vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
         } else {
             host_spans++;
-            vkprof__afile_printf(f, ",\"args\":{\"" VKPROF_TF_ARG_BUCKET "\":");
-            put_json_string(f, name);
-            vkprof__afile_printf(f,
-                                 ",\"" VKPROF_TF_ARG_HOT "\":%s,\"" VKPROF_TF_ARG_SYNC
-                                 "\":%s,\"" VKPROF_TF_ARG_STEP "\":%" PRIu64,
-                                 (e->flags & VKPROF_EVF_HOT) ? "true" : "false",
-                                 (e->flags & VKPROF_EVF_SYNC) ? "true" : "false", e->step);
+            vkprof__json_kv_str(j, VKPROF_TF_ARG_BUCKET, ename);
+            vkprof__json_kv_bool(j, VKPROF_TF_ARG_HOT, (e->flags & VKPROF_EVF_HOT) != 0);
+            vkprof__json_kv_bool(j, VKPROF_TF_ARG_SYNC, (e->flags & VKPROF_EVF_SYNC) != 0);
+            vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
             if (e->flags & VKPROF_EVF_PROBE) {
-                vkprof__afile_printf(f, ",\"" VKPROF_TF_ARG_PROBE "\":true");
+                vkprof__json_kv_bool(j, VKPROF_TF_ARG_PROBE, true);
             }
             if (e->annot != 0) {
                 const vkprof_annot *an = &t->annots[e->annot - 1];
                 for (uint32_t k = 0; k < an->count; k++) {
-                    vkprof__afile_putc(f, ',');
-                    put_json_string(f, an->key[k]);
-                    vkprof__afile_putc(f, ':');
-                    put_json_string(f, an->value[k]);
+                    vkprof__json_kv_str(j, an->key[k], an->value[k]);
                 }
             }
-            vkprof__afile_printf(f, "}}");
         }
+        vkprof__json_end(j); /* args */
+        vkprof__json_end(j);
     }
 
     if (vkprof__afile_failed(f)) {
@@ -287,11 +300,11 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
     for (uint64_t gap = nrefs / 2; gap > 0; gap /= 2) {
         for (uint64_t i = gap; i < nrefs; i++) {
             span_ref tmp = refs[i];
-            uint64_t j = i;
-            for (; j >= gap && refs[j - gap].id > tmp.id; j -= gap) {
-                refs[j] = refs[j - gap];
+            uint64_t k = i;
+            for (; k >= gap && refs[k - gap].id > tmp.id; k -= gap) {
+                refs[k] = refs[k - gap];
             }
-            refs[j] = tmp;
+            refs[k] = tmp;
         }
     }
     for (uint64_t i = 0; i < kept && !vkprof__afile_failed(f); i++) {
@@ -312,85 +325,93 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
             continue; /* the span is still open or was dropped */
         }
         flows++;
-        vkprof__afile_printf(f,
-                             ",\n{\"ph\":\"s\",\"cat\":\"" VKPROF_TF_CAT_FLOW
-                             "\",\"name\":\"" VKPROF_TF_FLOW_NAME "\",\"id\":%" PRIu64
-                             ",\"pid\":%d,\"tid\":%u,\"ts\":",
-                             flows, VKPROF_TF_PID_HOST, refs[lo].tid);
-        put_us(f, refs[lo].start);
-        vkprof__afile_printf(f,
-                             "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"" VKPROF_TF_CAT_FLOW
-                             "\",\"name\":\"" VKPROF_TF_FLOW_NAME "\","
-                             "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":",
-                             flows, VKPROF_TF_PID_GPU, e->tid);
-        put_us(f, ev[i].start - t0);
-        vkprof__afile_printf(f, "}");
+        flow(j, false, flows, VKPROF_TF_PID_HOST, refs[lo].tid, refs[lo].start);
+        flow(j, true, flows, VKPROF_TF_PID_GPU, e->tid, ev[i].start - t0);
     }
     free(refs);
     free(ev);
+    vkprof__json_newline(j);
+    vkprof__json_end(j); /* traceEvents */
+    vkprof__json_newline(j);
 
-    vkprof__afile_printf(f, "\n],\n");
     vkprof_calibration cal;
     vkprof_get_calibration(ctx, &cal);
     uint64_t aerr = 0;
     int64_t rt_off = vkprof__realtime_to_mono_offset(&aerr);
     uint64_t mono_now = vkprof_host_now_ns();
     static const char *const methods[] = {"none", "calibrated_timestamps", "bracket"};
-    vkprof__afile_printf(f,
-                         "\"" VKPROF_TF_META "\":{\"" VKPROF_TF_META_FORMAT
-                         "\":%d,\"" VKPROF_TF_META_VERSION "\":%u,\"" VKPROF_TF_META_DEVICE "\":",
-                         VKPROF_TF_VERSION, vkprof_version());
-    put_json_string(f, ctx->info.device_name);
-    vkprof__afile_printf(f, ",\"" VKPROF_TF_META_DRIVER "\":");
-    put_json_string(f, ctx->driver_name);
-    vkprof__afile_printf(f,
-                         ",\"" VKPROF_TF_META_CALIBRATION "\":{\"" VKPROF_TF_CAL_METHOD
-                         "\":\"%s\",\"" VKPROF_TF_CAL_EXTENSION
-                         "\":\"%s\",\"" VKPROF_TF_CAL_HOST_DOMAIN
-                         "\":\"%s\",\"" VKPROF_TF_CAL_ERROR_BOUND "\":%" PRIu64
-                         ",\"" VKPROF_TF_CAL_POINTS "\":%u,\"" VKPROF_TF_CAL_RECALIBRATIONS
-                         "\":%" PRIu64 ",\"" VKPROF_TF_CAL_DRIFT_PPM "\":%.4f},",
-                         methods[cal.method], cal.extension ? cal.extension : "",
-                         cal.host_domain ? cal.host_domain : "", cal.error_bound_ns, cal.points,
-                         cal.recalibrations, cal.drift_ppm);
-    vkprof__afile_printf(
-        f,
-        "\"" VKPROF_TF_META_DROPPED_EVENTS "\":%" PRIu64 ",\"" VKPROF_TF_META_DROPPED_ANNOTATIONS
-        "\":%" PRIu64 ",\"" VKPROF_TF_META_UNMAPPED_GPU_SCOPES "\":%" PRIu64
-        ",\"" VKPROF_TF_META_EVENT_CAPACITY "\":%u,\"" VKPROF_TF_META_HOST_SPANS "\":%" PRIu64
-        ",\"" VKPROF_TF_META_GPU_SCOPES "\":%" PRIu64 ",\"" VKPROF_TF_META_FLOWS "\":%" PRIu64 ",",
-        atomic_load(&t->dropped), atomic_load(&t->annot_dropped), unmapped, t->capacity, host_spans,
-        gpu_scopes, flows);
-    vkprof__afile_printf(f,
-                         "\"" VKPROF_TF_META_CLOCK_ANCHOR "\":{\"" VKPROF_TF_ANCHOR_REALTIME
-                         "\":%" PRIu64 ",\"" VKPROF_TF_ANCHOR_MONOTONIC "\":%" PRIu64
-                         ",\"" VKPROF_TF_ANCHOR_ERROR "\":%" PRIu64 "},",
-                         (uint64_t)((int64_t)mono_now - rt_off), mono_now, aerr);
+    vkprof__json_key(j, VKPROF_TF_META);
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_FORMAT, VKPROF_TF_VERSION);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_VERSION, vkprof_version());
+    vkprof__json_kv_str(j, VKPROF_TF_META_DEVICE, ctx->info.device_name);
+    vkprof__json_kv_str(j, VKPROF_TF_META_DRIVER, ctx->driver_name);
+
+    vkprof__json_key(j, VKPROF_TF_META_CALIBRATION);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, VKPROF_TF_CAL_METHOD, methods[cal.method]);
+    vkprof__json_kv_str(j, VKPROF_TF_CAL_EXTENSION, cal.extension ? cal.extension : "");
+    vkprof__json_kv_str(j, VKPROF_TF_CAL_HOST_DOMAIN, cal.host_domain ? cal.host_domain : "");
+    vkprof__json_kv_u64(j, VKPROF_TF_CAL_ERROR_BOUND, cal.error_bound_ns);
+    vkprof__json_kv_u64(j, VKPROF_TF_CAL_POINTS, cal.points);
+    vkprof__json_kv_u64(j, VKPROF_TF_CAL_RECALIBRATIONS, cal.recalibrations);
+    vkprof__json_key(j, VKPROF_TF_CAL_DRIFT_PPM);
+    if (isfinite(cal.drift_ppm) && fabs(cal.drift_ppm) < 1e12) {
+        vkprof__json_fixed(j, (int64_t)llround(cal.drift_ppm * 1e4), VKPROF_TF_CAL_DRIFT_DECIMALS);
+    } else {
+        vkprof__json_f64(j, cal.drift_ppm); /* null when not finite */
+    }
+    vkprof__json_end(j);
+
+    vkprof__json_kv_u64(j, VKPROF_TF_META_DROPPED_EVENTS, atomic_load(&t->dropped));
+    vkprof__json_kv_u64(j, VKPROF_TF_META_DROPPED_ANNOTATIONS, atomic_load(&t->annot_dropped));
+    vkprof__json_kv_u64(j, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, unmapped);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_EVENT_CAPACITY, t->capacity);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_HOST_SPANS, host_spans);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_GPU_SCOPES, gpu_scopes);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_FLOWS, flows);
+
+    vkprof__json_key(j, VKPROF_TF_META_CLOCK_ANCHOR);
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, VKPROF_TF_ANCHOR_REALTIME, (uint64_t)((int64_t)mono_now - rt_off));
+    vkprof__json_kv_u64(j, VKPROF_TF_ANCHOR_MONOTONIC, mono_now);
+    vkprof__json_kv_u64(j, VKPROF_TF_ANCHOR_ERROR, aerr);
+    vkprof__json_end(j);
+
+    vkprof__json_kv_u64(j, VKPROF_TF_META_TRACE_START, t0);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_STEPS, atomic_load(&ctx->host.steps));
+    vkprof__json_kv_f64(j, VKPROF_TF_META_TIMESTAMP_PERIOD, (double)ctx->info.timestamp_period);
+    vkprof__json_kv_u64(j, VKPROF_TF_META_TIMESTAMP_BITS, ctx->info.timestamp_valid_bits);
+
     /* GPU sampling: only the public accounting (one source for every exporter) */
     vkprof_timing_stats ts;
     vkprof_get_timing_stats(ctx, &ts);
-    vkprof__afile_printf(f,
-                         "\"" VKPROF_TF_META_TRACE_START "\":%" PRIu64 ",\"" VKPROF_TF_META_STEPS
-                         "\":%" PRIu64 ",\"" VKPROF_TF_META_TIMESTAMP_PERIOD
-                         "\":%.9g,\"" VKPROF_TF_META_TIMESTAMP_BITS "\":%u,",
-                         t0, atomic_load(&ctx->host.steps), (double)ctx->info.timestamp_period,
-                         ctx->info.timestamp_valid_bits);
-    vkprof__afile_printf(
-        f,
-        "\"" VKPROF_TF_META_SAMPLING "\":{\"" VKPROF_TF_SAMP_MODE
-        "\":\"%s\",\"" VKPROF_TF_SAMP_EVERY_N "\":%u,\"" VKPROF_TF_SAMP_TIMED_STEPS "\":%" PRIu64
-        ",\"" VKPROF_TF_SAMP_RECORDED "\":%" PRIu64 ",\"" VKPROF_TF_SAMP_SAMPLES "\":%" PRIu64
-        ",\"" VKPROF_TF_SAMP_SUBMISSIONS "\":%" PRIu64 ",\"" VKPROF_TF_SAMP_COLLECTED "\":%" PRIu64
-        ",\"" VKPROF_TF_SAMP_DROPPED "\":%" PRIu64 ",\"" VKPROF_TF_SAMP_PENDING "\":%" PRIu64
-        ",\"" VKPROF_TF_SAMP_LOST "\":{",
-        ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT,
-        ts.sample_every > 1 ? ts.sample_every : 1u, ts.timed_steps, ts.scopes_recorded, ts.samples,
-        ts.submissions, ts.scopes_collected, ts.scopes_dropped, ts.scopes_pending);
-#define LOST_KV_(id, key, text)                                                                    \
-    vkprof__afile_printf(f, "%s\"" key "\":%" PRIu64, VKPROF_TF_LOST_##id ? "," : "", ts.lost_##id);
+    vkprof__json_key(j, VKPROF_TF_META_SAMPLING);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, VKPROF_TF_SAMP_MODE,
+                        ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_EVERY_N, ts.sample_every > 1 ? ts.sample_every : 1u);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_TIMED_STEPS, ts.timed_steps);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_RECORDED, ts.scopes_recorded);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_SAMPLES, ts.samples);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_SUBMISSIONS, ts.submissions);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_COLLECTED, ts.scopes_collected);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_DROPPED, ts.scopes_dropped);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_PENDING, ts.scopes_pending);
+    vkprof__json_key(j, VKPROF_TF_SAMP_LOST);
+    vkprof__json_obj(j);
+#define LOST_KV_(id, key, text) vkprof__json_kv_u64(j, key, ts.lost_##id);
     VKPROF_TF_LOST_REASONS(LOST_KV_)
 #undef LOST_KV_
-    vkprof__afile_printf(f, "}}}}\n");
+    vkprof__json_end(j); /* lost */
+    vkprof__json_end(j); /* gpu_sampling */
+    vkprof__json_end(j); /* metadata */
+    vkprof__json_end(j);
+    vkprof__json_newline(j);
+    if (!vkprof__json_ok(j)) {
+        errno = EINVAL; /* a bug here: never a silently malformed trace */
+        return -1;
+    }
     return 0;
 }
 
