@@ -1,7 +1,8 @@
 /* The phase table, per-phase accumulators, snapshots and their JSON form. */
 #include "internal.h"
 
-#include <inttypes.h>
+#include "base/json.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,51 +172,9 @@ vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint3
     return cap < ctx->phase_count ? VKPROF_ERROR_BUFFER_TOO_SMALL : VKPROF_OK;
 }
 
-/* A bounded appender: counts what would be written even past the end. */
-typedef struct jbuf {
-    char *p;
-    size_t cap, len;
-} jbuf;
-
-static void jput(jbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void jput(jbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->len < b->cap ? b->cap - b->len : 0;
-    int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        b->len += (size_t)n;
-    }
-}
-
-/* JSON string escaping (RFC 8259): quotes, backslash, control characters. */
-static void jstr(jbuf *b, const char *s)
-{
-    jput(b, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"': jput(b, "\\\""); break;
-        case '\\': jput(b, "\\\\"); break;
-        case '\n': jput(b, "\\n"); break;
-        case '\r': jput(b, "\\r"); break;
-        case '\t': jput(b, "\\t"); break;
-        default:
-            if (*c < 0x20) {
-                jput(b, "\\u%04x", *c);
-            } else {
-                jput(b, "%c", *c);
-            }
-        }
-    }
-    jput(b, "\"");
-}
-
+/* The snapshot as JSON, through the one JSON writer (base/json.h) into the
+ * caller's buffer; the writer counts what it would write past the end, so
+ * a size query and a short buffer need no second pass. */
 vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, size_t *needed)
 {
     if (ctx == NULL || needed == NULL) {
@@ -224,56 +183,88 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     if (buf == NULL) {
         cap = 0; /* a size query */
     }
-    jbuf b = {buf, cap, 0};
+    vkprof_json jw;
+    vkprof_json *j = &jw;
+    vkprof__json_to_buffer(j, buf, cap);
     const vkprof_device_info *info = &ctx->info;
-    jput(&b, "{\"vkprof_version\":%u,\"device\":", vkprof_version());
-    jstr(&b, info->device_name);
-    jput(&b,
-         ",\"queue_family\":%u,\"timestamp_valid_bits\":%u,\"timestamp_period_ns\":%.9g,"
-         "\"enabled\":%s,\"requested\":%s,\"supported\":%s,\"phases\":[",
-         info->queue_family_index, info->timestamp_valid_bits, (double)info->timestamp_period,
-         ctx->head.active ? "true" : "false", ctx->requested ? "true" : "false",
-         info->supported ? "true" : "false");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "vkprof_version", vkprof_version());
+    vkprof__json_kv_str(j, "device", info->device_name);
+    vkprof__json_kv_u64(j, "queue_family", info->queue_family_index);
+    vkprof__json_kv_u64(j, "timestamp_valid_bits", info->timestamp_valid_bits);
+    /* the float period's exact value */
+    vkprof__json_kv_f64(j, "timestamp_period_ns", (double)info->timestamp_period);
+    vkprof__json_kv_bool(j, "enabled", ctx->head.active != 0);
+    vkprof__json_kv_bool(j, "requested", ctx->requested);
+    vkprof__json_kv_bool(j, "supported", info->supported);
+    vkprof__json_key(j, "phases");
+    vkprof__json_arr(j);
     for (uint32_t i = 0; i < ctx->phase_count; i++) {
         vkprof_phase_stats s;
         fill_stats(ctx, i, &s);
-        jput(&b, "%s{\"id\":%u,\"name\":", i ? "," : "", s.id);
-        jstr(&b, s.name);
-        jput(&b,
-             ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
-             ",\"max_ns\":%" PRIu64 ",\"mean_ns\":%.3f,\"total_ticks\":%" PRIu64 "}",
-             s.count, s.total_ns, s.min_ns, s.max_ns,
-             s.count ? (double)s.total_ns / (double)s.count : 0.0, s.total_ticks);
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "id", s.id);
+        vkprof__json_kv_str(j, "name", s.name);
+        vkprof__json_kv_u64(j, "count", s.count);
+        vkprof__json_kv_u64(j, "total_ns", s.total_ns);
+        vkprof__json_kv_u64(j, "min_ns", s.min_ns);
+        vkprof__json_kv_u64(j, "max_ns", s.max_ns);
+        /* total / count with 3 decimals, rounded, in integers */
+        uint64_t mean_milli = s.count ? vkprof__muldiv(s.total_ns, 1000, s.count) : 0;
+        vkprof__json_key(j, "mean_ns");
+        vkprof__json_fixed(j, mean_milli > INT64_MAX ? INT64_MAX : (int64_t)mean_milli, 3);
+        vkprof__json_kv_u64(j, "total_ticks", s.total_ticks);
+        vkprof__json_end(j);
     }
+    vkprof__json_end(j);
+
     vkprof_timing_stats ts;
     vkprof_get_timing_stats(ctx, &ts);
-    jput(&b,
-         "],\"timing\":{\"mode\":\"%s\",\"queries\":%u,\"sample_every\":%u,"
-         "\"timed_steps\":%" PRIu64 ",\"scopes_recorded\":%" PRIu64 ",\"scopes_collected\":%" PRIu64
-         ",\"scopes_dropped\":%" PRIu64 ",\"scopes_pending\":%" PRIu64
-         ",\"stamps_written\":%" PRIu64 ",\"shared_stamps\":%" PRIu64 ",\"host_reset\":%s",
-         ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot", ts.ring_queries, ts.sample_every,
-         ts.timed_steps, ts.scopes_recorded, ts.scopes_collected, ts.scopes_dropped,
-         ts.scopes_pending, ts.stamps_written, ts.shared_stamps, ts.host_reset ? "true" : "false");
+    vkprof__json_key(j, "timing");
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "mode", ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot");
+    vkprof__json_kv_u64(j, "queries", ts.ring_queries);
+    vkprof__json_kv_u64(j, "sample_every", ts.sample_every);
+    vkprof__json_kv_u64(j, "timed_steps", ts.timed_steps);
+    vkprof__json_kv_u64(j, "scopes_recorded", ts.scopes_recorded);
+    vkprof__json_kv_u64(j, "scopes_collected", ts.scopes_collected);
+    vkprof__json_kv_u64(j, "scopes_dropped", ts.scopes_dropped);
+    vkprof__json_kv_u64(j, "scopes_pending", ts.scopes_pending);
+    vkprof__json_kv_u64(j, "stamps_written", ts.stamps_written);
+    vkprof__json_kv_u64(j, "shared_stamps", ts.shared_stamps);
+    vkprof__json_kv_bool(j, "host_reset", ts.host_reset);
     /* one accounting: samples == scopes_collected + scopes_dropped + scopes_pending */
-    jput(&b,
-         ",\"samples\":%" PRIu64 ",\"submissions\":%" PRIu64 ",\"lost\":{\"ring_full\":%" PRIu64
-         ",\"overwritten\":%" PRIu64 ",\"never_submitted\":%" PRIu64 ",\"reset\":%" PRIu64
-         ",\"misuse\":%" PRIu64 "}}",
-         ts.samples, ts.submissions, ts.lost_ring_full, ts.lost_overwritten,
-         ts.lost_never_submitted, ts.lost_reset, ts.lost_misuse);
+    vkprof__json_kv_u64(j, "samples", ts.samples);
+    vkprof__json_kv_u64(j, "submissions", ts.submissions);
+    vkprof__json_key(j, "lost");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "ring_full", ts.lost_ring_full);
+    vkprof__json_kv_u64(j, "overwritten", ts.lost_overwritten);
+    vkprof__json_kv_u64(j, "never_submitted", ts.lost_never_submitted);
+    vkprof__json_kv_u64(j, "reset", ts.lost_reset);
+    vkprof__json_kv_u64(j, "misuse", ts.lost_misuse);
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+
     vkprof_error_counts e;
     vkprof__errors_read(ctx, &e);
-    jput(&b, ",\"errors\":{");
-    const char *sep = "";
-#define VKPROF_X_(field, result, meaning)                                                          \
-    jput(&b, "%s\"" #field "\":%" PRIu64, sep, e.field);                                           \
-    sep = ",";
+    vkprof__json_key(j, "errors");
+    vkprof__json_obj(j);
+#define VKPROF_X_(field, result, meaning) vkprof__json_kv_u64(j, #field, e.field);
     VKPROF_ERROR_COUNTERS(VKPROF_X_)
 #undef VKPROF_X_
-    jput(&b, "}}");
-    *needed = b.len + 1;
-    if (b.len + 1 > cap) {
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+
+    size_t len = vkprof__json_len(j);
+    *needed = len + 1;
+    if (!vkprof__json_ok(j)) { /* a bug here, never a half document */
+        if (cap > 0) {
+            buf[0] = '\0';
+        }
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "snapshot JSON: writer misuse");
+    }
+    if (len + 1 > cap) {
         if (cap > 0) {
             buf[0] = '\0';
         }
