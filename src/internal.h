@@ -106,7 +106,7 @@ typedef struct vkprof_bucket_slot {
 } vkprof_bucket_slot;
 
 typedef struct vkprof_host {
-    _Atomic int level; /* vkprof_host_level, never FROM_ENV */
+    /* the level is ctx->head.host_level (the span macros read it inline) */
     vkprof_bucket_slot buckets[VKPROF_MAX_BUCKETS];
     _Atomic uint32_t bucket_count;
     atomic_flag register_lock;
@@ -167,6 +167,18 @@ typedef struct vkprof_annot {
     const char *key[VKPROF_SPAN_MAX_ANNOTATIONS];
     char value[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_MAX + 1];
 } vkprof_annot;
+
+/* One open span, in the storage of the thread that opened it (host/host.c):
+ * the public vkprof_span names it by slot_ and serial_. */
+typedef struct vkprof_span_frame {
+    vkprof_context ctx;
+    uint64_t serial; /* matches the token's serial_; 0: free */
+    uint64_t start_ns;
+    uint64_t id; /* flow id while tracing, else 0 */
+    vkprof_bucket bucket;
+    uint32_t flags; /* VKPROF_EVF_HOT, VKPROF_EVF_PROBE */
+    vkprof_annot annot;
+} vkprof_span_frame;
 
 typedef struct vkprof_trace {
     _Atomic int on;
@@ -330,7 +342,9 @@ bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
 /* timeline/store.c (export/trace_json.c writes it) */
 vkprof_result vkprof__trace_init(vkprof_context ctx);
 void vkprof__trace_shutdown(vkprof_context ctx);
-void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns);
+/* flags: the frame's, plus VKPROF_EVF_SYNC for a span closed after a sync */
+void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint32_t flags,
+                        uint64_t end_ns);
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
                        uint64_t end_ticks, uint64_t flow, uint64_t step);
 

@@ -70,7 +70,13 @@ uint32_t vkprof_version(void);
     X(VKPROF_ERROR_IO, -15, "a file could not be written (see the log for why)")                   \
     X(VKPROF_ERROR_UNKNOWN_BUCKET, -16, "the bucket id was never registered")                      \
     X(VKPROF_ERROR_NO_CALIBRATION, -17, "no GPU-to-host clock mapping is available")               \
-    X(VKPROF_ERROR_NOT_TRACING, -18, "tracing is off")
+    X(VKPROF_ERROR_NOT_TRACING, -18, "tracing is off")                                             \
+    X(VKPROF_ERROR_SPAN_TOO_DEEP, -19,                                                             \
+      "more than VKPROF_SPAN_MAX_DEPTH spans open on this thread; the new one is not timed")       \
+    X(VKPROF_ERROR_SPAN_CLOSED, -20,                                                               \
+      "the span was closed or given up already, or is another thread's or context's")              \
+    X(VKPROF_ERROR_SPAN_ORDER, -21,                                                                \
+      "a span closed while spans opened inside it were open; those were given up")
 
 typedef enum vkprof_result {
 #define VKPROF_X_(name, value, text) name = value,
@@ -321,7 +327,10 @@ typedef struct vkprof_phase_stats {
     X(not_ready, VKPROF_ERROR_NOT_READY, "results read before the GPU wrote them")                 \
     X(vulkan_errors, VKPROF_ERROR_VULKAN, "Vulkan calls that failed")                              \
     X(discarded, VKPROF_OK, "scopes ended but never accumulated, then begun over")                 \
-    X(invalid_argument, VKPROF_ERROR_INVALID_ARGUMENT, "calls refused for an argument")
+    X(invalid_argument, VKPROF_ERROR_INVALID_ARGUMENT, "calls refused for an argument")            \
+    X(span_too_deep, VKPROF_ERROR_SPAN_TOO_DEEP, "spans not timed: too many open on a thread")     \
+    X(span_closed, VKPROF_ERROR_SPAN_CLOSED, "closes of a span closed or given up already")        \
+    X(span_order, VKPROF_ERROR_SPAN_ORDER, "spans given up: an outer one was closed first")
 
 /** Misuse and failures since the last reset (VKPROF_ERROR_COUNTERS). None of
  *  these is ever folded into a phase. */
@@ -376,9 +385,10 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
  *  with respect to any command buffer that still references the pool. */
 void vkprof_destroy(vkprof_context ctx);
 
-/* Layout shared with the inline fast path. Do not touch its fields. */
+/* Layout shared with the inline fast paths. Do not touch its fields. */
 struct vkprof_context_head_ {
-    volatile int active; /* requested && supported */
+    volatile int active;     /* requested && supported; must stay first */
+    volatile int host_level; /* vkprof_host_level (never FROM_ENV): the span macros */
 };
 
 /** True only when profiling is requested AND the queue family has timestamps.
@@ -386,6 +396,21 @@ struct vkprof_context_head_ {
 static inline bool vkprof_active(vkprof_context ctx)
 {
     return ctx != NULL && ((const struct vkprof_context_head_ *)(const void *)ctx)->active != 0;
+}
+
+/* The span macros' inline check: one load of the host level. Not API. */
+static inline bool vkprof__span_on_(vkprof_context ctx, bool hot)
+{
+    if (ctx == NULL) {
+        return false;
+    }
+    const volatile int *p = &((const struct vkprof_context_head_ *)(const void *)ctx)->host_level;
+#if defined(__GNUC__) || defined(__clang__)
+    int level = __atomic_load_n(p, __ATOMIC_RELAXED);
+#else
+    int level = *p;
+#endif
+    return level == VKPROF_HOST_ALL || (hot && level == VKPROF_HOST_HOT);
 }
 
 /** Request profiling on or off at runtime; vkprof_active() reads the result.
@@ -659,18 +684,36 @@ typedef uint32_t vkprof_bucket;
 #define VKPROF_SPAN_MAX_ANNOTATIONS 4u
 #define VKPROF_ANNOTATION_MAX 47u /**< longest annotation value kept, in bytes */
 
-/** A span token: returned by start, closed by end. Empty (start_ns == 0)
- *  when that level is off; closing an empty token does nothing. Lives on the
- *  caller's stack; copyable; not shared between threads. */
+/** Most spans open at once on one thread (all contexts together). A span
+ *  opened beyond it is not timed: an empty token, counted as span_too_deep. */
+#define VKPROF_SPAN_MAX_DEPTH 16u
+
+/**
+ * A span token: returned by start, closed by end. 24 bytes; the span's
+ * annotations and flow bookkeeping live in the library, in storage of the
+ * thread that opened it. Empty (start_ns == 0) when that level is off;
+ * closing or annotating an empty token does nothing. Lives on the caller's
+ * stack; may be copied, but a span belongs to the thread that opened it.
+ *
+ * Spans nest per thread: close the inner one first. Misuse is never timed
+ * wrongly and never crashes:
+ *  - closed twice (through a copy; end sets the closed token's start_ns to
+ *    0, so closing the same variable again is closing an empty token), or
+ *    closed from another thread or with another context: 0, nothing timed,
+ *    counted as span_closed;
+ *  - an outer span closed while spans opened inside it are still open: the
+ *    outer one is timed; the inner ones are given up (not timed, counted as
+ *    span_order each; closing one later counts as span_closed);
+ *  - annotated after it was closed or given up: false, nothing attached;
+ *  - more than VKPROF_SPAN_MAX_DEPTH open on the thread: the new span is an
+ *    empty token, counted as span_too_deep.
+ * The counts are in vkprof_error_counts and the snapshot, and are logged.
+ */
 typedef struct vkprof_span {
-    uint64_t start_ns; /**< host CLOCK_MONOTONIC; 0: empty token */
-    vkprof_bucket bucket;
-    uint32_t flags;  /* internal */
-    uint64_t id;     /* internal: flow id while tracing */
-    uint64_t parent; /* internal */
-    uint32_t annotation_count;
-    const char *annotation_key[VKPROF_SPAN_MAX_ANNOTATIONS]; /**< static strings */
-    char annotation_value[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_MAX + 1];
+    uint64_t start_ns;    /**< host CLOCK_MONOTONIC; 0: empty token */
+    vkprof_bucket bucket; /**< the bucket it is timed into */
+    uint32_t slot_;       /* internal: its place on the thread's span stack */
+    uint64_t serial_;     /* internal: which span held that place */
 } vkprof_span;
 
 /** The app's synchronisation before a span reads the clock (a fence wait,
@@ -859,6 +902,55 @@ vkprof_result vkprof_flush(vkprof_context ctx);
 #define VKPROF_BEGIN(ctx, cmd, phase) ((void)0, VKPROF_DISABLED)
 #define VKPROF_END(ctx, cmd, phase) ((void)0, VKPROF_DISABLED)
 #define VKPROF_BOTH(ctx, cmd, phase, record, user) ((record)((cmd), (user)), VKPROF_DISABLED)
+#endif
+
+/*
+ * Span macros, the same way: VKPROF_SPAN / VKPROF_SPAN_HOT test the host
+ * level inline (one load) and call vkprof_span_start/_hot only when the span
+ * is timed; VKPROF_SPAN_END / VKPROF_SPAN_ANNOTATE test the token inline.
+ *
+ *     vkprof_span s = VKPROF_SPAN(ctx, VKPROF_BUCKET_MLP);
+ *     VKPROF_SPAN_ANNOTATE(&s, "layer", "3");
+ *     ...
+ *     VKPROF_SPAN_END(ctx, &s);
+ *
+ * Under VKPROF_DISABLE they reference no library symbol: SPAN and SPAN_HOT
+ * give an empty token, END and ANNOTATE 0 and false (their arguments not
+ * evaluated), while SPAN_END_SYNC and RENDEZVOUS still call the app's
+ * `sync` / `wait` (when not NULL), which the app's run needs either way.
+ */
+static inline vkprof_span vkprof__span_empty_(void)
+{
+    vkprof_span s = {0, 0, 0, 0};
+    return s;
+}
+static inline void vkprof__span_call_(vkprof_sync_fn fn, void *user)
+{
+    if (fn != NULL) {
+        fn(user);
+    }
+}
+#ifndef VKPROF_DISABLE
+#define VKPROF_SPAN(ctx, bucket)                                                                   \
+    (vkprof__span_on_((ctx), false) ? vkprof_span_start((ctx), (bucket)) : vkprof__span_empty_())
+#define VKPROF_SPAN_HOT(ctx, bucket)                                                               \
+    (vkprof__span_on_((ctx), true) ? vkprof_span_start_hot((ctx), (bucket)) : vkprof__span_empty_())
+#define VKPROF_SPAN_END(ctx, span)                                                                 \
+    ((span)->start_ns != 0 ? vkprof_span_end((ctx), (span)) : (uint64_t)0)
+#define VKPROF_SPAN_END_SYNC(ctx, span, sync, user)                                                \
+    vkprof_span_end_sync((ctx), (span), (sync), (user))
+#define VKPROF_SPAN_ANNOTATE(span, key, value)                                                     \
+    ((span)->start_ns != 0 ? vkprof_span_annotate((span), (key), (value)) : false)
+#define VKPROF_RENDEZVOUS(ctx, bucket, wait, user)                                                 \
+    vkprof_rendezvous((ctx), (bucket), (wait), (user))
+#else
+#define VKPROF_SPAN(ctx, bucket) vkprof__span_empty_()
+#define VKPROF_SPAN_HOT(ctx, bucket) vkprof__span_empty_()
+#define VKPROF_SPAN_END(ctx, span) ((void)sizeof(span), (uint64_t)0)
+#define VKPROF_SPAN_END_SYNC(ctx, span, sync, user)                                                \
+    ((void)sizeof(span), vkprof__span_call_((sync), (user)), (uint64_t)0)
+#define VKPROF_SPAN_ANNOTATE(span, key, value) ((void)sizeof(span), false)
+#define VKPROF_RENDEZVOUS(ctx, bucket, wait, user) (vkprof__span_call_((wait), (user)), (uint64_t)0)
 #endif
 
 #ifdef __cplusplus

@@ -41,15 +41,22 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     atomic_flag_clear(&h->report_lock);
     h->report_every = ctx->desc.report_every;       /* resolved: never 0 */
     vkprof_host_level level = ctx->desc.host_level; /* resolved: never FROM_ENV */
-    atomic_store(&h->level, (int)level);
+    __atomic_store_n(&ctx->head.host_level, (int)level, __ATOMIC_RELAXED);
     h->window_start_ns = 0; /* set by the first span or step: setup time is not a token's */
     h->window_first_step = 1;
     return VKPROF_OK;
 }
 
+/* ctx->head.host_level is read inline by the span macros (vkprof.h) as a
+ * plain int; inside the library, atomically. */
+static int host_level(vkprof_context ctx)
+{
+    return __atomic_load_n(&ctx->head.host_level, __ATOMIC_RELAXED);
+}
+
 vkprof_host_level vkprof_get_host_level(vkprof_context ctx)
 {
-    return ctx == NULL ? VKPROF_HOST_OFF : (vkprof_host_level)atomic_load(&ctx->host.level);
+    return ctx == NULL ? VKPROF_HOST_OFF : (vkprof_host_level)host_level(ctx);
 }
 
 void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level)
@@ -57,7 +64,7 @@ void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level)
     if (ctx == NULL || level < VKPROF_HOST_OFF || level > VKPROF_HOST_HOT) {
         return;
     }
-    atomic_store(&ctx->host.level, (int)level);
+    __atomic_store_n(&ctx->head.host_level, (int)level, __ATOMIC_RELAXED);
 }
 
 vkprof_result vkprof_register_bucket(vkprof_context ctx, const char *name, bool hot,
@@ -107,49 +114,120 @@ uint32_t vkprof_bucket_count(vkprof_context ctx)
 }
 
 /* ---- spans ---------------------------------------------------------- */
+/*
+ * Each thread keeps its open spans on a stack of VKPROF_SPAN_MAX_DEPTH
+ * frames (all contexts together: spans nest per thread). A token names its
+ * frame by slot_ and serial_; serials are unique per process (the thread's
+ * number in the top 24 bits, a per-thread count below), so a token that is
+ * stale (its span closed or given up), copied to another thread, or made up
+ * never matches a frame, and is refused and counted instead of timed.
+ */
 
-#define SPAN_HOT 1u
-#define SPAN_PROBE 2u
+#define SERIAL_THREAD_SHIFT 40
 
-static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, bool hot)
+typedef struct span_stack {
+    uint32_t depth;
+    uint64_t base; /* the thread's number << SERIAL_THREAD_SHIFT; 0 until the first span */
+    uint64_t next;
+    vkprof_span_frame f[VKPROF_SPAN_MAX_DEPTH];
+} span_stack;
+
+static _Thread_local span_stack tl_spans;
+static _Atomic uint64_t g_span_threads;
+
+static uint64_t next_serial(span_stack *st)
 {
-    vkprof_span s;
-    s.start_ns = 0;
-    s.annotation_count = 0;
+    if (st->base == 0) {
+        uint64_t t = atomic_fetch_add_explicit(&g_span_threads, 1, memory_order_relaxed) + 1;
+        st->base = (t & ((UINT64_C(1) << (64 - SERIAL_THREAD_SHIFT)) - 1)) << SERIAL_THREAD_SHIFT;
+        if (st->base == 0) {
+            st->base = UINT64_C(1) << SERIAL_THREAD_SHIFT; /* past 2^24 threads: shared */
+        }
+    }
+    st->next = (st->next + 1) & ((UINT64_C(1) << SERIAL_THREAD_SHIFT) - 1);
+    if (st->next == 0) {
+        st->next = 1;
+    }
+    return st->base | st->next;
+}
+
+/* The frame a token names on this thread, or NULL. */
+static vkprof_span_frame *frame_of(const vkprof_span *span)
+{
+    span_stack *st = &tl_spans;
+    if (span->serial_ == 0 || span->slot_ >= st->depth ||
+        st->f[span->slot_].serial != span->serial_) {
+        return NULL;
+    }
+    return &st->f[span->slot_];
+}
+
+/* The flow the GPU scopes recorded now belong to: the innermost open span
+ * that has a flow id (base/thread.c keeps it for the GPU core). */
+static void update_flow(const span_stack *st)
+{
+    uint64_t flow = 0;
+    for (uint32_t i = st->depth; i-- > 0;) {
+        if (st->f[i].id != 0) {
+            flow = st->f[i].id;
+            break;
+        }
+    }
+    vkprof__span_close(flow);
+}
+
+static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, uint32_t flags)
+{
+    vkprof_span s = {0, 0, 0, 0};
     if (ctx == NULL) {
         return s;
     }
-    int level = atomic_load_explicit(&ctx->host.level, memory_order_relaxed);
-    if (level == VKPROF_HOST_OFF || (level == VKPROF_HOST_HOT && !hot)) {
+    int level = host_level(ctx);
+    if (level == VKPROF_HOST_OFF || (level == VKPROF_HOST_HOT && !(flags & VKPROF_EVF_HOT))) {
         return s;
     }
     if (bucket >= atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire)) {
         vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_BUCKET, "span: unknown bucket id %u", bucket);
         return s;
     }
-    s.bucket = bucket;
-    s.flags = hot ? SPAN_HOT : 0;
-    s.id = 0;
-    s.parent = vkprof__current_span();
-    if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        s.id = vkprof__span_open();
+    span_stack *st = &tl_spans;
+    if (st->depth >= VKPROF_SPAN_MAX_DEPTH) {
+        vkprof__fail(ctx, VKPROF_ERROR_SPAN_TOO_DEEP,
+                     "span '%s': %u spans are open on this thread already; not timed",
+                     ctx->host.buckets[bucket].name, VKPROF_SPAN_MAX_DEPTH);
+        return s;
     }
-    s.start_ns = vkprof_host_now_ns();
+    uint32_t slot = st->depth++;
+    vkprof_span_frame *f = &st->f[slot];
+    f->ctx = ctx;
+    f->serial = next_serial(st);
+    f->bucket = bucket;
+    f->flags = flags;
+    f->annot.count = 0;
+    f->id = 0;
+    if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
+        f->id = vkprof__span_open();
+    }
+    f->start_ns = vkprof_host_now_ns();
     if (atomic_load_explicit(&ctx->host.window_start_ns, memory_order_relaxed) == 0) {
         uint64_t zero = 0;
-        atomic_compare_exchange_strong(&ctx->host.window_start_ns, &zero, s.start_ns);
+        atomic_compare_exchange_strong(&ctx->host.window_start_ns, &zero, f->start_ns);
     }
+    s.start_ns = f->start_ns;
+    s.bucket = bucket;
+    s.slot_ = slot;
+    s.serial_ = f->serial;
     return s;
 }
 
 vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket)
 {
-    return span_open(ctx, bucket, false);
+    return span_open(ctx, bucket, 0);
 }
 
 vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket)
 {
-    return span_open(ctx, bucket, true);
+    return span_open(ctx, bucket, VKPROF_EVF_HOT);
 }
 
 bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value)
@@ -157,12 +235,13 @@ bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value)
     if (span == NULL || span->start_ns == 0 || key == NULL || value == NULL) {
         return false;
     }
-    if (span->annotation_count >= VKPROF_SPAN_MAX_ANNOTATIONS) {
-        return false;
+    vkprof_span_frame *f = frame_of(span);
+    if (f == NULL || f->annot.count >= VKPROF_SPAN_MAX_ANNOTATIONS) {
+        return false; /* closed, given up, another thread's; or full */
     }
-    uint32_t i = span->annotation_count++;
-    span->annotation_key[i] = key;
-    snprintf(span->annotation_value[i], sizeof span->annotation_value[i], "%s", value);
+    uint32_t i = f->annot.count++;
+    f->annot.key[i] = key;
+    snprintf(f->annot.value[i], sizeof f->annot.value[i], "%s", value);
     return true;
 }
 
@@ -191,30 +270,44 @@ bool vkprof_span_annotate_ids(vkprof_span *span, const char *key, const uint32_t
 
 static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync, void *user)
 {
+    if (sync != NULL) {
+        sync(user); /* called whatever is timed */
+    }
     if (span == NULL || span->start_ns == 0 || ctx == NULL) {
-        if (sync != NULL) {
-            sync(user);
-        }
         return 0;
     }
-    if (sync != NULL) {
-        sync(user);
+    vkprof_span_frame *f = frame_of(span);
+    if (f == NULL || f->ctx != ctx) {
+        vkprof__fail(ctx, VKPROF_ERROR_SPAN_CLOSED,
+                     "span end: this span was closed or given up already, or belongs to "
+                     "another thread or context; nothing timed");
+        span->start_ns = 0;
+        return 0;
     }
     uint64_t end = vkprof_host_now_ns();
-    uint64_t dur = end >= span->start_ns ? end - span->start_ns : 0;
-    vkprof_bucket_slot *b = &ctx->host.buckets[span->bucket];
+    span_stack *st = &tl_spans;
+    uint32_t slot = span->slot_;
+    /* spans opened inside this one and still open: given up, counted here
+     * (their own context may be gone: only its pointer is compared) */
+    for (uint32_t i = st->depth; i-- > slot + 1;) {
+        vkprof_span_frame *in = &st->f[i];
+        vkprof__fail(ctx, VKPROF_ERROR_SPAN_ORDER,
+                     "span '%s' closed while a span opened inside it ('%s') was open; that one "
+                     "is not timed",
+                     ctx->host.buckets[f->bucket].name,
+                     in->ctx == ctx ? ctx->host.buckets[in->bucket].name : "of another context");
+        in->serial = 0;
+    }
+    uint64_t dur = end >= f->start_ns ? end - f->start_ns : 0;
+    vkprof_bucket_slot *b = &ctx->host.buckets[f->bucket];
     atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&b->total_ns, dur, memory_order_relaxed);
-    if (span->id != 0) {
-        vkprof__span_close(span->parent);
-    }
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        vkprof_span copy = *span;
-        if (sync != NULL) {
-            copy.flags |= 0x100u; /* synchronised */
-        }
-        vkprof__trace_span(ctx, &copy, end);
+        vkprof__trace_span(ctx, f, f->flags | (sync != NULL ? VKPROF_EVF_SYNC : 0u), end);
     }
+    f->serial = 0;
+    st->depth = slot;
+    update_flow(st);
     span->start_ns = 0;
     return dur;
 }
@@ -233,15 +326,11 @@ uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync
 uint64_t vkprof_rendezvous(vkprof_context ctx, vkprof_bucket probe_bucket, vkprof_sync_fn wait,
                            void *user)
 {
-    vkprof_span s = span_open(ctx, probe_bucket, true);
-    if (s.start_ns != 0) {
-        s.flags |= SPAN_PROBE;
-    }
-    if (wait == NULL) {
-        return span_close(ctx, &s, NULL, NULL);
-    }
+    vkprof_span s = span_open(ctx, probe_bucket, VKPROF_EVF_HOT | VKPROF_EVF_PROBE);
     /* wait runs inside the probe span; not a "sync" of GPU work */
-    wait(user);
+    if (wait != NULL) {
+        wait(user);
+    }
     return span_close(ctx, &s, NULL, NULL);
 }
 
@@ -391,8 +480,7 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
 void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now)
 {
     vkprof_host *h = &ctx->host;
-    if (atomic_load_explicit(&h->level, memory_order_relaxed) == VKPROF_HOST_OFF ||
-        h->report_every == UINT32_MAX) {
+    if (host_level(ctx) == VKPROF_HOST_OFF || h->report_every == UINT32_MAX) {
         return;
     }
     if (step % h->report_every == 0) {

@@ -248,7 +248,8 @@ static void publish(vkprof_event *e)
     atomic_store_explicit(&e->ready, 1, memory_order_release);
 }
 
-void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t end_ns)
+void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint32_t flags,
+                        uint64_t end_ns)
 {
     vkprof_trace *t = &ctx->trace;
     vkprof_event *e = claim(t);
@@ -262,19 +263,12 @@ void vkprof__trace_span(vkprof_context ctx, const vkprof_span *span, uint64_t en
     e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
     e->name = span->bucket;
     e->tid = vkprof__thread_index();
-    e->flags = (uint8_t)(((span->flags & 1u) ? VKPROF_EVF_HOT : 0) |
-                         ((span->flags & 2u) ? VKPROF_EVF_PROBE : 0) |
-                         ((span->flags & 0x100u) ? VKPROF_EVF_SYNC : 0));
+    e->flags = (uint8_t)(flags & (VKPROF_EVF_HOT | VKPROF_EVF_PROBE | VKPROF_EVF_SYNC));
     e->annot = 0;
-    if (span->annotation_count > 0) {
+    if (span->annot.count > 0) {
         uint64_t a = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
         if (a < t->annot_capacity) {
-            vkprof_annot *an = &t->annots[a];
-            an->count = span->annotation_count;
-            for (uint32_t i = 0; i < an->count; i++) {
-                an->key[i] = span->annotation_key[i];
-                memcpy(an->value[i], span->annotation_value[i], sizeof an->value[i]);
-            }
+            t->annots[a] = span->annot;
             e->annot = (uint32_t)a + 1;
         } else {
             atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);

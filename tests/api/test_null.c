@@ -110,6 +110,31 @@ static long long both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_record_fn 
     return (long long)(g_calls - before) * 1000 + r;
 }
 
+/* vkprof__span_call_ and the span macros that call the app's sync/wait */
+static long long span_call(vkprof_sync_fn fn, void *user)
+{
+    int before = g_calls;
+    vkprof__span_call_(fn, user);
+    return g_calls - before;
+}
+
+static long long macro_end_sync_null_ctx(void)
+{
+    int before = g_calls;
+    vkprof_span s = vkprof_span_start(C, VKPROF_BUCKET_NORM);
+    uint64_t ns = VKPROF_SPAN_END_SYNC((vkprof_context)NULL, &s, sync_fn, NULL);
+    vkprof_span_end(C, &s); /* closed with its own context: the frame is freed */
+    return ns == 0 && g_calls == before + 1;
+}
+
+static long long macro_rendezvous_null_ctx(void)
+{
+    int before = g_calls;
+    uint64_t ns = VKPROF_RENDEZVOUS((vkprof_context)NULL, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS,
+                                    sync_fn, NULL);
+    return ns == 0 && g_calls == before + 1;
+}
+
 static long long macro_both_null_ctx(void)
 {
     int before = g_calls;
@@ -324,7 +349,17 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_flush, "ctx", INV, vkprof_flush(NULL))                                                \
     X(VKPROF_BEGIN, "ctx", DIS, VKPROF_BEGIN((vkprof_context)NULL, CMD, VKPROF_PHASE_NORM))        \
     X(VKPROF_END, "ctx", DIS, VKPROF_END((vkprof_context)NULL, CMD, VKPROF_PHASE_NORM))            \
-    X(VKPROF_BOTH, "ctx", 1000 + DIS, macro_both_null_ctx())
+    X(VKPROF_BOTH, "ctx", 1000 + DIS, macro_both_null_ctx())                                       \
+    X(vkprof__span_on_, "ctx", 0, B(vkprof__span_on_(NULL, true)))                                 \
+    X(vkprof__span_empty_, "", 0, vkprof__span_empty_().start_ns)                                  \
+    X(vkprof__span_call_, "fn", 0, span_call(NULL, NULL))                                          \
+    X(vkprof__span_call_, "user", 1, span_call(sync_fn, NULL))                                     \
+    X(VKPROF_SPAN, "ctx", 0, VKPROF_SPAN((vkprof_context)NULL, VKPROF_BUCKET_NORM).start_ns)       \
+    X(VKPROF_SPAN_HOT, "ctx", 0,                                                                   \
+      VKPROF_SPAN_HOT((vkprof_context)NULL, VKPROF_BUCKET_NORM).start_ns)                          \
+    X(VKPROF_SPAN_END, "ctx", 0, VKPROF_SPAN_END((vkprof_context)NULL, &(vkprof_span){0}))         \
+    X(VKPROF_SPAN_END_SYNC, "ctx", 1, macro_end_sync_null_ctx())                                   \
+    X(VKPROF_RENDEZVOUS, "ctx", 1, macro_rendezvous_null_ctx())
 
 typedef struct row {
     const char *fn;

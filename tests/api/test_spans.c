@@ -1,0 +1,264 @@
+/* The span token and its misuse (issue 8): a small handle naming a frame in
+ * the opening thread's storage. Closed twice, closed out of order, annotated
+ * after close, too many open, closed from another thread or with another
+ * context: never a wrong number, never a crash, counted as vkprof.h says.
+ * Checks calls and counters only; nothing here is measured by timing. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <string.h>
+
+#include "harness.h"
+
+_Static_assert(sizeof(vkprof_span) <= 24, "the span token is small");
+
+static th_gpu g;
+static th_log logbuf;
+
+static vkprof_context make_ctx(void)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.enable = VKPROF_ENABLE_OFF;
+    d.host_level = VKPROF_HOST_ALL;
+    d.report_every = UINT32_MAX;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    return ctx;
+}
+
+static uint64_t calls(vkprof_context ctx, vkprof_bucket b)
+{
+    vkprof_bucket_stats st[VKPROF_MAX_BUCKETS];
+    uint32_t n = 0;
+    CHECK(vkprof_bucket_snapshot(ctx, st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
+    return b < n ? st[b].calls : UINT64_MAX;
+}
+
+static vkprof_error_counts errors(vkprof_context ctx)
+{
+    vkprof_error_counts e;
+    uint32_t n;
+    CHECK(vkprof_snapshot(ctx, NULL, 0, &n, &e) == VKPROF_ERROR_BUFFER_TOO_SMALL);
+    return e;
+}
+
+static void test_nesting(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span b = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    CHECK(a.start_ns != 0 && b.start_ns >= a.start_ns);
+    CHECK(a.bucket == VKPROF_BUCKET_MLP && b.bucket == VKPROF_BUCKET_NORM);
+    uint64_t bn = vkprof_span_end(ctx, &b);
+    uint64_t an = vkprof_span_end(ctx, &a);
+    CHECK(an >= bn);                           /* the outer span holds the inner one */
+    CHECK(a.start_ns == 0 && b.start_ns == 0); /* closed tokens are empty */
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 1);
+    vkprof_error_counts e = errors(ctx);
+    CHECK(memcmp(&e, &(vkprof_error_counts){0}, sizeof e) == 0);
+    vkprof_destroy(ctx);
+}
+
+static void test_closed_twice(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span copy = s;
+    (void)vkprof_span_end(ctx, &s);
+    CHECK_EQ_U64(vkprof_span_end(ctx, &s), 0); /* the same variable: an empty token */
+    CHECK_EQ_U64(errors(ctx).span_closed, 0);
+    CHECK_EQ_U64(vkprof_span_end(ctx, &copy), 0); /* a copy: refused, counted */
+    CHECK_EQ_U64(errors(ctx).span_closed, 1);
+    CHECK(copy.start_ns == 0);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    /* a copy of a closed span whose frame was reused by a later span */
+    vkprof_span t = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span stale = t;
+    (void)vkprof_span_end(ctx, &t);
+    vkprof_span u = vkprof_span_start(ctx, VKPROF_BUCKET_NORM); /* same slot */
+    CHECK_EQ_U64(vkprof_span_end(ctx, &stale), 0);
+    CHECK(!vkprof_span_annotate(&stale, "k", "v")); /* annotate after close */
+    CHECK(vkprof_span_annotate(&u, "k", "v"));      /* u is untouched */
+    (void)vkprof_span_end(ctx, &u);
+    CHECK_EQ_U64(errors(ctx).span_closed, 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 1);
+    vkprof_destroy(ctx);
+}
+
+static void test_out_of_order(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span b = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span c = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+    (void)vkprof_span_end(ctx, &a); /* b and c are still open: given up */
+    vkprof_error_counts e = errors(ctx);
+    CHECK_EQ_U64(e.span_order, 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    CHECK(!vkprof_span_annotate(&b, "k", "v"));
+    CHECK_EQ_U64(vkprof_span_end(ctx, &c), 0);
+    CHECK_EQ_U64(vkprof_span_end(ctx, &b), 0);
+    e = errors(ctx);
+    CHECK_EQ_U64(e.span_closed, 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 0);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ATTENTION), 0);
+    /* the stack is free again: a full depth opens */
+    vkprof_span s[VKPROF_SPAN_MAX_DEPTH];
+    for (uint32_t i = 0; i < VKPROF_SPAN_MAX_DEPTH; i++) {
+        s[i] = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+        CHECK(s[i].start_ns != 0);
+    }
+    for (uint32_t i = VKPROF_SPAN_MAX_DEPTH; i-- > 0;) {
+        (void)vkprof_span_end(ctx, &s[i]);
+    }
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MOE_ROUTER), VKPROF_SPAN_MAX_DEPTH);
+    CHECK_EQ_U64(errors(ctx).span_too_deep, 0);
+    /* vkprof_reset clears the span counters too */
+    vkprof_reset(ctx);
+    e = errors(ctx);
+    CHECK(e.span_order == 0 && e.span_closed == 0);
+    vkprof_destroy(ctx);
+}
+
+static void test_too_deep(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span s[VKPROF_SPAN_MAX_DEPTH];
+    for (uint32_t i = 0; i < VKPROF_SPAN_MAX_DEPTH; i++) {
+        s[i] = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    }
+    vkprof_span extra = vkprof_span_start_hot(ctx, VKPROF_BUCKET_NORM);
+    CHECK(extra.start_ns == 0); /* not timed: an empty token */
+    CHECK(!vkprof_span_annotate(&extra, "k", "v"));
+    CHECK_EQ_U64(vkprof_span_end(ctx, &extra), 0);
+    CHECK_EQ_U64(vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, NULL, NULL), 0);
+    vkprof_error_counts e = errors(ctx);
+    CHECK_EQ_U64(e.span_too_deep, 2);
+    CHECK_EQ_U64(e.span_closed, 0);
+    for (uint32_t i = VKPROF_SPAN_MAX_DEPTH; i-- > 0;) {
+        (void)vkprof_span_end(ctx, &s[i]);
+    }
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), VKPROF_SPAN_MAX_DEPTH);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 0);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS), 0);
+    /* annotations: VKPROF_SPAN_MAX_ANNOTATIONS, then false */
+    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    for (uint32_t i = 0; i < VKPROF_SPAN_MAX_ANNOTATIONS; i++) {
+        CHECK(vkprof_span_annotate(&a, "k", "v"));
+    }
+    CHECK(!vkprof_span_annotate(&a, "k", "v"));
+    (void)vkprof_span_end(ctx, &a);
+    CHECK_EQ_U64(vkprof_span_end(ctx, &a), 0); /* closed: an empty token, not counted */
+    CHECK_EQ_U64(errors(ctx).span_closed, 0);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), VKPROF_SPAN_MAX_DEPTH + 1);
+    vkprof_destroy(ctx);
+}
+
+/* a span is its thread's: closing it on another thread is refused */
+typedef struct other {
+    vkprof_context ctx;
+    vkprof_span *span;
+    uint64_t ns;
+    bool annotated;
+} other;
+
+static void *close_elsewhere(void *arg)
+{
+    other *o = arg;
+    vkprof_span copy = *o->span;
+    o->annotated = vkprof_span_annotate(&copy, "k", "v");
+    o->ns = vkprof_span_end(o->ctx, &copy);
+    /* and this thread's own stack is untouched by the refused close */
+    vkprof_span own = vkprof_span_start(o->ctx, VKPROF_BUCKET_NORM);
+    (void)vkprof_span_end(o->ctx, &own);
+    return NULL;
+}
+
+static void test_other_thread_and_context(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_context ctx2 = make_ctx();
+    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    other o = {ctx, &s, 1, true};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, close_elsewhere, &o) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK_EQ_U64(o.ns, 0);
+    CHECK(!o.annotated);
+    CHECK_EQ_U64(errors(ctx).span_closed, 1);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 1);
+    /* another context: refused, counted there; the span stays open */
+    vkprof_span copy = s;
+    CHECK_EQ_U64(vkprof_span_end(ctx2, &copy), 0);
+    CHECK_EQ_U64(errors(ctx2).span_closed, 1);
+    CHECK_EQ_U64(calls(ctx2, VKPROF_BUCKET_MLP), 0);
+    CHECK(s.start_ns != 0);
+    (void)vkprof_span_end(ctx, &s); /* still closes on its own thread and context */
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    CHECK_EQ_U64(errors(ctx).span_closed, 1);
+    vkprof_destroy(ctx2);
+    vkprof_destroy(ctx);
+}
+
+static int g_synced;
+static void on_sync(void *user)
+{
+    (void)user;
+    g_synced++;
+}
+
+/* The macros: timed per level, and the same counts as the functions. */
+static void test_macros(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span s = VKPROF_SPAN(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span h = VKPROF_SPAN_HOT(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+    CHECK(s.start_ns != 0 && h.start_ns != 0);
+    CHECK(VKPROF_SPAN_ANNOTATE(&h, "k", "v"));
+    (void)VKPROF_SPAN_END(ctx, &h);
+    (void)VKPROF_SPAN_END_SYNC(ctx, &s, on_sync, NULL);
+    CHECK(g_synced == 1);
+    CHECK_EQ_U64(VKPROF_SPAN_END(ctx, &s), 0); /* closed: empty */
+    (void)VKPROF_RENDEZVOUS(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, on_sync, NULL);
+    CHECK(g_synced == 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_MLP), 1);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS), 1);
+    /* level 2: only hot spans */
+    vkprof_set_host_level(ctx, VKPROF_HOST_HOT);
+    s = VKPROF_SPAN(ctx, VKPROF_BUCKET_MLP);
+    h = VKPROF_SPAN_HOT(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+    CHECK(s.start_ns == 0 && h.start_ns != 0);
+    CHECK(!VKPROF_SPAN_ANNOTATE(&s, "k", "v"));
+    CHECK_EQ_U64(VKPROF_SPAN_END(ctx, &s), 0);
+    (void)VKPROF_SPAN_END(ctx, &h);
+    /* off: nothing */
+    vkprof_set_host_level(ctx, VKPROF_HOST_OFF);
+    h = VKPROF_SPAN_HOT(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+    CHECK(h.start_ns == 0);
+    CHECK_EQ_U64(VKPROF_RENDEZVOUS(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, on_sync, NULL), 0);
+    CHECK(g_synced == 3);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_MLP), 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS), 1);
+    vkprof_error_counts e = errors(ctx);
+    CHECK(memcmp(&e, &(vkprof_error_counts){0}, sizeof e) == 0);
+    vkprof_destroy(ctx);
+}
+
+int main(void)
+{
+    th_gpu_init(&g);
+    logbuf.quiet = 1;
+    RUN(test_nesting);
+    RUN(test_closed_twice);
+    RUN(test_out_of_order);
+    RUN(test_too_deep);
+    RUN(test_other_thread_and_context);
+    RUN(test_macros);
+    th_gpu_finish(&g);
+    return th_done();
+}
