@@ -1,5 +1,7 @@
 /* The decode engine on Vulkan compute: buffers, pipelines, weight
- * generation, and one token per dec_step (see decode.h, docs/decode.md). */
+ * generation, and one token per dec_step (see decode.h, docs/decode.md).
+ * A token is recorded the same way in every profiling mode; the mode is
+ * called at fixed points through the seam of decode_profile.h. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
