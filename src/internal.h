@@ -292,8 +292,9 @@ vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *f
 #endif
     ;
 
-/* Count `code` in its VKPROF_ERROR_COUNTERS row, if it has one. */
-void vkprof__count_result(vkprof_context ctx, vkprof_result code);
+/* Counts a result in its error counter; returns the count after it (0: not a
+ * counted result). */
+uint64_t vkprof__count_result(vkprof_context ctx, vkprof_result code);
 /* A snapshot of the counters; zero them. */
 void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out);
 void vkprof__errors_clear(vkprof_context ctx);

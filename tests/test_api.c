@@ -151,6 +151,30 @@ static void test_misuse(void)
     vkprof_destroy(ctx);
 }
 
+/* A misuse repeated every token is logged VKPROF_LOG_REPEATS times, then one
+ * line says the rest are only counted; the counter keeps every one, and a
+ * reset starts the logging again. */
+static void test_log_repeats(void)
+{
+    vkprof_context ctx = make_ctx(VKPROF_ENABLE_ON, NULL);
+    logbuf = (th_log){.quiet = 1};
+    const unsigned n = 3 * VKPROF_LOG_REPEATS;
+    for (unsigned i = 0; i < n; i++) {
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_ERROR_END_WITHOUT_BEGIN);
+    }
+    CHECK_EQ_U64(errors_of(ctx).end_without_begin, n);
+    CHECK_EQ_U64(logbuf.errors, VKPROF_LOG_REPEATS + 1);
+    CHECK(strstr(logbuf.last, "VKPROF_ERROR_END_WITHOUT_BEGIN seen 8 times") != NULL);
+    /* another kind has its own budget */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, 9999) == VKPROF_ERROR_UNKNOWN_PHASE);
+    CHECK_EQ_U64(logbuf.errors, VKPROF_LOG_REPEATS + 2);
+    vkprof_reset(ctx);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_ERROR_END_WITHOUT_BEGIN);
+    CHECK_EQ_U64(logbuf.errors, VKPROF_LOG_REPEATS + 3);
+    logbuf = (th_log){0};
+    vkprof_destroy(ctx);
+}
+
 static void test_phases(void)
 {
     vkprof_context ctx = make_ctx(VKPROF_ENABLE_ON, NULL);
@@ -337,6 +361,7 @@ int main(void)
     th_busy_init(&g, &busy, 4096);
     logbuf.quiet = 1;
     RUN(test_misuse);
+    RUN(test_log_repeats);
     RUN(test_phases);
     RUN(test_env);
     RUN(test_json);

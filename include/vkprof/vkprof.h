@@ -191,7 +191,13 @@ typedef struct vkprof_context_T *vkprof_context;
 /**
  * Logger callback. `code` is the result the message is about (VKPROF_OK for
  * plain information). `message` is valid only during the call.
+ *
+ * Misuse and failures counted in vkprof_error_counts are logged the first
+ * VKPROF_LOG_REPEATS times per kind; the last of those is followed by one
+ * line saying that further ones are counted, not logged. vkprof_reset()
+ * zeroes the counters and so starts the logging again.
  */
+#define VKPROF_LOG_REPEATS 8u
 typedef void (*vkprof_log_fn)(void *user, vkprof_log_level level, vkprof_result code,
                               const char *message);
 

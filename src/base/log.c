@@ -56,19 +56,20 @@ void vkprof__log(vkprof_context ctx, vkprof_log_level level, vkprof_result code,
     va_end(ap);
 }
 
-void vkprof__count_result(vkprof_context ctx, vkprof_result code)
+uint64_t vkprof__count_result(vkprof_context ctx, vkprof_result code)
 {
     if (ctx == NULL || code == VKPROF_OK) {
-        return;
+        return 0;
     }
     vkprof_error_atomics *e = &ctx->errors;
     /* rows with VKPROF_OK are not results: never matched here */
 #define VKPROF_X_(field, result, meaning)                                                          \
     if (code == (result)) {                                                                        \
-        atomic_fetch_add_explicit(&e->field, 1, memory_order_relaxed);                             \
+        return atomic_fetch_add_explicit(&e->field, 1, memory_order_relaxed) + 1;                  \
     }
     VKPROF_ERROR_COUNTERS(VKPROF_X_)
 #undef VKPROF_X_
+    return 0;
 }
 
 void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out)
@@ -89,12 +90,25 @@ void vkprof__errors_clear(vkprof_context ctx)
 
 vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *fmt, ...)
 {
-    vkprof__count_result(ctx, code);
+    uint64_t n = vkprof__count_result(ctx, code);
+    /* A buggy call site in a decode loop repeats its misuse every token: the
+     * first VKPROF_LOG_REPEATS of each counted kind are logged, the rest only
+     * counted (vkprof_error_counts; reset by vkprof_reset). */
+    if (n > VKPROF_LOG_REPEATS) {
+        return code;
+    }
+    /* NOT_READY is an expected, retryable condition: a warning, not an error. */
+    vkprof_log_level level = code == VKPROF_ERROR_NOT_READY ? VKPROF_LOG_WARN : VKPROF_LOG_ERROR;
     va_list ap;
     va_start(ap, fmt);
-    /* NOT_READY is an expected, retryable condition: a warning, not an error. */
-    vlog(ctx, code == VKPROF_ERROR_NOT_READY ? VKPROF_LOG_WARN : VKPROF_LOG_ERROR, code, fmt, ap);
+    vlog(ctx, level, code, fmt, ap);
     va_end(ap);
+    if (n == VKPROF_LOG_REPEATS) {
+        vkprof__log(ctx, level, code,
+                    "%s seen %u times: further ones are counted in vkprof_error_counts, not "
+                    "logged",
+                    vkprof_result_name(code), (unsigned)VKPROF_LOG_REPEATS);
+    }
     return code;
 }
 
