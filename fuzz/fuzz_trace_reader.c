@@ -16,22 +16,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sink = fopen("/dev/null", "w");
     }
     char err[256];
-    vkprof_trace_summary *s = NULL;
-    if (vkprof_trace_parse((const char *)data, size, &s, err, sizeof err) != 0) {
+    rpt_summary *s = NULL;
+    if (rpt_parse((const char *)data, size, &s, err, sizeof err) != 0) {
         if (s != NULL || err[0] == '\0') {
             __builtin_trap(); /* an error must come with a message and no summary */
         }
         return 0;
     }
     if (sink != NULL) {
-        vkprof_trace_print(s, "fuzz.json", sink);
-        vkprof_trace_svg(s, "fuzz <&>", sink);
+        rpt_print(s, "fuzz.json", sink);
+        rpt_svg(s, "fuzz <&>", sink);
     }
     int64_t t0, t1;
-    vkprof_trace_pick_token(s, &t0, &t1);
+    rpt_pick_token(s, &t0, &t1);
     if (t1 < t0) {
         __builtin_trap();
     }
-    vkprof_trace_free(s);
+    rpt_free(s);
     return 0;
 }

@@ -144,8 +144,8 @@ static void check_metadata(vkprof_context ctx, const char *path, int64_t samples
 static char *report_text(const char *path, int svg)
 {
     char err[256];
-    vkprof_trace_summary *s = NULL;
-    if (vkprof_trace_read_file(path, 0, &s, err, sizeof err) != 0) {
+    rpt_summary *s = NULL;
+    if (rpt_read_file(path, 0, &s, err, sizeof err) != 0) {
         fprintf(stderr, "cannot read %s: %s\n", path, err);
         CHECK(!"the trace reads back");
         return NULL;
@@ -154,7 +154,7 @@ static char *report_text(const char *path, int svg)
     CHECK(f != NULL);
     char *out = NULL;
     if (f != NULL) {
-        CHECK((svg ? vkprof_trace_svg(s, "t", f) : vkprof_trace_print(s, path, f)) == 0);
+        CHECK((svg ? rpt_svg(s, "t", f) : rpt_print(s, path, f)) == 0);
         long n = ftell(f);
         out = n >= 0 ? malloc((size_t)n + 1) : NULL;
         rewind(f);
@@ -163,20 +163,20 @@ static char *report_text(const char *path, int svg)
         }
         fclose(f);
     }
-    vkprof_trace_free(s);
+    rpt_free(s);
     CHECK(out != NULL);
     return out;
 }
 
 /* The reader on hand-written metadata: the new fields are optional (older
  * traces read), typed, duplicate-free; the warning names every reason. */
-static vkprof_trace_summary *parse(const char *meta, char *err, size_t size)
+static rpt_summary *parse(const char *meta, char *err, size_t size)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "{\"traceEvents\":[],\"metadata\":{\"gpu_sampling\":%s}}", meta);
-    vkprof_trace_summary *s = NULL;
+    rpt_summary *s = NULL;
     err[0] = '\0';
-    if (vkprof_trace_parse(buf, strlen(buf), &s, err, size) != 0) {
+    if (rpt_parse(buf, strlen(buf), &s, err, size) != 0) {
         return NULL;
     }
     return s;
@@ -185,33 +185,33 @@ static vkprof_trace_summary *parse(const char *meta, char *err, size_t size)
 static void expect_warning(const char *meta, const char *want)
 {
     char err[256], warn[512];
-    vkprof_trace_summary *s = parse(meta, err, sizeof err);
+    rpt_summary *s = parse(meta, err, sizeof err);
     CHECK(s != NULL);
     if (s == NULL) {
         fprintf(stderr, "  %s: %s\n", meta, err);
         return;
     }
-    size_t n = vkprof_trace_loss_warning(s, warn, sizeof warn);
+    size_t n = rpt_loss_warning(s, warn, sizeof warn);
     CHECK(n == strlen(warn) && strcmp(warn, want) == 0);
     if (strcmp(warn, want) != 0) {
         fprintf(stderr, "  got  '%s'\n  want '%s'\n", warn, want);
     }
     /* a short buffer: cut, terminated, the length still the whole line */
     char small[12];
-    CHECK(vkprof_trace_loss_warning(s, small, sizeof small) == n &&
+    CHECK(rpt_loss_warning(s, small, sizeof small) == n &&
           strlen(small) == (n < sizeof small ? n : sizeof small - 1));
-    vkprof_trace_free(s);
+    rpt_free(s);
 }
 
 static void expect_error(const char *meta, const char *want)
 {
     char err[256];
-    vkprof_trace_summary *s = parse(meta, err, sizeof err);
+    rpt_summary *s = parse(meta, err, sizeof err);
     CHECK(s == NULL && strstr(err, want) != NULL);
     if (s != NULL || strstr(err, want) == NULL) {
         fprintf(stderr, "  %s: got '%s', want '%s'\n", meta, err, want);
     }
-    vkprof_trace_free(s);
+    rpt_free(s);
 }
 
 static void test_reader_fields(void)
@@ -243,11 +243,11 @@ static void test_reader_fields(void)
     expect_error("{\"lost\":{},\"lost\":{}}", "metadata.gpu_sampling has the key \"lost\" twice");
     /* counts that do not add up are said, not hidden */
     char err[256];
-    vkprof_trace_summary *s = parse("{\"samples\":9,\"scopes_collected\":1,\"scopes_dropped\":5,"
-                                    "\"scopes_pending\":2,\"lost\":{\"ring_full\":3}}",
-                                    err, sizeof err);
+    rpt_summary *s = parse("{\"samples\":9,\"scopes_collected\":1,\"scopes_dropped\":5,"
+                           "\"scopes_pending\":2,\"lost\":{\"ring_full\":3}}",
+                           err, sizeof err);
     CHECK(s != NULL && s->samples_lost_mismatch && s->samples_unbalanced);
-    vkprof_trace_free(s);
+    rpt_free(s);
 }
 #endif
 

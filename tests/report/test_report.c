@@ -25,7 +25,7 @@ static char *path_of(const char *dir, const char *name)
     return buf[k];
 }
 
-static const vkprof_trace_group *find(const vkprof_trace_group *g, size_t n, const char *name)
+static const rpt_group *find(const rpt_group *g, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(g[i].name, name) == 0) {
@@ -155,15 +155,15 @@ static char *read_all(const char *path, size_t *n)
 static void test_two_tokens(void)
 {
     char err[512];
-    vkprof_trace_summary *s = NULL;
-    int rc = vkprof_trace_read_file(path_of(data_dir, "two_tokens.json"), 0, &s, err, sizeof err);
+    rpt_summary *s = NULL;
+    int rc = rpt_read_file(path_of(data_dir, "two_tokens.json"), 0, &s, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "two_tokens.json: %s\n", err);
         check_failures++;
         return;
     }
     CHECK_U64(s->tokens, 2);
-    CHECK(s->token_source == VKPROF_TOKENS_FROM_EVENTS);
+    CHECK(s->token_source == RPT_TOKENS_FROM_EVENTS);
     CHECK_U64(s->gpu_tokens, 2);
     CHECK_U64(s->n_gpu, 3);
     CHECK_U64(s->n_host, 3);
@@ -178,9 +178,9 @@ static void test_two_tokens(void)
     CHECK_U64(s->gpu[2].calls, 3);
     CHECK_U64(s->gpu[2].self_ns, 60006);
     CHECK_U64(s->gpu_busy_ns, 780124 + 600248 + 60006);
-    const vkprof_trace_group *step = find(s->host, s->n_host, "step");
-    const vkprof_trace_group *wait = find(s->host, s->n_host, "wait");
-    const vkprof_trace_group *rec = find(s->host, s->n_host, "record");
+    const rpt_group *step = find(s->host, s->n_host, "step");
+    const rpt_group *wait = find(s->host, s->n_host, "wait");
+    const rpt_group *rec = find(s->host, s->n_host, "record");
     CHECK(step != NULL && wait != NULL && rec != NULL);
     if (step != NULL && wait != NULL && rec != NULL) {
         CHECK(step == &s->host[0] && wait == &s->host[1] && rec == &s->host[2]);
@@ -212,7 +212,7 @@ static void test_two_tokens(void)
     CHECK_U64(s->n_other_x, 1);
     CHECK_U64(s->n_tracks, 2);
     for (size_t i = 0; i < s->n_tracks; i++) {
-        const vkprof_trace_track *t = &s->tracks[i];
+        const rpt_track *t = &s->tracks[i];
         CHECK(t->name != NULL);
         if (t->pid == 1) {
             CHECK(!t->is_gpu && t->max_depth == 1 && strcmp(t->name, "main") == 0);
@@ -221,7 +221,7 @@ static void test_two_tokens(void)
         }
     }
     int64_t t0 = 0, t1 = 0;
-    CHECK(vkprof_trace_pick_token(s, &t0, &t1) == 0);
+    CHECK(rpt_pick_token(s, &t0, &t1) == 0);
     CHECK_U64(t0, 1000000);
     CHECK_U64(t1, 3000000);
 
@@ -229,7 +229,7 @@ static void test_two_tokens(void)
     char *text = NULL;
     size_t text_len = 0;
     FILE *m = open_memstream(&text, &text_len);
-    CHECK(m != NULL && vkprof_trace_print(s, "x.json", m) == 0);
+    CHECK(m != NULL && rpt_print(s, "x.json", m) == 0);
     if (m != NULL) {
         fclose(m);
         CHECK(strstr(text, "  attention                         0.780      0.390   54.2%         "
@@ -242,7 +242,7 @@ static void test_two_tokens(void)
     /* The SVG: well-formed, names in it, escaped. */
     const char *svg = path_of(tmp_dir, "two_tokens.svg");
     remove(svg);
-    CHECK(vkprof_trace_svg_file(s, "two <tokens> & more", svg, err, sizeof err) == 0);
+    CHECK(rpt_svg_file(s, "two <tokens> & more", svg, err, sizeof err) == 0);
     size_t n = 0;
     char *x = read_all(svg, &n);
     CHECK(x != NULL);
@@ -260,10 +260,10 @@ static void test_two_tokens(void)
 
     /* Unwritable paths fail with a message and leave nothing behind. */
     err[0] = '\0';
-    CHECK(vkprof_trace_svg_file(s, "t", "/nonexistent-vkprof-dir/x.svg", err, sizeof err) != 0);
+    CHECK(rpt_svg_file(s, "t", "/nonexistent-vkprof-dir/x.svg", err, sizeof err) != 0);
     CHECK(strstr(err, "cannot create") != NULL);
     err[0] = '\0';
-    CHECK(vkprof_trace_svg_file(s, "t", tmp_dir, err, sizeof err) != 0); /* a directory */
+    CHECK(rpt_svg_file(s, "t", tmp_dir, err, sizeof err) != 0); /* a directory */
     CHECK(err[0] != '\0');
     DIR *d = opendir(path_of(tmp_dir, "."));
     CHECK(d != NULL);
@@ -277,25 +277,25 @@ static void test_two_tokens(void)
         }
         closedir(d);
     }
-    vkprof_trace_free(s);
+    rpt_free(s);
 }
 
 static void test_sampled(void)
 {
     char err[512];
-    vkprof_trace_summary *s = NULL;
-    if (vkprof_trace_read_file(path_of(data_dir, "sampled.json"), 0, &s, err, sizeof err) != 0) {
+    rpt_summary *s = NULL;
+    if (rpt_read_file(path_of(data_dir, "sampled.json"), 0, &s, err, sizeof err) != 0) {
         fprintf(stderr, "sampled.json: %s\n", err);
         check_failures++;
         return;
     }
     CHECK_U64(s->tokens, 4);
-    CHECK(s->token_source == VKPROF_TOKENS_FROM_METADATA);
+    CHECK(s->token_source == RPT_TOKENS_FROM_METADATA);
     CHECK_U64(s->gpu_tokens, 2); /* steps 0 and 2 carry GPU scopes */
     CHECK_U64(s->n_dup_meta, 1);
-    const vkprof_trace_group *step = find(s->host, s->n_host, "step");
-    const vkprof_trace_group *moe = find(s->host, s->n_host, "moe");
-    const vkprof_trace_group *route = find(s->host, s->n_host, "route");
+    const rpt_group *step = find(s->host, s->n_host, "step");
+    const rpt_group *moe = find(s->host, s->n_host, "moe");
+    const rpt_group *route = find(s->host, s->n_host, "route");
     CHECK(step != NULL && moe != NULL && route != NULL);
     if (step != NULL && moe != NULL && route != NULL) {
         CHECK_U64(step->self_ns, 350000);
@@ -309,19 +309,19 @@ static void test_sampled(void)
         }
     }
     int64_t t0, t1;
-    CHECK(vkprof_trace_pick_token(s, &t0, &t1) == -1);
+    CHECK(rpt_pick_token(s, &t0, &t1) == -1);
     CHECK_U64(t0, 0);
     CHECK_U64(t1, 400000);
-    vkprof_trace_free(s);
+    rpt_free(s);
 }
 
 /* ---- inputs from memory --------------------------------------------------------- */
 
-static vkprof_trace_summary *parse_ok(const char *json)
+static rpt_summary *parse_ok(const char *json)
 {
     char err[512];
-    vkprof_trace_summary *s = NULL;
-    if (vkprof_trace_parse(json, strlen(json), &s, err, sizeof err) != 0) {
+    rpt_summary *s = NULL;
+    if (rpt_parse(json, strlen(json), &s, err, sizeof err) != 0) {
         fprintf(stderr, "unexpected error for %s: %s\n", json, err);
         check_failures++;
         return NULL;
@@ -332,14 +332,14 @@ static vkprof_trace_summary *parse_ok(const char *json)
 static void expect_error(const char *json, size_t len, const char *want)
 {
     char err[512] = "";
-    vkprof_trace_summary *s = NULL;
-    int rc = vkprof_trace_parse(json, len, &s, err, sizeof err);
+    rpt_summary *s = NULL;
+    int rc = rpt_parse(json, len, &s, err, sizeof err);
     if (rc == 0 || s != NULL || strstr(err, want) == NULL) {
         fprintf(stderr, "input %.80s: got rc %d, error \"%s\"; expected \"%s\"\n", json, rc, err,
                 want);
         check_failures++;
     }
-    vkprof_trace_free(s);
+    rpt_free(s);
 }
 
 #define BAD(json, want) expect_error(json, strlen(json), want)
@@ -449,10 +449,10 @@ static void test_errors(void)
 
     /* not NUL-terminated: the reader must stop at len */
     const char *cut = "{\"traceEvents\": []}garbage";
-    vkprof_trace_summary *s = NULL;
+    rpt_summary *s = NULL;
     char err[256];
-    CHECK(vkprof_trace_parse(cut, 19, &s, err, sizeof err) == 0);
-    vkprof_trace_free(s);
+    CHECK(rpt_parse(cut, 19, &s, err, sizeof err) == 0);
+    rpt_free(s);
     expect_error(cut, 18, "unexpected end of file");
 
     /* durations that add past 2^64 ns */
@@ -485,18 +485,17 @@ static void test_errors(void)
 static void test_accepted(void)
 {
     /* an empty trace, the array form, a BOM */
-    vkprof_trace_summary *s = parse_ok("{\"traceEvents\": []}");
+    rpt_summary *s = parse_ok("{\"traceEvents\": []}");
     if (s != NULL) {
         CHECK_U64(s->tokens, 1);
-        CHECK(s->token_source == VKPROF_TOKENS_DEFAULT);
+        CHECK(s->token_source == RPT_TOKENS_DEFAULT);
         CHECK_U64(s->n_gpu + s->n_host, 0);
         FILE *f = fopen("/dev/null", "w");
-        CHECK(f != NULL && vkprof_trace_svg(s, "empty", f) == 0 &&
-              vkprof_trace_print(s, "e", f) == 0);
+        CHECK(f != NULL && rpt_svg(s, "empty", f) == 0 && rpt_print(s, "e", f) == 0);
         if (f != NULL) {
             fclose(f);
         }
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
     s = parse_ok("\xef\xbb\xbf[{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"norm\", \"ts\": "
                  "0.0004, \"dur\": 0.0015}]");
@@ -504,7 +503,7 @@ static void test_accepted(void)
         CHECK_U64(s->n_gpu, 1);
         CHECK_U64(s->gpu[0].total_ns, 2); /* 1.5 ns rounds to 2 */
         CHECK_U64(s->slices[0].ts_ns, 0);
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
     /* unknown ph and categories are skipped and counted; names are cleaned */
     s = parse_ok(EV("{\"ph\": \"Q\"}, {\"ph\": \"E\"}, {\"ph\": \"X\", \"cat\": \"x\"},"
@@ -519,7 +518,7 @@ static void test_accepted(void)
         CHECK_U64(s->n_other_instants, 1);
         CHECK_U64(s->n_gpu, 1);
         CHECK(s->n_gpu == 1 && strcmp(s->gpu[0].name, "bad??name?") == 0);
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
     /* a long name is cut on a character boundary */
     char json[1024];
@@ -535,8 +534,8 @@ static void test_accepted(void)
              name);
     s = parse_ok(json);
     if (s != NULL) {
-        CHECK_U64(strlen(s->host[0].name), VKPROF_TRACE_MAX_NAME);
-        vkprof_trace_free(s);
+        CHECK_U64(strlen(s->host[0].name), RPT_MAX_NAME);
+        rpt_free(s);
     }
     /* ts/dur at the limit */
     s = parse_ok(
@@ -544,11 +543,11 @@ static void test_accepted(void)
     if (s != NULL) {
         CHECK_U64(s->host[0].total_ns, 1000000000000000000ull);
         FILE *f = fopen("/dev/null", "w");
-        CHECK(f != NULL && vkprof_trace_svg(s, "big", f) == 0);
+        CHECK(f != NULL && rpt_svg(s, "big", f) == 0);
         if (f != NULL) {
             fclose(f);
         }
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
 }
 
@@ -569,19 +568,18 @@ static void test_files(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[512] = "";
-        vkprof_trace_summary *s = NULL;
-        int rc = vkprof_trace_read_file(path_of(data_dir, cases[i].file), 0, &s, err, sizeof err);
+        rpt_summary *s = NULL;
+        int rc = rpt_read_file(path_of(data_dir, cases[i].file), 0, &s, err, sizeof err);
         if (rc == 0 || s != NULL || strstr(err, cases[i].want) == NULL) {
             fprintf(stderr, "%s: rc %d, error \"%s\"; expected \"%s\"\n", cases[i].file, rc, err,
                     cases[i].want);
             check_failures++;
         }
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
     char err[512] = "";
-    vkprof_trace_summary *s = NULL;
-    CHECK(vkprof_trace_read_file(path_of(data_dir, "two_tokens.json"), 100, &s, err, sizeof err) !=
-          0);
+    rpt_summary *s = NULL;
+    CHECK(rpt_read_file(path_of(data_dir, "two_tokens.json"), 100, &s, err, sizeof err) != 0);
     CHECK(strstr(err, "too large") != NULL);
 }
 
@@ -603,26 +601,26 @@ static void test_format(void)
                  "{\"traceEvents\": [], \"metadata\": {\"trace_format\": %u, "
                  "\"dropped_events\": 0}}",
                  fmt);
-        vkprof_trace_summary *s = parse_ok(json);
+        rpt_summary *s = parse_ok(json);
         if (s == NULL) {
             continue;
         }
         CHECK(s->has_format && s->format == fmt);
         FILE *f = fmemopen(out, sizeof out, "w");
-        CHECK(f != NULL && vkprof_trace_print(s, "t", f) == 0);
+        CHECK(f != NULL && rpt_print(s, "t", f) == 0);
         if (f != NULL) {
             fclose(f);
             /* a newer format than the reader's is said; the current one is not */
             CHECK((strstr(out, "newer than this reader's") != NULL) == (fmt > VKPROF_TF_VERSION));
         }
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
     for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
         snprintf(json, sizeof json,
                  "{\"traceEvents\": [], \"metadata\": {\"gpu_sampling\": {\"samples\": 10, "
                  "\"lost\": {\"%s\": %zu}}}}",
                  why[i].key, i + 1);
-        vkprof_trace_summary *s = parse_ok(json);
+        rpt_summary *s = parse_ok(json);
         if (s == NULL) {
             continue;
         }
@@ -630,13 +628,13 @@ static void test_format(void)
             CHECK_U64(s->lost[k], k == i ? i + 1 : 0);
         }
         char warn[256], want[64];
-        vkprof_trace_loss_warning(s, warn, sizeof warn);
+        rpt_loss_warning(s, warn, sizeof warn);
         snprintf(want, sizeof want, "(%s %zu)", why[i].text, i + 1);
         if (strstr(warn, want) == NULL) {
             fprintf(stderr, "lost %s: warning \"%s\" lacks \"%s\"\n", why[i].key, warn, want);
             check_failures++;
         }
-        vkprof_trace_free(s);
+        rpt_free(s);
     }
     BAD("{\"traceEvents\": [], \"metadata\": {\"trace_format\": \"1\"}}",
         "metadata.trace_format is not a non-negative integer");

@@ -33,26 +33,26 @@ int vkprof_cmd_report(int argc, char **argv)
         return 2;
     }
     char err[512];
-    vkprof_trace_summary *s = NULL;
-    if (vkprof_trace_read_file(path, 0, &s, err, sizeof err) != 0) {
+    rpt_summary *s = NULL;
+    if (rpt_read_file(path, 0, &s, err, sizeof err) != 0) {
         fprintf(stderr, "vkprof report: %s: %s\n", path, err);
         return 1;
     }
     int rc = 0;
     FILE *text = (svg != NULL && strcmp(svg, "-") == 0) ? stderr : stdout;
-    if (vkprof_trace_print(s, path, text) != 0) {
+    if (rpt_print(s, path, text) != 0) {
         fprintf(stderr, "vkprof report: cannot write the summary\n");
         rc = 1;
     }
     if (rc == 0 && svg != NULL) {
         const char *base = strrchr(path, '/');
-        if (vkprof_trace_svg_file(s, base != NULL ? base + 1 : path, svg, err, sizeof err) != 0) {
+        if (rpt_svg_file(s, base != NULL ? base + 1 : path, svg, err, sizeof err) != 0) {
             fprintf(stderr, "vkprof report: %s\n", err);
             rc = 1;
         } else if (text == stdout) {
             printf("\nSVG written to %s\n", svg);
         }
     }
-    vkprof_trace_free(s);
+    rpt_free(s);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* The text summary of `vkprof report`. */
+/* The text summary of `vkprof report`: rpt_print, rpt_loss_warning. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static void fmt_ms(char *out, size_t size, uint64_t ns, uint64_t div)
     snprintf(out, size, "%" PRIu64 ".%03" PRIu64, us / 1000u, us % 1000u);
 }
 
-static void print_group_table(FILE *out, const char *title, const vkprof_trace_group *g, size_t n,
+static void print_group_table(FILE *out, const char *title, const rpt_group *g, size_t n,
                               uint64_t busy, uint64_t tokens, bool self_column)
 {
     fprintf(out, "\n%-28s %12s %10s %7s %12s %10s", title, "total ms", "ms/token", "%",
@@ -62,7 +62,7 @@ static void put(char *buf, size_t size, size_t *len, const char *text, const uin
     }
 }
 
-size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_t size)
+size_t rpt_loss_warning(const rpt_summary *s, char *buf, size_t size)
 {
     if (buf != NULL && size > 0) {
         buf[0] = '\0';
@@ -100,10 +100,10 @@ size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_
     return len;
 }
 
-int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *out)
+int rpt_print(const rpt_summary *s, const char *path, FILE *out)
 {
     char warn[512];
-    if (vkprof_trace_loss_warning(s, warn, sizeof warn) > 0) {
+    if (rpt_loss_warning(s, warn, sizeof warn) > 0) {
         fprintf(out, "%s\n", warn); /* first: the figures below are partial */
     }
     fprintf(out, "vkprof report: %s\n", path);
@@ -143,8 +143,8 @@ int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *ou
     }
     fprintf(out, "\n  tokens        %" PRIu64, s->tokens);
     switch (s->token_source) {
-    case VKPROF_TOKENS_FROM_EVENTS: fprintf(out, " (token events)\n"); break;
-    case VKPROF_TOKENS_FROM_METADATA: fprintf(out, " (metadata.steps; no token events)\n"); break;
+    case RPT_TOKENS_FROM_EVENTS: fprintf(out, " (token events)\n"); break;
+    case RPT_TOKENS_FROM_METADATA: fprintf(out, " (metadata.steps; no token events)\n"); break;
     default: fprintf(out, " (no token events and no metadata.steps: figures are per trace)\n");
     }
     if (s->gpu_tokens != s->tokens) {

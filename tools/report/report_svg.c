@@ -1,5 +1,5 @@
-/* The SVG of `vkprof report --svg`: time per token as bars, and one token's
- * timeline (host and GPU tracks on one time axis). */
+/* The SVG of `vkprof report --svg` (rpt_svg, rpt_svg_file): time per token
+ * as bars, and one token's timeline (host and GPU tracks on one time axis). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
@@ -35,7 +35,7 @@ static const char *color_of(bool gpu, uint32_t g)
     return gpu ? gpu_colors[g % NCOLORS] : host_colors[g % NCOLORS];
 }
 
-/* Text for XML: the names are clean UTF-8 already (vkprof_trace_clean_string). */
+/* Text for XML: the names are clean UTF-8 already (rpt_clean_string). */
 static void xml_text(FILE *out, const char *s)
 {
     for (; *s != '\0'; s++) {
@@ -52,7 +52,7 @@ static void xml_text(FILE *out, const char *s)
 
 static void xml_clean_text(FILE *out, const char *s)
 {
-    char *c = vkprof_trace_clean_string(s);
+    char *c = rpt_clean_string(s);
     xml_text(out, c != NULL ? c : "?");
     free(c);
 }
@@ -97,7 +97,7 @@ static void fmt_time(char *buf, size_t size, int64_t ns, int64_t step)
 }
 
 /* Bars of ms/token for one section; returns the next y. */
-static double bars(FILE *out, double y, const char *title, const vkprof_trace_group *g, size_t n,
+static double bars(FILE *out, double y, const char *title, const rpt_group *g, size_t n,
                    uint64_t busy, uint64_t tokens, bool gpu, double max_ms)
 {
     fprintf(out,
@@ -146,7 +146,7 @@ typedef struct strip_track {
     size_t first, last; /* slice range of the track */
 } strip_track;
 
-static void track_label(FILE *out, const vkprof_trace_track *t)
+static void track_label(FILE *out, const rpt_track *t)
 {
     if (t->name != NULL) {
         fputs(t->is_gpu ? "GPU " : "host ", out);
@@ -156,11 +156,11 @@ static void track_label(FILE *out, const vkprof_trace_track *t)
     }
 }
 
-int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out)
+int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
 {
     /* The token window and the tracks that have slices in it. */
     int64_t t0, t1;
-    long tok = vkprof_trace_pick_token(s, &t0, &t1);
+    long tok = rpt_pick_token(s, &t0, &t1);
     int64_t span = t1 - t0 > 0 ? t1 - t0 : 1;
     strip_track tr[MAX_TRACKS_DRAWN];
     size_t ntr = 0, tracks_left_out = 0;
@@ -170,12 +170,12 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
             size_t j = i;
             bool in = false;
             while (j < s->n_slices && s->slices[j].track == s->slices[i].track) {
-                const vkprof_trace_slice *x = &s->slices[j];
+                const rpt_slice *x = &s->slices[j];
                 in = in || (x->ts_ns < t1 && x->ts_ns + x->dur_ns > t0) ||
                      (x->dur_ns == 0 && x->ts_ns >= t0 && x->ts_ns < t1);
                 j++;
             }
-            const vkprof_trace_track *t = &s->tracks[s->slices[i].track];
+            const rpt_track *t = &s->tracks[s->slices[i].track];
             if (in && (t->is_gpu != 0) == (pass == 1)) {
                 if (ntr < MAX_TRACKS_DRAWN) {
                     uint32_t lanes = t->max_depth + 1;
@@ -210,7 +210,7 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
     }
     double y = 28;
     char warn[512];
-    if (vkprof_trace_loss_warning(s, warn, sizeof warn) > 0) {
+    if (rpt_loss_warning(s, warn, sizeof warn) > 0) {
         /* at the top, above the title: the GPU bars below are partial */
         fprintf(out, "<text x=\"16\" y=\"%.0f\" class=\"warn\">", y - 6);
         xml_text(out, warn);
@@ -288,7 +288,7 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
     }
     double ty = strip_top;
     for (size_t k = 0; k < ntr; k++) {
-        const vkprof_trace_track *t = &s->tracks[tr[k].track];
+        const rpt_track *t = &s->tracks[tr[k].track];
         double h = tr[k].lanes * LANE_H;
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
                 PLOT_X, ty, STRIP_W, h, t->is_gpu ? "#f4f4f8" : "#f8f8f4");
@@ -301,7 +301,7 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
             lane_end[l] = -1;
         }
         for (size_t i = tr[k].first; i < tr[k].last; i++) {
-            const vkprof_trace_slice *x = &s->slices[i];
+            const rpt_slice *x = &s->slices[i];
             if (x->depth >= MAX_LANES || x->ts_ns >= t1 || x->ts_ns + x->dur_ns < t0) {
                 continue;
             }
@@ -322,7 +322,7 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
                 }
             }
             *le = xb;
-            const vkprof_trace_group *g = x->is_gpu ? &s->gpu[x->group] : &s->host[x->group];
+            const rpt_group *g = x->is_gpu ? &s->gpu[x->group] : &s->host[x->group];
             double ly = ty + x->depth * LANE_H;
             fprintf(out,
                     "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
@@ -357,7 +357,7 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
     size_t col = 0;
     ty += 8;
     for (int pass = 0; pass < 2; pass++) {
-        const vkprof_trace_group *g = pass == 0 ? s->gpu : s->host;
+        const rpt_group *g = pass == 0 ? s->gpu : s->host;
         size_t n = pass == 0 ? s->n_gpu : s->n_host;
         for (size_t i = 0; i < n && i < MAX_BAR_ROWS; i++) {
             double lx = 16 + (double)(col % 4) * 245;
@@ -396,11 +396,11 @@ int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out
     return ferror(final) ? -1 : 0;
 }
 
-int vkprof_trace_svg_file(const vkprof_trace_summary *s, const char *title, const char *path,
-                          char *err, size_t err_size)
+int rpt_svg_file(const rpt_summary *s, const char *title, const char *path, char *err,
+                 size_t err_size)
 {
     if (strcmp(path, "-") == 0) {
-        if (vkprof_trace_svg(s, title, stdout) != 0) {
+        if (rpt_svg(s, title, stdout) != 0) {
             snprintf(err, err_size, "cannot write the SVG to stdout");
             return -1;
         }
@@ -427,7 +427,7 @@ int vkprof_trace_svg_file(const vkprof_trace_summary *s, const char *title, cons
         snprintf(err, err_size, "%s: %s", path, strerror(errno));
         close(fd);
     } else {
-        int w = vkprof_trace_svg(s, title, f);
+        int w = rpt_svg(s, title, f);
         int e = errno;
         if (w == 0 && fchmod(fd, 0666 & ~mask) != 0) {
             w = -1;

@@ -1,4 +1,5 @@
-/* Reader of the vkprof trace: see trace_reader.h and docs/report.md.
+/* The reader of the vkprof trace (rpt_parse, rpt_read_file): see
+ * trace_reader.h and docs/report.md.
  *
  * The top-level object is walked here, byte by byte; every value in it (each
  * event, the metadata) is measured first (bracket depth and size, strings
@@ -26,7 +27,7 @@ typedef struct parser {
     size_t len, pos;
     char *err;
     size_t err_size;
-    vkprof_trace_summary *s;
+    rpt_summary *s;
     size_t cap_gpu, cap_host, cap_tracks, cap_slices, cap_tokens;
     uint64_t gpu_sum, host_sum;
     size_t last_track;
@@ -95,11 +96,11 @@ static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
 }
 
 /* A copy that is valid UTF-8 without control characters (each bad byte
- * becomes '?'), cut to VKPROF_TRACE_MAX_NAME bytes on a character boundary. */
-char *vkprof_trace_clean_string(const char *s)
+ * becomes '?'), cut to RPT_MAX_NAME bytes on a character boundary. */
+char *rpt_clean_string(const char *s)
 {
     size_t n = strlen(s);
-    char *o = malloc((n < VKPROF_TRACE_MAX_NAME ? n : VKPROF_TRACE_MAX_NAME) + 1);
+    char *o = malloc((n < RPT_MAX_NAME ? n : RPT_MAX_NAME) + 1);
     if (o == NULL) {
         return NULL;
     }
@@ -139,7 +140,7 @@ char *vkprof_trace_clean_string(const char *s)
         if (!ok) {
             cl = 1;
         }
-        if (k + cl > VKPROF_TRACE_MAX_NAME) {
+        if (k + cl > RPT_MAX_NAME) {
             break;
         }
         if (ok) {
@@ -191,7 +192,7 @@ static int measure(parser *p, size_t cap, const char *what, long event, size_t *
             }
             i++;
         } else if (c == '{' || c == '[') {
-            if (++depth > VKPROF_TRACE_MAX_DEPTH) {
+            if (++depth > RPT_MAX_DEPTH) {
                 return fail_syntax(p, i - 1, "JSON nested more than 64 levels deep", event);
             }
         } else if (c == '}' || c == ']') {
@@ -294,9 +295,9 @@ static int get_time_ns(parser *p, const cJSON *ev, const char *key, long idx, in
     if (d < 0) {
         return fail(p, "\"%s\" is negative (at event #%ld)", key, idx);
     }
-    if (d > VKPROF_TRACE_MAX_US) {
+    if (d > RPT_MAX_US) {
         return fail(p, "\"%s\" is too large (%g us; the limit is %g) (at event #%ld)", key, d,
-                    VKPROF_TRACE_MAX_US, idx);
+                    RPT_MAX_US, idx);
     }
     *out = (int64_t)(d * 1000.0 + 0.5);
     return 0;
@@ -306,10 +307,10 @@ static int get_time_ns(parser *p, const cJSON *ev, const char *key, long idx, in
 
 static int group_index(parser *p, bool gpu, const char *name, long idx, uint32_t *out)
 {
-    vkprof_trace_group **arr = gpu ? &p->s->gpu : &p->s->host;
+    rpt_group **arr = gpu ? &p->s->gpu : &p->s->host;
     size_t *n = gpu ? &p->s->n_gpu : &p->s->n_host;
     size_t *cap = gpu ? &p->cap_gpu : &p->cap_host;
-    char *clean = vkprof_trace_clean_string(name);
+    char *clean = rpt_clean_string(name);
     if (clean == NULL) {
         return fail(p, "out of memory");
     }
@@ -320,12 +321,12 @@ static int group_index(parser *p, bool gpu, const char *name, long idx, uint32_t
             return 0;
         }
     }
-    if (*n >= VKPROF_TRACE_MAX_GROUPS) {
+    if (*n >= RPT_MAX_GROUPS) {
         free(clean);
-        return fail(p, "more than %d distinct %s (at event #%ld)", VKPROF_TRACE_MAX_GROUPS,
+        return fail(p, "more than %d distinct %s (at event #%ld)", RPT_MAX_GROUPS,
                     gpu ? "GPU phases" : "host buckets", idx);
     }
-    vkprof_trace_group *q = grow(*arr, cap, *n + 1, sizeof **arr);
+    rpt_group *q = grow(*arr, cap, *n + 1, sizeof **arr);
     if (q == NULL) {
         free(clean);
         return fail(p, "out of memory");
@@ -339,7 +340,7 @@ static int group_index(parser *p, bool gpu, const char *name, long idx, uint32_t
 
 static int track_index(parser *p, int64_t pid, int64_t tid, long idx, uint32_t *out)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     if (p->last_track < s->n_tracks && s->tracks[p->last_track].pid == pid &&
         s->tracks[p->last_track].tid == tid) {
         *out = (uint32_t)p->last_track;
@@ -352,11 +353,10 @@ static int track_index(parser *p, int64_t pid, int64_t tid, long idx, uint32_t *
             return 0;
         }
     }
-    if (s->n_tracks >= VKPROF_TRACE_MAX_TRACKS) {
-        return fail(p, "more than %d tracks (pid, tid) (at event #%ld)", VKPROF_TRACE_MAX_TRACKS,
-                    idx);
+    if (s->n_tracks >= RPT_MAX_TRACKS) {
+        return fail(p, "more than %d tracks (pid, tid) (at event #%ld)", RPT_MAX_TRACKS, idx);
     }
-    vkprof_trace_track *q = grow(s->tracks, &p->cap_tracks, s->n_tracks + 1, sizeof *q);
+    rpt_track *q = grow(s->tracks, &p->cap_tracks, s->n_tracks + 1, sizeof *q);
     if (q == NULL) {
         return fail(p, "out of memory");
     }
@@ -404,7 +404,7 @@ static int event_args(parser *p, const cJSON *ev, long idx, const cJSON **args)
 
 static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool gpu)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     int64_t ts, dur, pid, tid, step = -1;
     const cJSON *args;
     if (get_time_ns(p, ev, "ts", idx, &ts) != 0 || get_time_ns(p, ev, "dur", idx, &dur) != 0 ||
@@ -429,7 +429,7 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
     if (group_index(p, gpu, gname, idx, &g) != 0 || track_index(p, pid, tid, idx, &t) != 0) {
         return -1;
     }
-    vkprof_trace_group *grp = gpu ? &s->gpu[g] : &s->host[g];
+    rpt_group *grp = gpu ? &s->gpu[g] : &s->host[g];
     if (add_u64(p, &grp->total_ns, (uint64_t)dur, idx) != 0 ||
         add_u64(p, gpu ? &p->gpu_sum : &p->host_sum, (uint64_t)dur, idx) != 0) {
         return -1;
@@ -438,19 +438,19 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
     if (gpu) {
         s->tracks[t].is_gpu = 1;
     }
-    vkprof_trace_slice *q = grow(s->slices, &p->cap_slices, s->n_slices + 1, sizeof *q);
+    rpt_slice *q = grow(s->slices, &p->cap_slices, s->n_slices + 1, sizeof *q);
     if (q == NULL) {
         return fail(p, "out of memory");
     }
     s->slices = q;
-    q[s->n_slices] = (vkprof_trace_slice){.ts_ns = ts,
-                                          .dur_ns = dur,
-                                          .step = step,
-                                          .group = g,
-                                          .track = t,
-                                          .depth = 0,
-                                          .seq = (uint32_t)s->n_slices,
-                                          .is_gpu = gpu};
+    q[s->n_slices] = (rpt_slice){.ts_ns = ts,
+                                 .dur_ns = dur,
+                                 .step = step,
+                                 .group = g,
+                                 .track = t,
+                                 .depth = 0,
+                                 .seq = (uint32_t)s->n_slices,
+                                 .is_gpu = gpu};
     s->n_slices++;
     return 0;
 }
@@ -458,7 +458,7 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
 /* Keep the first name; count a different second one. */
 static void set_name(parser *p, char **slot, const char *name)
 {
-    char *c = vkprof_trace_clean_string(name);
+    char *c = rpt_clean_string(name);
     if (c == NULL) {
         return;
     }
@@ -506,7 +506,7 @@ static int on_meta(parser *p, const cJSON *ev, long idx, const char *name)
 
 static int on_instant(parser *p, const cJSON *ev, long idx, const char *name, const char *cat)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     if (name == NULL || cat == NULL || strcmp(name, VKPROF_TF_STEP_NAME) != 0 ||
         strcmp(cat, VKPROF_TF_CAT_STEP) != 0) {
         s->n_other_instants++;
@@ -527,7 +527,7 @@ static int on_instant(parser *p, const cJSON *ev, long idx, const char *name, co
 
 static int on_event(parser *p, const cJSON *ev, long idx)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     s->n_events++;
     if (!cJSON_IsObject(ev)) {
         return fail(p, "the event is not an object (at event #%ld)", idx);
@@ -577,7 +577,7 @@ static int on_event(parser *p, const cJSON *ev, long idx)
         return 0;
     }
     if (s->n_unknown_ph++ == 0) {
-        char *c = vkprof_trace_clean_string(ph);
+        char *c = rpt_clean_string(ph);
         if (c != NULL) {
             snprintf(s->first_unknown_ph, sizeof s->first_unknown_ph, "%s", c);
             free(c);
@@ -605,14 +605,14 @@ static int parse_events(parser *p)
         skip_ws(p);
         if (p->pos < p->len && p->buf[p->pos] != '{') {
             cJSON *v = NULL;
-            if (parse_value(p, VKPROF_TRACE_MAX_EVENT_BYTES, "the event", idx, &v) != 0) {
+            if (parse_value(p, RPT_MAX_EVENT_BYTES, "the event", idx, &v) != 0) {
                 return -1;
             }
             cJSON_Delete(v);
             return fail(p, "the event is not an object (at event #%ld)", idx);
         }
         cJSON *ev = NULL;
-        if (parse_value(p, VKPROF_TRACE_MAX_EVENT_BYTES, "the event", idx, &ev) != 0) {
+        if (parse_value(p, RPT_MAX_EVENT_BYTES, "the event", idx, &ev) != 0) {
             return -1;
         }
         int r = on_event(p, ev, idx);
@@ -645,7 +645,7 @@ static int meta_string(parser *p, const cJSON *obj, const char *path, const char
     }
     if (r == PRESENT) {
         free(*out);
-        *out = vkprof_trace_clean_string(v);
+        *out = rpt_clean_string(v);
         if (*out == NULL) {
             return fail(p, "out of memory");
         }
@@ -716,7 +716,7 @@ static int no_duplicates(parser *p, const cJSON *obj, const char *path)
  * so older traces (scopes_dropped alone, or nothing) still read. */
 static int on_gpu_samples(parser *p, const cJSON *samp)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     static const char *const keys[] = {VKPROF_TF_SAMP_RECORDED,    VKPROF_TF_SAMP_SAMPLES,
                                        VKPROF_TF_SAMP_SUBMISSIONS, VKPROF_TF_SAMP_COLLECTED,
                                        VKPROF_TF_SAMP_DROPPED,     VKPROF_TF_SAMP_PENDING,
@@ -768,7 +768,7 @@ static int on_gpu_samples(parser *p, const cJSON *samp)
 
 static int on_metadata(parser *p, const cJSON *m)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     if (!cJSON_IsObject(m)) {
         return fail(p, "\"" META_ "\" is not an object");
     }
@@ -851,7 +851,7 @@ static int parse_top(parser *p)
             }
             cJSON *key = NULL;
             size_t key_pos = p->pos;
-            if (parse_value(p, VKPROF_TRACE_MAX_VALUE_BYTES, "a key", -1, &key) != 0) {
+            if (parse_value(p, RPT_MAX_VALUE_BYTES, "a key", -1, &key) != 0) {
                 return -1;
             }
             if (!cJSON_IsString(key) || key->valuestring == NULL) {
@@ -880,7 +880,7 @@ static int parse_top(parser *p)
                     return fail(p, "the top-level object has \"" META_ "\" twice");
                 }
                 cJSON *v = NULL;
-                if (parse_value(p, VKPROF_TRACE_MAX_VALUE_BYTES,
+                if (parse_value(p, RPT_MAX_VALUE_BYTES,
                                 is_meta ? "\"" META_ "\"" : "a top-level value", -1, &v) != 0) {
                     return -1;
                 }
@@ -922,7 +922,7 @@ static int parse_top(parser *p)
 
 static int cmp_slice(const void *a, const void *b)
 {
-    const vkprof_trace_slice *x = a, *y = b;
+    const rpt_slice *x = a, *y = b;
     if (x->track != y->track) {
         return x->track < y->track ? -1 : 1;
     }
@@ -950,12 +950,12 @@ static int cmp_pair(const void *a, const void *b)
     return x[1] < y[1] ? -1 : (x[1] > y[1]);
 }
 
-static const vkprof_trace_group *g_sort_groups; /* qsort has no context argument */
+static const rpt_group *g_sort_groups; /* qsort has no context argument */
 
 static int cmp_group_idx(const void *a, const void *b)
 {
-    const vkprof_trace_group *x = &g_sort_groups[*(const uint32_t *)a];
-    const vkprof_trace_group *y = &g_sort_groups[*(const uint32_t *)b];
+    const rpt_group *x = &g_sort_groups[*(const uint32_t *)a];
+    const rpt_group *y = &g_sort_groups[*(const uint32_t *)b];
     if (x->total_ns != y->total_ns) {
         return x->total_ns > y->total_ns ? -1 : 1;
     }
@@ -963,15 +963,15 @@ static int cmp_group_idx(const void *a, const void *b)
 }
 
 /* Sort groups by total time and renumber the slices' group ids. */
-static int sort_groups(vkprof_trace_summary *s, bool gpu)
+static int sort_groups(rpt_summary *s, bool gpu)
 {
-    vkprof_trace_group *g = gpu ? s->gpu : s->host;
+    rpt_group *g = gpu ? s->gpu : s->host;
     size_t n = gpu ? s->n_gpu : s->n_host;
     if (n == 0) {
         return 0;
     }
     uint32_t *order = malloc(n * sizeof *order), *rank = malloc(n * sizeof *rank);
-    vkprof_trace_group *sorted = malloc(n * sizeof *sorted);
+    rpt_group *sorted = malloc(n * sizeof *sorted);
     if (order == NULL || rank == NULL || sorted == NULL) {
         free(order);
         free(rank);
@@ -1001,7 +1001,7 @@ static int sort_groups(vkprof_trace_summary *s, bool gpu)
 
 static int finish(parser *p)
 {
-    vkprof_trace_summary *s = p->s;
+    rpt_summary *s = p->s;
     if (s->n_slices > 0) {
         qsort(s->slices, s->n_slices, sizeof *s->slices, cmp_slice);
     }
@@ -1019,14 +1019,14 @@ static int finish(parser *p)
     }
     size_t sp = 0;
     for (size_t i = 0; i < s->n_slices; i++) {
-        vkprof_trace_slice *x = &s->slices[i];
+        rpt_slice *x = &s->slices[i];
         self[i] = x->dur_ns;
         if (i == 0 || s->slices[i - 1].track != x->track) {
             sp = 0;
         }
         int64_t end = x->ts_ns + x->dur_ns;
         while (sp > 0) {
-            vkprof_trace_slice *top = &s->slices[stack[sp - 1]];
+            rpt_slice *top = &s->slices[stack[sp - 1]];
             if (top->ts_ns + top->dur_ns <= x->ts_ns) {
                 sp--;
             } else {
@@ -1034,7 +1034,7 @@ static int finish(parser *p)
             }
         }
         if (sp > 0) {
-            vkprof_trace_slice *top = &s->slices[stack[sp - 1]];
+            rpt_slice *top = &s->slices[stack[sp - 1]];
             if (end <= top->ts_ns + top->dur_ns) {
                 self[stack[sp - 1]] -= x->dur_ns; /* a child */
             }
@@ -1049,9 +1049,9 @@ static int finish(parser *p)
         }
     }
     for (size_t i = 0; i < s->n_slices; i++) {
-        vkprof_trace_slice *x = &s->slices[i];
+        rpt_slice *x = &s->slices[i];
         uint64_t v = self[i] > 0 ? (uint64_t)self[i] : 0;
-        vkprof_trace_group *g = x->is_gpu ? &s->gpu[x->group] : &s->host[x->group];
+        rpt_group *g = x->is_gpu ? &s->gpu[x->group] : &s->host[x->group];
         g->self_ns += v;
         if (x->is_gpu) {
             s->gpu_busy_ns += v;
@@ -1064,16 +1064,16 @@ static int finish(parser *p)
     /* Tokens. */
     if (s->n_token_events > 0) {
         s->tokens = s->n_token_events;
-        s->token_source = VKPROF_TOKENS_FROM_EVENTS;
+        s->token_source = RPT_TOKENS_FROM_EVENTS;
         if (s->token_ts_ns[s->n_token_events - 1] > s->end_ns) {
             s->end_ns = s->token_ts_ns[s->n_token_events - 1];
         }
     } else if (s->has_steps && s->steps > 0) {
         s->tokens = s->steps;
-        s->token_source = VKPROF_TOKENS_FROM_METADATA;
+        s->token_source = RPT_TOKENS_FROM_METADATA;
     } else {
         s->tokens = 1;
-        s->token_source = VKPROF_TOKENS_DEFAULT;
+        s->token_source = RPT_TOKENS_DEFAULT;
     }
     s->gpu_tokens = s->tokens;
     if (s->has_every_n && s->every_n_steps > 1) {
@@ -1115,7 +1115,7 @@ static int finish(parser *p)
 
 /* ---- public ----------------------------------------------------------------------------- */
 
-void vkprof_trace_free(vkprof_trace_summary *s)
+void rpt_free(rpt_summary *s)
 {
     if (s == NULL) {
         return;
@@ -1142,8 +1142,7 @@ void vkprof_trace_free(vkprof_trace_summary *s)
     free(s);
 }
 
-int vkprof_trace_parse(const char *buf, size_t len, vkprof_trace_summary **out, char *err,
-                       size_t err_size)
+int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t err_size)
 {
     *out = NULL;
     if (err != NULL && err_size > 0) {
@@ -1158,15 +1157,14 @@ int vkprof_trace_parse(const char *buf, size_t len, vkprof_trace_summary **out, 
         return fail(&p, "out of memory");
     }
     if (parse_top(&p) != 0 || finish(&p) != 0) {
-        vkprof_trace_free(p.s);
+        rpt_free(p.s);
         return -1;
     }
     *out = p.s;
     return 0;
 }
 
-int vkprof_trace_read_file(const char *path, size_t max_bytes, vkprof_trace_summary **out,
-                           char *err, size_t err_size)
+int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *err, size_t err_size)
 {
     parser p = {.err = err, .err_size = err_size};
     *out = NULL;
@@ -1174,7 +1172,7 @@ int vkprof_trace_read_file(const char *path, size_t max_bytes, vkprof_trace_summ
         err[0] = '\0';
     }
     if (max_bytes == 0) {
-        max_bytes = VKPROF_TRACE_MAX_FILE_BYTES;
+        max_bytes = RPT_MAX_FILE_BYTES;
     }
     bool is_stdin = strcmp(path, "-") == 0;
     int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -1248,12 +1246,12 @@ int vkprof_trace_read_file(const char *path, size_t max_bytes, vkprof_trace_summ
         free(buf);
         return fail(&p, "the file is empty");
     }
-    rc = vkprof_trace_parse(buf, n, out, err, err_size);
+    rc = rpt_parse(buf, n, out, err, err_size);
     free(buf);
     return rc;
 }
 
-long vkprof_trace_pick_token(const vkprof_trace_summary *s, int64_t *t0, int64_t *t1)
+long rpt_pick_token(const rpt_summary *s, int64_t *t0, int64_t *t1)
 {
     int64_t start = s->end_ns;
     for (size_t i = 0; i < s->n_slices; i++) {

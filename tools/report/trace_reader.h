@@ -1,14 +1,30 @@
-/* Reader of the vkprof trace (Chrome Trace Event JSON, docs/trace-format.md)
- * and the summary that `vkprof report` prints and draws.
+/* `vkprof report`: the reader of the vkprof trace (Chrome Trace Event JSON,
+ * docs/trace-format.md) and the summary it prints and draws. Everything of
+ * `vkprof report` is named rpt_* / RPT_* (the library's own names are
+ * vkprof_*; nothing here is library API). The files:
+ *
+ *   trace_reader.h  this interface: the summary's types, the limits, every
+ *                   rpt_* function of the files below;
+ *   trace_reader.c  rpt_parse, rpt_read_file, rpt_free, rpt_clean_string,
+ *                   rpt_pick_token: the bounded reader (fuzzed:
+ *                   fuzz/fuzz_trace_reader.c, scripts/fuzz.sh) and the
+ *                   summary it builds;
+ *   report_print.c  rpt_print, rpt_loss_warning: the text summary;
+ *   report_svg.c    rpt_svg, rpt_svg_file: the SVG chart;
+ *   cmd_report.c    vkprof_cmd_report: the subcommand (options, exit status).
+ *
+ * The names the trace writer shares with this reader (pids, categories, keys,
+ * lost-sample reasons, the format version) come from one header,
+ * src/export/trace_format.h (VKPROF_TF_*).
  *
  * The reader takes a buffer and its length (no terminating NUL needed) and
  * returns either a summary or one error message that says what is wrong and
  * where ("at event #N": N is the index in traceEvents, from 0; or the line and
  * column of a JSON syntax error). It never reads outside the buffer, and its
  * memory stays within a small multiple of the input size: events are parsed
- * one at a time, each at most VKPROF_TRACE_MAX_EVENT_BYTES long. */
-#ifndef VKPROF_TRACE_READER_H
-#define VKPROF_TRACE_READER_H
+ * one at a time, each at most RPT_MAX_EVENT_BYTES long. */
+#ifndef RPT_TRACE_READER_H
+#define RPT_TRACE_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,66 +32,66 @@
 
 #include "../../src/export/trace_format.h"
 
-/** Largest file `vkprof_trace_read_file` accepts (2 GiB). */
-#define VKPROF_TRACE_MAX_FILE_BYTES ((size_t)2 << 30)
+/** Largest file `rpt_read_file` accepts (2 GiB). */
+#define RPT_MAX_FILE_BYTES ((size_t)2 << 30)
 /** Largest single event object, in bytes of JSON text. */
-#define VKPROF_TRACE_MAX_EVENT_BYTES ((size_t)1 << 20)
+#define RPT_MAX_EVENT_BYTES ((size_t)1 << 20)
 /** Largest top-level value other than traceEvents (metadata, ...). */
-#define VKPROF_TRACE_MAX_VALUE_BYTES ((size_t)16 << 20)
+#define RPT_MAX_VALUE_BYTES ((size_t)16 << 20)
 /** Deepest JSON nesting accepted. */
-#define VKPROF_TRACE_MAX_DEPTH 64
+#define RPT_MAX_DEPTH 64
 /** Most distinct GPU phases, host buckets, tracks. */
-#define VKPROF_TRACE_MAX_GROUPS 1024
-#define VKPROF_TRACE_MAX_TRACKS 1024
+#define RPT_MAX_GROUPS 1024
+#define RPT_MAX_TRACKS 1024
 /** Longest name kept, in bytes (longer names are cut on a UTF-8 boundary). */
-#define VKPROF_TRACE_MAX_NAME 128
+#define RPT_MAX_NAME 128
 /** Largest ts or dur accepted, in microseconds (about 31 years). */
-#define VKPROF_TRACE_MAX_US 1e15
+#define RPT_MAX_US 1e15
 
 /** A GPU phase or a host bucket. Times in exact nanoseconds. */
-typedef struct vkprof_trace_group {
+typedef struct rpt_group {
     char *name;
     uint64_t total_ns; /**< sum of the slices' durations */
     uint64_t self_ns;  /**< total less the time of slices nested inside (same track) */
     uint64_t calls;    /**< number of slices */
-} vkprof_trace_group;
+} rpt_group;
 
 /** One (pid, tid) track. */
-typedef struct vkprof_trace_track {
+typedef struct rpt_track {
     int64_t pid, tid;
     char *name;         /**< thread_name, or NULL */
     int is_gpu;         /**< its slices are GPU scopes */
     uint32_t max_depth; /**< deepest nesting level seen (0: no nesting) */
-} vkprof_trace_track;
+} rpt_track;
 
 /** One X event. */
-typedef struct vkprof_trace_slice {
+typedef struct rpt_slice {
     int64_t ts_ns, dur_ns;
     int64_t step; /**< args.step, or -1 */
     uint32_t group, track, depth, seq;
     int is_gpu;
-} vkprof_trace_slice;
+} rpt_slice;
 
-enum vkprof_trace_token_source {
-    VKPROF_TOKENS_FROM_EVENTS,   /**< "token" instant events */
-    VKPROF_TOKENS_FROM_METADATA, /**< metadata.steps */
-    VKPROF_TOKENS_DEFAULT        /**< neither: 1 */
+enum rpt_token_source {
+    RPT_TOKENS_FROM_EVENTS,   /**< "token" instant events */
+    RPT_TOKENS_FROM_METADATA, /**< metadata.steps */
+    RPT_TOKENS_DEFAULT        /**< neither: 1 */
 };
 
-typedef struct vkprof_trace_summary {
-    vkprof_trace_group *gpu, *host; /**< sorted by total time, longest first */
+typedef struct rpt_summary {
+    rpt_group *gpu, *host; /**< sorted by total time, longest first */
     size_t n_gpu, n_host;
     uint64_t gpu_busy_ns, host_busy_ns; /**< sums of self times */
 
-    vkprof_trace_track *tracks;
+    rpt_track *tracks;
     size_t n_tracks;
-    vkprof_trace_slice *slices; /**< sorted by track, then ts */
+    rpt_slice *slices; /**< sorted by track, then ts */
     size_t n_slices;
     int64_t *token_ts_ns; /**< the token events' timestamps, sorted */
     size_t n_token_events;
 
     uint64_t tokens;     /**< the per-token divisor */
-    int token_source;    /**< enum vkprof_trace_token_source */
+    int token_source;    /**< enum rpt_token_source */
     uint64_t gpu_tokens; /**< divisor of GPU figures (fewer when GPU sampling skips steps) */
     int64_t end_ns;      /**< latest slice end or token */
 
@@ -104,48 +120,47 @@ typedef struct vkprof_trace_summary {
         n_unknown_ph;
     uint64_t first_unknown_index;
     char first_unknown_ph[16];
-} vkprof_trace_summary;
+} rpt_summary;
 
-/** Parse a trace. On success returns 0 and *out (free with vkprof_trace_free);
+/** Parse a trace. On success returns 0 and *out (free with rpt_free);
  * on failure returns -1 and writes a message (no file name, no newline) to
  * err. */
-int vkprof_trace_parse(const char *buf, size_t len, vkprof_trace_summary **out, char *err,
-                       size_t err_size);
+int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t err_size);
 
 /** Read a whole file (or stdin for "-"), at most max_bytes (0: the default
  * cap), and parse it. The message names what went wrong but not the file. */
-int vkprof_trace_read_file(const char *path, size_t max_bytes, vkprof_trace_summary **out,
-                           char *err, size_t err_size);
+int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *err,
+                  size_t err_size);
 
-void vkprof_trace_free(vkprof_trace_summary *s);
+void rpt_free(rpt_summary *s);
 
 /** A malloc'd copy that is valid UTF-8 without control characters (each bad
- * byte becomes '?'), cut to VKPROF_TRACE_MAX_NAME bytes; NULL when out of
+ * byte becomes '?'), cut to RPT_MAX_NAME bytes; NULL when out of
  * memory. Every name in a summary is cleaned so. */
-char *vkprof_trace_clean_string(const char *s);
+char *rpt_clean_string(const char *s);
 
 /** The warning about lost GPU samples, one line without a newline (e.g.
  * "WARNING: 30 of 50 GPU samples lost (ring full 30); the GPU split below
  * covers the rest only"), written to buf like snprintf; returns 0 and writes
  * an empty string when the trace says no sample was lost. */
-size_t vkprof_trace_loss_warning(const vkprof_trace_summary *s, char *buf, size_t size);
+size_t rpt_loss_warning(const rpt_summary *s, char *buf, size_t size);
 
 /** Print the text summary: the loss warning first when samples were lost,
  *  then "vkprof report: PATH". Returns 0, or -1 on a write error. */
-int vkprof_trace_print(const vkprof_trace_summary *s, const char *path, FILE *out);
+int rpt_print(const rpt_summary *s, const char *path, FILE *out);
 
 /** Write the SVG to a stream. Returns 0, or -1 on a write error. */
-int vkprof_trace_svg(const vkprof_trace_summary *s, const char *title, FILE *out);
+int rpt_svg(const rpt_summary *s, const char *title, FILE *out);
 
 /** Write the SVG to path atomically (a temporary file in the same folder,
  * then rename). Returns 0, or -1 with a message in err; no partial file is
  * left behind. */
-int vkprof_trace_svg_file(const vkprof_trace_summary *s, const char *title, const char *path,
-                          char *err, size_t err_size);
+int rpt_svg_file(const rpt_summary *s, const char *title, const char *path, char *err,
+                 size_t err_size);
 
 /** Pick the representative token for the timeline: sets [*t0, *t1) and
  * returns its index (0-based) among the token events, or -1 when the trace
  * has no token events (then the window is the whole trace). */
-long vkprof_trace_pick_token(const vkprof_trace_summary *s, int64_t *t0, int64_t *t1);
+long rpt_pick_token(const rpt_summary *s, int64_t *t0, int64_t *t1);
 
 #endif
