@@ -26,17 +26,20 @@ static int cookie_close(void *cookie)
 
 static void report(const outfile *o)
 {
-    fprintf(stderr, "%s: cannot write %s: could not %s: %s%s%s\n", o->tool, o->path,
-            o->file.step ? o->file.step : "write", strerror(o->file.err), o->file.hint ? ": " : "",
-            o->file.hint ? o->file.hint : "");
+    const char *step = o->file.step ? o->file.step : "write";
+    const char *sep = o->file.hint ? ": " : "", *hint = o->file.hint ? o->file.hint : "";
+    if (o->err != NULL) {
+        snprintf(o->err, o->err_size, "%s: cannot %s: %s%s%s", o->path, step, strerror(o->file.err),
+                 sep, hint);
+        return;
+    }
+    fprintf(stderr, "%s: cannot write %s: could not %s: %s%s%s\n", o->tool, o->path, step,
+            strerror(o->file.err), sep, hint);
 }
 
-int outfile_open(outfile *o, const char *tool, const char *path)
+static int open_file(outfile *o)
 {
-    memset(o, 0, sizeof *o);
-    o->tool = tool;
-    o->path = path;
-    if (vkprof__afile_open(&o->file, path) != 0) {
+    if (vkprof__afile_open(&o->file, o->path) != 0) {
         report(o);
         return 1;
     }
@@ -44,11 +47,33 @@ int outfile_open(outfile *o, const char *tool, const char *path)
         .read = NULL, .write = cookie_write, .seek = NULL, .close = cookie_close};
     o->f = fopencookie(&o->file, "w", io);
     if (o->f == NULL) {
-        fprintf(stderr, "%s: out of memory\n", tool);
+        if (o->err != NULL) {
+            snprintf(o->err, o->err_size, "out of memory");
+        } else {
+            fprintf(stderr, "%s: out of memory\n", o->tool);
+        }
         vkprof__afile_abort(&o->file);
         return 1;
     }
     return 0;
+}
+
+int outfile_open(outfile *o, const char *tool, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->tool = tool;
+    o->path = path;
+    return open_file(o);
+}
+
+int outfile_open_quiet(outfile *o, const char *path, char *err, size_t err_size)
+{
+    memset(o, 0, sizeof *o);
+    o->tool = "";
+    o->path = path;
+    o->err = err;
+    o->err_size = err_size;
+    return open_file(o);
 }
 
 int outfile_commit(outfile *o)

@@ -17,6 +17,8 @@ typedef struct outfile {
     vkprof_afile file;
     const char *path;
     const char *tool; /* for messages: "vkprof bench" */
+    char *err;        /* NULL: messages go to stderr; else into this buffer */
+    size_t err_size;
 } outfile;
 
 /* Open the temporary file; prints the reason and returns 1 on failure. */
@@ -26,6 +28,10 @@ int outfile_open(outfile *o, const char *tool, const char *path);
 int outfile_commit(outfile *o);
 /* Give up: close and remove the temporary file. */
 void outfile_abort(outfile *o);
+
+/* outfile_open for a caller that reports errors itself: the reason of a
+ * failed open or commit goes into err (err_size bytes), not to stderr. */
+int outfile_open_quiet(outfile *o, const char *path, char *err, size_t err_size);
 
 /* Point the JSON writer (src/base/json.h) at the file, not through `f`:
  * write a document with one or the other. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "trace_reader.h"
 
@@ -257,6 +258,23 @@ static void test_two_tokens(void)
         CHECK(strstr(x, "WARNING") != NULL);
         free(x);
     }
+
+    /* Through the tools' one writer: a symlink is followed and stays a link,
+     * the file it names gets the SVG. */
+    const char *target = path_of(tmp_dir, "svg_target.svg");
+    const char *link = path_of(tmp_dir, "svg_link.svg");
+    remove(target);
+    remove(link);
+    CHECK(symlink("svg_target.svg", link) == 0);
+    CHECK(rpt_svg_file(s, "linked", link, err, sizeof err) == 0);
+    struct stat ls;
+    CHECK(lstat(link, &ls) == 0 && S_ISLNK(ls.st_mode));
+    size_t tn = 0;
+    char *tx = read_all(target, &tn);
+    CHECK(tx != NULL && strstr(tx, "vkprof report: linked<") != NULL);
+    free(tx);
+    remove(target);
+    remove(link);
 
     /* Unwritable paths fail with a message and leave nothing behind. */
     err[0] = '\0';

@@ -1,13 +1,10 @@
-/* The SVG of `vkprof report --svg` (rpt_svg, rpt_svg_file): time per token
+/* The SVG of `vkprof report --svg` (rpt_svg): time per token
  * as bars, and one token's timeline (host and GPU tracks on one time axis). */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "trace_reader.h"
 
@@ -394,65 +391,4 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
     free(body);
     fflush(final);
     return ferror(final) ? -1 : 0;
-}
-
-int rpt_svg_file(const rpt_summary *s, const char *title, const char *path, char *err,
-                 size_t err_size)
-{
-    if (strcmp(path, "-") == 0) {
-        if (rpt_svg(s, title, stdout) != 0) {
-            snprintf(err, err_size, "cannot write the SVG to stdout");
-            return -1;
-        }
-        return 0;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (tmp == NULL) {
-        snprintf(err, err_size, "out of memory");
-        return -1;
-    }
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, err_size, "%s: cannot create a temporary file: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    int rc = -1;
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        close(fd);
-    } else {
-        int w = rpt_svg(s, title, f);
-        int e = errno;
-        if (w == 0 && fchmod(fd, 0666 & ~mask) != 0) {
-            w = -1;
-            e = errno;
-        }
-        if (w == 0 && fsync(fd) != 0) {
-            w = -1;
-            e = errno;
-        }
-        if (fclose(f) != 0 && w == 0) {
-            w = -1;
-            e = errno;
-        }
-        if (w != 0) {
-            snprintf(err, err_size, "%s: write error: %s", path, strerror(e));
-        } else if (rename(tmp, path) != 0) {
-            snprintf(err, err_size, "%s: cannot rename the temporary file into place: %s", path,
-                     strerror(errno));
-        } else {
-            rc = 0;
-        }
-    }
-    if (rc != 0) {
-        unlink(tmp);
-    }
-    free(tmp);
-    return rc;
 }

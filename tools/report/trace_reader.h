@@ -10,7 +10,8 @@
  *                   fuzz/fuzz_trace_reader.c, scripts/fuzz.sh) and the
  *                   summary it builds;
  *   report_print.c  rpt_print, rpt_loss_warning: the text summary;
- *   report_svg.c    rpt_svg, rpt_svg_file: the SVG chart;
+ *   report_svg.c    rpt_svg: the SVG chart, to a stream;
+ *   report_svg_file.c rpt_svg_file: the same to a file, through tools/outfile.h;
  *   cmd_report.c    vkprof_cmd_report: the subcommand (options, exit status).
  *
  * The names the trace writer shares with this reader (pids, categories, keys,
