@@ -7,6 +7,11 @@ const char *th_case = "setup";
 
 void th_gpu_init(th_gpu *g)
 {
+    th_gpu_init_ex(g, NULL);
+}
+
+void th_gpu_init_ex(th_gpu *g, const vku_device_options *opt)
+{
     memset(g, 0, sizeof *g);
     if (getenv("XDG_RUNTIME_DIR") == NULL) {
         /* keeps the loader quiet; harmless */
@@ -23,7 +28,7 @@ void th_gpu_init(th_gpu *g)
         exit(1);
     }
     uint32_t fam = vku_compute_family(phys);
-    if (fam == UINT32_MAX || vku_device_create(&g->dev, phys, fam) != VK_SUCCESS) {
+    if (fam == UINT32_MAX || vku_device_create_ex(&g->dev, phys, fam, opt) != VK_SUCCESS) {
         fprintf(stderr, "FAIL: cannot create a device with a compute queue\n");
         exit(1);
     }

@@ -34,6 +34,8 @@ typedef struct th_gpu {
 /* Instance with validation (required) and a device on the compute family of
  * the default device (or VKPROF_TEST_DEVICE). Exits with 1 on failure. */
 void th_gpu_init(th_gpu *g);
+/* th_gpu_init with device options (NULL: th_gpu_init's device). */
+void th_gpu_init_ex(th_gpu *g, const vku_device_options *opt);
 /* The busy pipeline over `count` floats; exits with 1 on failure. */
 void th_busy_init(th_gpu *g, vku_busy *busy, uint32_t count);
 /* Destroys everything; counts every validation message as a failure. */

@@ -293,6 +293,26 @@ VkResult vku_device_create_ex(vku_device *out, VkPhysicalDevice phys, uint32_t f
     memset(out, 0, sizeof *out);
     out->phys = phys;
     out->family = family;
+    uint32_t want_queues = opt != NULL && opt->queue_count > 1 ? opt->queue_count : 1;
+    if (want_queues > 2) {
+        fprintf(stderr, "vkprof: %u queues asked for; vku_device_create_ex makes 1 or 2\n",
+                want_queues);
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (want_queues == 2) {
+        uint32_t nf = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, NULL);
+        VkQueueFamilyProperties *fp = calloc(nf ? nf : 1, sizeof *fp);
+        if (fp == NULL) {
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fp);
+        if (family >= nf || fp[family].queueCount < 2) {
+            want_queues = 1; /* the family has one: the second stays VK_NULL_HANDLE */
+        }
+        free(fp);
+    }
+    out->queue_count = want_queues;
     vkGetPhysicalDeviceProperties(phys, &out->props);
     vkGetPhysicalDeviceMemoryProperties(phys, &out->mem);
 
@@ -333,11 +353,11 @@ VkResult vku_device_create_ex(vku_device *out, VkPhysicalDevice phys, uint32_t f
     }
     out->calibrated_ext = next > 0;
 
-    float prio = 1.0f;
+    const float prio[2] = {1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = family,
-                                   .queueCount = 1,
-                                   .pQueuePriorities = &prio};
+                                   .queueCount = want_queues,
+                                   .pQueuePriorities = prio};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                               .pNext = &e2,
                               .queueCreateInfoCount = 1,
@@ -351,6 +371,9 @@ VkResult vku_device_create_ex(vku_device *out, VkPhysicalDevice phys, uint32_t f
     }
     volkLoadDevice(out->device);
     vkGetDeviceQueue(out->device, family, 0, &out->queue);
+    if (want_queues == 2) {
+        vkGetDeviceQueue(out->device, family, 1, &out->queue2);
+    }
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = family};

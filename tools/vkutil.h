@@ -26,7 +26,9 @@ typedef struct vku_device {
     VkPhysicalDeviceMemoryProperties mem;
     VkDevice device;
     uint32_t family;
-    VkQueue queue;
+    VkQueue queue;        /* queue 0 of `family` */
+    VkQueue queue2;       /* queue 1 of `family`: VK_NULL_HANDLE unless asked for and offered */
+    uint32_t queue_count; /* queues created: 1, or 2 with queue2 */
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
@@ -76,9 +78,15 @@ uint32_t vku_compute_family(VkPhysicalDevice phys);
  * hostQueryReset and calibrated timestamps where offered, plus a command
  * pool, one command buffer and a fence. */
 VkResult vku_device_create(vku_device *out, VkPhysicalDevice phys, uint32_t family);
-/* Choices for vku_device_create_ex (NULL: the defaults of vku_device_create). */
+/* Choices for vku_device_create_ex (NULL, or all zero: the defaults of
+ * vku_device_create). */
 typedef struct vku_device_options {
     bool no_synchronization2; /* leave synchronization2 off even where offered */
+    /* Queues of `family` wanted: 0 or 1, one (queue2 stays VK_NULL_HANDLE);
+     * 2, two where the family has them (queueCount >= 2), both at priority
+     * 1.0, the second in queue2; one where it has not. More than 2:
+     * VK_ERROR_INITIALIZATION_FAILED. */
+    uint32_t queue_count;
 } vku_device_options;
 VkResult vku_device_create_ex(vku_device *out, VkPhysicalDevice phys, uint32_t family,
                               const vku_device_options *opt);
