@@ -19,7 +19,7 @@
 
 /* Includes <vulkan/vulkan.h> as the app has it: with the prototypes unless
  * the app defined VK_NO_PROTOTYPES itself (volk and the like). The library's
- * own sources define VK_NO_PROTOTYPES (src/internal.h). */
+ * own sources define VK_NO_PROTOTYPES (src/context.h). */
 #include <vulkan/vulkan.h>
 
 #include <stdbool.h>

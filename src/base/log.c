@@ -1,5 +1,5 @@
 /* Diagnostics: one logger callback per context, stderr by default. */
-#include "internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Threads: each host thread's index (its trace track), its name, and the
  * span open on it (the flow that links a GPU scope to the span that recorded
  * it). Used by host spans, the GPU core, the timeline and the exporter. */
-#include "internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 

@@ -2,7 +2,8 @@
  * (best maxDeviation of a bounded number of tries), a CLOCK_MONOTONIC_RAW
  * bridge, or a submitted timestamp bracketed by two host reads; mapped
  * piecewise-linearly in integer arithmetic from the nearest points. */
-#include "internal.h"
+#include "base/base.h"
+#include "clock/clock.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Host clocks: CLOCK_MONOTONIC (what spans and traces use), plus RAW and
  * REALTIME for calibration bridging and cross-process anchors. */
 #define _POSIX_C_SOURCE 200809L
-#include "internal.h"
+#include "clock/clock.h"
 
 #include <time.h>
 

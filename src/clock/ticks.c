@@ -1,6 +1,6 @@
 /* Exact timestamp arithmetic: masking across counter wraps, and tick -> ns
  * scaling without ever turning absolute ticks into floating point. */
-#include "internal.h"
+#include "clock/clock.h"
 
 #include <math.h>
 

@@ -1,5 +1,10 @@
 /* Context lifetime: the function table, device facts, and the enable flag. */
-#include "internal.h"
+#include "base/base.h"
+#include "clock/clock.h"
+#include "timeline/store.h"
+#include "gpu/gpu.h"
+#include "host/host.h"
+#include "core/core.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -82,7 +87,7 @@ void vkprof__update_active(vkprof_context ctx)
     ctx->head.active = (ctx->requested && ctx->info.supported) ? 1 : 0;
 }
 
-/* The loader, generated from VKPROF_VK_FUNCTIONS (internal.h). */
+/* The loader, generated from VKPROF_VK_FUNCTIONS (context.h). */
 enum { VK_LEVEL_I, VK_LEVEL_D };
 enum { VK_NEED_REQUIRED, VK_NEED_TIMING, VK_NEED_OPTIONAL, VK_NEED_HOST_RESET };
 

@@ -2,7 +2,9 @@
  * (docs/trace-format.md), GPU ticks mapped to host ns through the clock,
  * written atomically (atomic_file.c). */
 #define _XOPEN_SOURCE 700
-#include "internal.h"
+#include "base/base.h"
+#include "clock/clock.h"
+#include "timeline/store.h"
 
 #include "base/json.h"
 #include "export/atomic_file.h"

@@ -1,5 +1,7 @@
 /* The phase table, per-phase accumulators, snapshots and their JSON form. */
-#include "internal.h"
+#include "base/base.h"
+#include "clock/clock.h"
+#include "gpu/gpu.h"
 
 #include "base/json.h"
 

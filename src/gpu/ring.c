@@ -29,7 +29,10 @@
  * not written while one that ended after it is, never ran (the buffer was
  * re-recorded or reset before it was submitted), and is counted as lost.
  * Slots are freed when the GPU can no longer write them. */
-#include "internal.h"
+#include "base/base.h"
+#include "clock/clock.h"
+#include "timeline/store.h"
+#include "gpu/gpu.h"
 
 #include <sched.h>
 #include <stdlib.h>

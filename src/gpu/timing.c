@@ -1,5 +1,8 @@
 /* The 2-slot timing cycle: begin/end stamps, resolve, accumulate. */
-#include "internal.h"
+#include "base/base.h"
+#include "clock/clock.h"
+#include "timeline/store.h"
+#include "gpu/gpu.h"
 
 #include <string.h>
 

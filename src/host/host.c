@@ -1,6 +1,8 @@
 /* Host section spans: named buckets, levels, atomic counters, the per-token
  * report, rendezvous probes and thread naming. Thread-safe throughout. */
-#include "internal.h"
+#include "base/base.h"
+#include "timeline/store.h"
+#include "host/host.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,7 +2,8 @@
  * steps and GPU scopes (raw device ticks) from any thread; which file a
  * context's trace goes to. Exported by src/export/trace_json.c. */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "internal.h"
+#include "base/base.h"
+#include "timeline/store.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,11 +1,17 @@
-/* Internal definitions shared by the library's source files. Not installed. */
-#ifndef VKPROF_INTERNAL_H
-#define VKPROF_INTERNAL_H
+/* The layout of the one context object, shared by every seam of src/
+ * (src/README.md): the Vulkan function table, each seam's state as its own
+ * block, and struct vkprof_context_T that holds them. Types only: the
+ * functions of a seam are declared in its own header (base/base.h,
+ * clock/clock.h, timeline/store.h, gpu/gpu.h, host/host.h, core/core.h), and a
+ * source file includes the headers of the seams it calls, which must not be
+ * above its own (tests/layering checks it). Not installed. */
+#ifndef VKPROF_CONTEXT_H
+#define VKPROF_CONTEXT_H
 
 /* The library calls Vulkan only through its per-context table (struct
  * vkprof_vk) and never links the loader: no prototypes, so that a direct call
- * fails to compile. Every source file includes this header first; the CMake
- * target defines it as well. */
+ * fails to compile. Every source file includes this header (directly or through its seam's header)
+ * first; the CMake target defines it as well. */
 #ifndef VK_NO_PROTOTYPES
 #define VK_NO_PROTOTYPES
 #endif
@@ -277,92 +283,5 @@ struct vkprof_context_T {
     vkprof_trace trace;
     char driver_name[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE + 2];
 };
-
-/* base/log.c */
-void vkprof__log(vkprof_context ctx, vkprof_log_level level, vkprof_result code, const char *fmt,
-                 ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-/* Count a misuse/failure, log it, and return it. */
-vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Counts a result in its error counter; returns the count after it (0: not a
- * counted result). */
-uint64_t vkprof__count_result(vkprof_context ctx, vkprof_result code);
-/* A snapshot of the counters; zero them. */
-void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out);
-void vkprof__errors_clear(vkprof_context ctx);
-
-/* core/context.c */
-void vkprof__update_active(vkprof_context ctx);
-
-/* gpu/phase.c */
-vkprof_result vkprof__phases_init(vkprof_context ctx);
-void vkprof__phases_free(vkprof_context ctx);
-bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase);
-void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
-
-/* gpu/timing.c */
-void vkprof__timing_shutdown(vkprof_context ctx);
-void vkprof__twoslot_abandon(vkprof_context ctx);
-
-/* clock/clock.c */
-uint64_t vkprof__raw_now_ns(void);
-uint64_t vkprof__realtime_ns(void);
-int64_t vkprof__raw_to_mono_offset(uint64_t *err_ns);
-int64_t vkprof__realtime_to_mono_offset(uint64_t *err_ns);
-
-/* clock/ticks.c */
-/* round(a * b / c) for c > 0, saturating; exact in 128-bit arithmetic */
-uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c);
-
-/* host/host.c */
-vkprof_result vkprof__host_init(vkprof_context ctx);
-void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);
-
-/* base/thread.c */
-uint64_t vkprof__current_span(void);
-uint64_t vkprof__span_open(void); /* a new flow id, now the thread's open span */
-void vkprof__span_close(uint64_t parent);
-uint16_t vkprof__thread_index(void);
-const char *vkprof__thread_name(uint16_t tid);
-uint32_t vkprof__thread_count(void);
-
-/* clock/calib.c */
-vkprof_result vkprof__cal_init(vkprof_context ctx);
-void vkprof__cal_shutdown(vkprof_context ctx);
-void vkprof__cal_maybe_refresh(vkprof_context ctx);
-bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
-
-/* timeline/store.c (export/trace_json.c writes it) */
-vkprof_result vkprof__trace_init(vkprof_context ctx);
-void vkprof__trace_shutdown(vkprof_context ctx);
-/* flags: the frame's, plus VKPROF_EVF_SYNC for a span closed after a sync */
-void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint32_t flags,
-                        uint64_t end_ns);
-void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
-                       uint64_t end_ticks, uint64_t flow, uint64_t step);
-
-/* gpu/ring.c */
-bool vkprof__ring_mode(vkprof_context ctx);
-vkprof_result vkprof__ring_create(vkprof_context ctx);
-void vkprof__ring_on_disable(vkprof_context ctx);
-/* destroy: collect what finished; *late folded now, *left counted as lost */
-void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left);
-vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
-vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
-vkprof_result vkprof__ring_collect(vkprof_context ctx);
-void vkprof__ring_shutdown(vkprof_context ctx);
-/* called by vkprof_step with the index (0-based) of the step just finished */
-void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished);
-bool vkprof__step_timed(vkprof_context ctx);
-void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
-void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);
 
 #endif

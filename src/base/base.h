@@ -1,0 +1,38 @@
+/* The base seam: the logger, misuse and error counting, thread indices and
+ * names, the thread's open span (flow ids). Calls nothing above it.
+ * (json.h, the one JSON writer, is the other header of this folder.) */
+#ifndef VKPROF_BASE_H
+#define VKPROF_BASE_H
+
+#include "context.h"
+
+/* log.c */
+void vkprof__log(vkprof_context ctx, vkprof_log_level level, vkprof_result code, const char *fmt,
+                 ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Count a misuse/failure, log it, and return it. */
+vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Counts a result in its error counter; returns the count after it (0: not a
+ * counted result). */
+uint64_t vkprof__count_result(vkprof_context ctx, vkprof_result code);
+/* A snapshot of the counters; zero them. */
+void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out);
+void vkprof__errors_clear(vkprof_context ctx);
+
+/* thread.c */
+uint64_t vkprof__current_span(void);
+uint64_t vkprof__span_open(void); /* a new flow id, now the thread's open span */
+void vkprof__span_close(uint64_t parent);
+uint16_t vkprof__thread_index(void);
+const char *vkprof__thread_name(uint16_t tid);
+uint32_t vkprof__thread_count(void);
+
+#endif

@@ -1,0 +1,32 @@
+/* The GPU timing seam: phases and their exact sums, the 2-slot cycle, the
+ * ring (trackers, chunks, executions, collection) and the stamp itself.
+ * Calls base, clock and timeline; never host (a sibling) or above. */
+#ifndef VKPROF_GPU_H
+#define VKPROF_GPU_H
+
+#include "context.h"
+
+/* phase.c */
+vkprof_result vkprof__phases_init(vkprof_context ctx);
+void vkprof__phases_free(vkprof_context ctx);
+bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase);
+void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
+/* timing.c */
+void vkprof__timing_shutdown(vkprof_context ctx);
+void vkprof__twoslot_abandon(vkprof_context ctx);
+/* ring.c */
+bool vkprof__ring_mode(vkprof_context ctx);
+vkprof_result vkprof__ring_create(vkprof_context ctx);
+void vkprof__ring_on_disable(vkprof_context ctx);
+/* destroy: collect what finished; *late folded now, *left counted as lost */
+void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left);
+vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
+vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
+vkprof_result vkprof__ring_collect(vkprof_context ctx);
+void vkprof__ring_shutdown(vkprof_context ctx);
+/* called by vkprof_step with the index (0-based) of the step just finished */
+void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished);
+bool vkprof__step_timed(vkprof_context ctx);
+void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
+
+#endif
