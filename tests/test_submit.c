@@ -176,7 +176,7 @@ static void test_reverse_order(void)
     record_scope_in(ctx, a, VKPROF_PHASE_NORM, 10, app_pool);
     CHECK_VK(vkEndCommandBuffer(a));
     th_begin_cmd(b);
-    record_scope_in(ctx, b, VKPROF_PHASE_MLP_GATE_UP, 2000, app_pool2);
+    record_scope_in(ctx, b, VKPROF_PHASE_MLP_GATE_UP, 20000, app_pool2);
     CHECK_VK(vkEndCommandBuffer(b));
     th_submit_wait(&g, ctx, 1, &b);
     CHECK(vkprof_collect(ctx) == VKPROF_OK);
@@ -199,11 +199,13 @@ static void test_reverse_order(void)
     CHECK_EQ_U64(pb.count, 1);
     /* each buffer's sample encloses its own app pair: no mix-up */
     uint64_t app_a = app_ticks_of(app_pool), app_b = app_ticks_of(app_pool2);
-    printf("  A (10 iterations) %llu ticks (app %llu), B (2000) %llu ticks (app %llu)\n",
+    printf("  A (10 iterations) %llu ticks (app %llu), B (20000) %llu ticks (app %llu)\n",
            (unsigned long long)pa.total_ticks, (unsigned long long)app_a,
            (unsigned long long)pb.total_ticks, (unsigned long long)app_b);
     CHECK(pa.total_ticks >= app_a && pb.total_ticks >= app_b);
-    CHECK(pa.total_ticks < app_b); /* A's sample is not B's execution */
+    /* A's sample is not B's execution: B does 2000x the work, so even under a
+     * sanitizer A's stamps-and-dispatch overhead stays far below it */
+    CHECK(pa.total_ticks < app_b);
     CHECK(vkprof_ticks_to_ns(pa.total_ticks - app_a, g.dev.props.limits.timestampPeriod) < 1000000);
     CHECK(vkprof_ticks_to_ns(pb.total_ticks - app_b, g.dev.props.limits.timestampPeriod) < 1000000);
     /* both in one batch, reversed again */
