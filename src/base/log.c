@@ -112,6 +112,13 @@ vkprof_result vkprof__fail(vkprof_context ctx, vkprof_result code, const char *f
     return code;
 }
 
+/* Here, in base, so that every seam may name the version (the snapshot's and
+ * the trace's metadata) without calling up into core. */
+uint32_t vkprof_version(void)
+{
+    return VKPROF_VERSION;
+}
+
 const char *vkprof_result_name(vkprof_result r)
 {
     switch (r) {

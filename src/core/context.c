@@ -24,11 +24,6 @@
 #define VKPROF_DEFAULT_CALIBRATION_TRIES 8u
 #define VKPROF_DEFAULT_TRACE_CAPACITY (1u << 20)
 
-uint32_t vkprof_version(void)
-{
-    return VKPROF_VERSION;
-}
-
 vkprof_context_desc vkprof_default_desc(void)
 {
     /* Zero is the default of every field; the few set here only say so. */
@@ -576,5 +571,5 @@ void vkprof_step(vkprof_context ctx)
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_step(ctx, step, now);
     }
-    vkprof__host_on_step(ctx, step, now);
+    vkprof__host_on_step(ctx, step, now, vkprof_get_timing_stats);
 }

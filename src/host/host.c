@@ -450,7 +450,8 @@ static size_t format_loss(char *buf, size_t cap, const vkprof_timing_stats *ts)
     return len;
 }
 
-static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
+static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now,
+                        vkprof_timing_stats_fn timing_stats)
 {
     vkprof_host *h = &ctx->host;
     uint32_t n = atomic_load_explicit(&h->bucket_count, memory_order_acquire);
@@ -470,7 +471,7 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
     size_t len = vkprof_format_report(text, sizeof text, h->window_first_step, tokens,
                                       start != 0 && start < now ? now - start : 0, rows, n);
     vkprof_timing_stats ts;
-    if (len < sizeof text && vkprof_get_timing_stats(ctx, &ts) == VKPROF_OK) {
+    if (len < sizeof text && timing_stats(ctx, &ts) == VKPROF_OK) {
         format_loss(text + len, sizeof text - len, &ts); /* no loss: nothing added */
     }
     h->window_first_step = step + 1;
@@ -479,7 +480,8 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now)
 }
 
 /* vkprof_step (core/context.c) after step `step` (1-based) ended at `now`. */
-void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now)
+void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now,
+                          vkprof_timing_stats_fn timing_stats)
 {
     vkprof_host *h = &ctx->host;
     if (host_level(ctx) == VKPROF_HOST_OFF || h->report_every == UINT32_MAX) {
@@ -487,7 +489,7 @@ void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now)
     }
     if (step % h->report_every == 0) {
         lock(&h->report_lock);
-        emit_report(ctx, step, now);
+        emit_report(ctx, step, now, timing_stats);
         unlock(&h->report_lock);
     }
 }
