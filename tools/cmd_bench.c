@@ -22,6 +22,8 @@ static void bench_usage(FILE *f)
             "usage: vkprof bench [--preset tiny|llama-1b|llama-8b] [--tokens N] [--repeats R]\n"
             "                    [--device INDEX|NAME] [--sample-every N] [--json FILE]\n"
             "                    [--host-iterations N] [--trace-events N]\n"
+            "       vkprof bench --layer [--layer-dir D] [--preset P] [--tokens N] [--repeats R]\n"
+            "                    [--device D] [--sample-every N] [--json FILE]\n"
             "  What profiling costs: the decode workload under each profiling configuration\n"
             "  (off, host spans, 2-slot, ring, ring with shared boundaries, ring sampled 1 in\n"
             "  N, and the bare-Vulkan baseline with the ring's stamps, with and without\n"
@@ -29,6 +31,10 @@ static void bench_usage(FILE *f)
             "  one warm-up run each; every figure is compared with the unprofiled run of the\n"
             "  same round. Then the host costs (an off call site, a span, the clock) and\n"
             "  the export of a full trace store.\n"
+            "  --layer: what the Vulkan layer costs an unedited app instead: `vkprof decode`\n"
+            "  runs as a child per configuration (no layer; the layer loaded but off; the\n"
+            "  layer stamping every dispatch, against the in-app ring-shared; the layer\n"
+            "  sampling 1 submit in N), in rotating interleaved rounds.\n"
             "  Defaults: tiny, 32 tokens, 5 rounds, sample every %u, 100000000 host\n"
             "  iterations, 1048576 trace events.\n",
             VKPROF_DEFAULT_SAMPLE_EVERY);
@@ -39,6 +45,8 @@ int vkprof_cmd_bench(int argc, char **argv)
     const char *preset_name = "tiny", *device = NULL, *json = NULL;
     uint32_t tokens = 32, repeats = 5, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     uint32_t host_iters = 100000000u, trace_events = 1u << 20;
+    bool layer = false;
+    const char *layer_dir = NULL;
     const cli_opt opts[] = {
         {"--preset", CLI_STR, .str = &preset_name},
         {"--tokens", CLI_U32, .u32 = &tokens, .min = 1, .max = 1u << 20},
@@ -48,6 +56,8 @@ int vkprof_cmd_bench(int argc, char **argv)
         {"--json", CLI_STR, .str = &json},
         {"--host-iterations", CLI_U32, .u32 = &host_iters, .min = 1000, .max = UINT32_MAX},
         {"--trace-events", CLI_U32, .u32 = &trace_events, .min = 1, .max = 1u << 24},
+        {"--layer", CLI_FLAG, .flag = &layer},
+        {"--layer-dir", CLI_STR, .str = &layer_dir},
     };
     const cli_spec spec = {.tool = "vkprof bench",
                            .opts = opts,
@@ -69,6 +79,16 @@ int vkprof_cmd_bench(int argc, char **argv)
         return 2;
     }
 
+    if (layer) {
+        const bench_layer_opts lo = {.preset = p->name,
+                                     .device = device,
+                                     .json = json,
+                                     .layer_dir = layer_dir,
+                                     .tokens = tokens,
+                                     .repeats = repeats,
+                                     .sample_every = sample_every};
+        return bench_layer(&lo);
+    }
     if (json != NULL) {
         /* fail now rather than after the whole run */
         outfile probe;

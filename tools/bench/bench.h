@@ -142,4 +142,13 @@ void bench_print_report(const summary *s);
 void bench_print_notes(const summary *s);
 int bench_write_json(const char *path, const summary *s);
 
+/* ---- bench_layer.c: `vkprof bench --layer`, the layer's cost, process by
+ * process (the loader loads a layer at vkCreateInstance) ---- */
+typedef struct bench_layer_opts {
+    const char *preset, *device, *json, *layer_dir; /* layer_dir NULL: <exe dir>/layer */
+    uint32_t tokens, repeats, sample_every;
+} bench_layer_opts;
+/* 0 when every run worked and the tokens were identical; 2 without a layer. */
+int bench_layer(const bench_layer_opts *o);
+
 #endif
