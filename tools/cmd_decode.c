@@ -8,6 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <dlfcn.h>
+#endif
+
 #include "cli.h"
 #include "cli_opts.h"
 #include "outfile.h"
@@ -23,6 +27,7 @@ static void decode_usage(FILE *f)
                "                     [--device INDEX|NAME] [--profile off|gpu|host|all|ring|\n"
                "                     ring-shared|ring-sampled] [--sample-every N]\n"
                "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
+               "                     [--labels]\n"
                "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
                "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
                "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
@@ -36,7 +41,72 @@ static void decode_usage(FILE *f)
                "  16). `vkprof bench` measures what each mode costs.\n"
                "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
                "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
+               "  Where the instance offers VK_EXT_debug_utils it is enabled and every\n"
+               "  pipeline is named by its phase (one pipeline per phase), so a debug-utils\n"
+               "  consumer such as the vkprof layer (`vkprof run -- vkprof decode`) names\n"
+               "  dispatches as --profile ring does. --labels also wraps each phase call in\n"
+               "  a command-buffer label of its name and each token's submit in a queue\n"
+               "  label \"token\" (needs VK_EXT_debug_utils).\n"
                "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
+}
+
+/* Whether the loader, the driver or an enabled implicit layer offers the
+ * instance extension. */
+static bool instance_has_ext(const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) < 0) {
+        return false;
+    }
+    VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
+    bool found = false;
+    if (p != NULL && vkEnumerateInstanceExtensionProperties(NULL, &n, p) >= 0) {
+        for (uint32_t i = 0; i < n && !found; i++) {
+            found = strcmp(p[i].extensionName, name) == 0;
+        }
+    }
+    free(p);
+    return found;
+}
+
+/* The instance, with VK_EXT_debug_utils enabled where it is offered (*debug_utils
+ * says so). vku_instance_create enables it only with the validation layer, so
+ * this one is created here: the same application info, no layer, and the
+ * driver kept mapped under AddressSanitizer as vku_instance_create does (see
+ * vkutil.c). */
+static VkResult decode_instance_create(vku_instance *out, bool *debug_utils)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
+#endif
+    memset(out, 0, sizeof *out);
+    out->print_messages = true;
+    *debug_utils = false;
+    VkResult r = volkInitialize();
+    if (r != VK_SUCCESS) {
+        fprintf(stderr, "vkprof: no Vulkan loader found (libvulkan.so.1): %s\n",
+                vku_result_name(r));
+        return r;
+    }
+    *debug_utils = instance_has_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .pApplicationName = "vkprof decode",
+                             .pEngineName = "vkprof",
+                             .apiVersion = VK_API_VERSION_1_3};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pApplicationInfo = &app,
+                               .enabledExtensionCount = *debug_utils ? 1u : 0u,
+                               .ppEnabledExtensionNames = exts};
+    r = vkCreateInstance(&ci, NULL, &out->instance);
+    if (r != VK_SUCCESS) {
+        fprintf(stderr, "vkprof: vkCreateInstance failed: %s\n", vku_result_name(r));
+        out->instance = VK_NULL_HANDLE;
+        *debug_utils = false;
+        return r;
+    }
+    volkLoadInstanceOnly(out->instance);
+    return VK_SUCCESS;
 }
 
 static double now_s(void)
@@ -204,6 +274,7 @@ int vkprof_cmd_decode(int argc, char **argv)
     const char *trace = NULL;
     uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     double peak = 0.0;
+    bool labels = false;
     const cli_opt opts[] = {
         {"--preset", CLI_STR, .str = &preset_name},
         {"--tokens", CLI_U32, .u32 = &tokens, .min = 1},
@@ -215,6 +286,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         {"--peak-gbps", CLI_F64, .f64 = &peak, .fmin = 0.0, .fmax = 1e12},
         {"--trace", CLI_STR, .str = &trace},
         {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1},
+        {"--labels", CLI_FLAG, .flag = &labels},
     };
     const cli_spec spec = {.tool = "vkprof decode",
                            .opts = opts,
@@ -273,7 +345,8 @@ int vkprof_cmd_decode(int argc, char **argv)
     }
 
     vku_instance inst;
-    if (vku_instance_create(&inst, false, "vkprof decode") != VK_SUCCESS) {
+    bool debug_utils = false;
+    if (decode_instance_create(&inst, &debug_utils) != VK_SUCCESS) {
         return 1;
     }
     int rc = 1;
@@ -288,6 +361,11 @@ int vkprof_cmd_decode(int argc, char **argv)
     bool tty = isatty(STDERR_FILENO) != 0;
     if (ids == NULL) {
         fprintf(stderr, "vkprof decode: out of memory\n");
+        goto done;
+    }
+    if (labels && !debug_utils) {
+        fprintf(stderr, "vkprof decode: --labels needs VK_EXT_debug_utils, which this Vulkan "
+                        "instance does not offer\n");
         goto done;
     }
     if (vku_pick_device(inst.instance, device, &phys, err, sizeof err) != VK_SUCCESS) {
@@ -346,6 +424,10 @@ int vkprof_cmd_decode(int argc, char **argv)
            p->name, p->dim, p->n_layers, p->n_heads, p->n_kv_heads, p->head_dim, p->ffn, p->vocab,
            (double)dec_param_count(p) * 1e-9, p->tie_embeddings ? ", tied embeddings" : "");
     printf("precision: %s\n", DEC_PRECISION);
+    printf("names:     %s\n", !debug_utils ? "none (the instance offers no VK_EXT_debug_utils)"
+                              : labels     ? "pipelines named by phase, phase calls labelled "
+                                             "(VK_EXT_debug_utils)"
+                                           : "pipelines named by phase (VK_EXT_debug_utils)");
     printf("memory:    %.1f MiB (weights %.1f, KV cache %.1f for %u positions, activations "
            "%.1f)\n",
            (double)plan.total / 1048576.0, (double)plan.weights / 1048576.0,
@@ -353,8 +435,14 @@ int vkprof_cmd_decode(int argc, char **argv)
     fflush(stdout);
 
     dec_hooks hooks = dec_span_hooks(&glue, prof, host_spans);
-    dec_config cfg = {
-        .preset = p, .ctx = ctx, .seed = seed, .profile = mode, .prof = prof, .hooks = &hooks};
+    dec_config cfg = {.preset = p,
+                      .ctx = ctx,
+                      .seed = seed,
+                      .profile = mode,
+                      .prof = prof,
+                      .hooks = &hooks,
+                      .debug_utils = debug_utils,
+                      .labels = labels};
     double t0 = now_s();
     if (tty) {
         fprintf(stderr, "generating weights on the GPU...");

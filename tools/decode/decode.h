@@ -149,6 +149,15 @@ typedef enum dec_profile {
 /* "off", "gpu", "ring", "baseline", "baseline-shared" */
 const char *dec_profile_name(dec_profile p);
 
+/* The object name of the weight-generation pipeline (dec_create's
+ * dispatches, before any token); every other pipeline is named by its
+ * phase's vkprof default name (dec_phase_label). */
+#define DEC_INIT_PIPELINE_NAME "weights_init"
+/* The queue label around each token's submits (dec_config.labels). */
+#define DEC_TOKEN_LABEL "token"
+/* vkprof's default name of a phase id ("qkv_proj"), NULL beyond them. */
+const char *dec_phase_label(uint32_t phase_id);
+
 typedef struct dec_config {
     const dec_preset *preset;
     uint32_t ctx; /* max context (positions); 0: preset default */
@@ -157,6 +166,13 @@ typedef struct dec_config {
     vkprof_context prof; /* required (and active) for DEC_PROFILE_GPU; required for RING */
     const dec_hooks *hooks;
     bool keep_logits; /* copy the logits back each token (tests) */
+    /* The instance has VK_EXT_debug_utils enabled: every pipeline gets an
+     * object name, its phase's (one pipeline per phase, whatever the mode). */
+    bool debug_utils;
+    /* Needs debug_utils: each phase call is also a command-buffer label region
+     * of its phase's name, and each token's submits a queue label region
+     * DEC_TOKEN_LABEL. Commands and results are otherwise the same. */
+    bool labels;
 } dec_config;
 
 typedef struct dec_engine dec_engine;

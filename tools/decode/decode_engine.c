@@ -61,6 +61,71 @@ static const struct {
     [P_ARGMAX2] = {decode_argmax2_spv, sizeof decode_argmax2_spv, 2},
 };
 
+/* The kernels: one VkPipeline each, from its shader's module, serving one
+ * phase. Where the instance has VK_EXT_debug_utils (dec_config.debug_utils)
+ * each pipeline gets the vkprof name of its phase as its object name, so a
+ * consumer of debug-utils names (the vkprof layer) names every dispatch by
+ * the phase the in-app profiler would: one shader serving several phases
+ * (matvec: five) is several pipelines. Phase -1: the weight generation, named
+ * DEC_INIT_PIPELINE_NAME. */
+enum {
+    K_INIT,
+    K_EMBED,
+    K_NORM,
+    K_QKV,
+    K_ROPE,
+    K_SCORES,
+    K_SOFTMAX,
+    K_WSUM,
+    K_ATTN_OUT,
+    K_GATE_UP,
+    K_SILU,
+    K_DOWN,
+    K_LM_HEAD,
+    K_ARGMAX1,
+    K_ARGMAX2,
+    K_COUNT
+};
+
+static const struct {
+    uint32_t shader;
+    int32_t phase;
+} kernel_info[K_COUNT] = {
+    [K_INIT] = {P_INIT, -1},
+    [K_EMBED] = {P_EMBED, VKPROF_PHASE_EMBEDDING},
+    [K_NORM] = {P_NORM, VKPROF_PHASE_NORM},
+    [K_QKV] = {P_MATVEC, VKPROF_PHASE_QKV},
+    [K_ROPE] = {P_ROPE, VKPROF_PHASE_ROPE},
+    [K_SCORES] = {P_SCORES, VKPROF_PHASE_ATTENTION},
+    [K_SOFTMAX] = {P_SOFTMAX, VKPROF_PHASE_ATTENTION},
+    [K_WSUM] = {P_WSUM, VKPROF_PHASE_ATTENTION},
+    [K_ATTN_OUT] = {P_MATVEC, VKPROF_PHASE_ATTN_OUTPUT},
+    [K_GATE_UP] = {P_MATVEC, VKPROF_PHASE_MLP_GATE_UP},
+    [K_SILU] = {P_SILU, VKPROF_PHASE_ACTIVATION},
+    [K_DOWN] = {P_MATVEC, VKPROF_PHASE_MLP_DOWN},
+    [K_LM_HEAD] = {P_MATVEC, VKPROF_PHASE_LM_HEAD},
+    [K_ARGMAX1] = {P_ARGMAX1, VKPROF_PHASE_SAMPLING},
+    [K_ARGMAX2] = {P_ARGMAX2, VKPROF_PHASE_SAMPLING},
+};
+
+/* vkprof's default phase names, by id (the names a context registers). */
+static const char *const default_phase_names[VKPROF_PHASE_DEFAULT_COUNT] = {
+#define VKPROF_X_(id, name) [id] = name,
+    VKPROF_DEFAULT_PHASES(VKPROF_X_)
+#undef VKPROF_X_
+};
+
+const char *dec_phase_label(uint32_t phase_id)
+{
+    return phase_id < VKPROF_PHASE_DEFAULT_COUNT ? default_phase_names[phase_id] : NULL;
+}
+
+static const char *kernel_name(uint32_t k)
+{
+    int32_t ph = kernel_info[k].phase;
+    return ph < 0 ? DEC_INIT_PIPELINE_NAME : default_phase_names[ph];
+}
+
 typedef struct dbuf {
     VkBuffer buf;
     VkDeviceMemory mem;
@@ -74,11 +139,11 @@ typedef struct dmat {
     dbuf chunk[MAXC];
 } dmat;
 
+/* A shader's layout and module; its pipelines are per kernel. */
 typedef struct dpipe {
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
     VkShaderModule mod;
-    VkPipeline pipe;
 } dpipe;
 
 typedef struct dlayer {
@@ -98,6 +163,7 @@ struct dec_engine {
     VkDeviceSize max_range, max_chunk;
     uint32_t mem_type_device, mem_type_host;
     dpipe pipe[P_COUNT];
+    VkPipeline kpipe[K_COUNT];
     VkDescriptorPool pool;
     dmat embed, lm_own;
     dmat *lm;
@@ -315,15 +381,30 @@ static VkResult pipe_create(dec_engine *e, uint32_t which)
                                         .pCode = shader_info[which].code};
         r = vkCreateShaderModule(dv, &sci, NULL, &p->mod);
     }
-    if (r == VK_SUCCESS) {
-        VkComputePipelineCreateInfo pci = {
-            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                      .module = p->mod,
-                      .pName = "main"},
-            .layout = p->layout};
-        r = vkCreateComputePipelines(dv, VK_NULL_HANDLE, 1, &pci, NULL, &p->pipe);
+    return r;
+}
+
+/* Kernel k's pipeline from its shader's module, named by its phase where the
+ * instance has debug utils. */
+static VkResult kernel_create(dec_engine *e, uint32_t k)
+{
+    const dpipe *p = &e->pipe[kernel_info[k].shader];
+    VkComputePipelineCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = p->mod,
+                  .pName = "main"},
+        .layout = p->layout};
+    VkResult r =
+        vkCreateComputePipelines(e->dev->device, VK_NULL_HANDLE, 1, &pci, NULL, &e->kpipe[k]);
+    if (r == VK_SUCCESS && e->cfg.debug_utils) {
+        VkDebugUtilsObjectNameInfoEXT ni = {.sType =
+                                                VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                            .objectType = VK_OBJECT_TYPE_PIPELINE,
+                                            .objectHandle = (uint64_t)e->kpipe[k],
+                                            .pObjectName = kernel_name(k)};
+        r = vkSetDebugUtilsObjectNameEXT(e->dev->device, &ni);
     }
     return r;
 }
@@ -367,16 +448,16 @@ static VkDescriptorSet make_set(dec_engine *e, uint32_t which, const bind *bs)
     return set;
 }
 
-static void dispatch(dec_engine *e, uint32_t which, VkDescriptorSet set, const uint32_t *pc,
+/* One dispatch of kernel k (its shader's layout, its own pipeline). */
+static void dispatch(dec_engine *e, uint32_t k, VkDescriptorSet set, const uint32_t *pc,
                      uint32_t gx, uint32_t gy)
 {
     uint32_t words[PC_WORDS] = {0};
     memcpy(words, pc, PC_WORDS * sizeof(uint32_t));
-    vkCmdBindPipeline(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->pipe[which].pipe);
-    vkCmdBindDescriptorSets(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->pipe[which].layout, 0, 1,
-                            &set, 0, NULL);
-    vkCmdPushConstants(e->cmd, e->pipe[which].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words,
-                       words);
+    VkPipelineLayout layout = e->pipe[kernel_info[k].shader].layout;
+    vkCmdBindPipeline(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->kpipe[k]);
+    vkCmdBindDescriptorSets(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(e->cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words, words);
     vkCmdDispatch(e->cmd, gx, gy, 1);
 }
 
@@ -506,7 +587,7 @@ static void init_matrix(dec_engine *e, const dmat *m)
         uint32_t pc[PC_WORDS] = {
             words, c * m->rows_per_chunk * m->cols, m->tensor, e->cfg.seed, m->shift, 0};
         uint32_t groups = ceil_div(words, 256);
-        dispatch(e, P_INIT, set, pc, groups < 4096 ? groups : 4096, 1);
+        dispatch(e, K_INIT, set, pc, groups < 4096 ? groups : 4096, 1);
     }
 }
 
@@ -517,7 +598,7 @@ static void init_gain(dec_engine *e, uint32_t index, uint32_t tensor)
     VkDescriptorSet set = make_set(e, P_INIT, b);
     uint32_t pc[PC_WORDS] = {e->p.dim, 0, tensor, e->cfg.seed, 0, 1};
     if (!e->fail) {
-        dispatch(e, P_INIT, set, pc, ceil_div(e->p.dim, 256), 1);
+        dispatch(e, K_INIT, set, pc, ceil_div(e->p.dim, 256), 1);
     }
 }
 
@@ -654,6 +735,10 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         snprintf(err, err_size, "no preset");
         return 2;
     }
+    if (cfg->labels && !cfg->debug_utils) {
+        snprintf(err, err_size, "debug-utils labels need VK_EXT_debug_utils on the instance");
+        return 1;
+    }
     dec_engine *e = calloc(1, sizeof *e);
     if (e == NULL) {
         snprintf(err, err_size, "out of host memory");
@@ -739,7 +824,15 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     for (uint32_t i = 0; i < P_COUNT && !e->fail; i++) {
         VkResult r = pipe_create(e, i);
         if (r != VK_SUCCESS) {
-            set_err(e, "creating compute pipeline %u failed: %s", i, vku_result_name(r));
+            set_err(e, "creating the layout and module of shader %u failed: %s", i,
+                    vku_result_name(r));
+        }
+    }
+    for (uint32_t k = 0; k < K_COUNT && !e->fail; k++) {
+        VkResult r = kernel_create(e, k);
+        if (r != VK_SUCCESS) {
+            set_err(e, "creating the %s pipeline (shader %u) failed: %s", kernel_name(k),
+                    kernel_info[k].shader, vku_result_name(r));
         }
     }
     if (!e->fail) {
@@ -830,11 +923,13 @@ void dec_destroy(dec_engine *e)
     if (e->pool != VK_NULL_HANDLE) {
         vkDestroyDescriptorPool(dv, e->pool, NULL);
     }
+    for (uint32_t k = 0; k < K_COUNT; k++) {
+        if (e->kpipe[k] != VK_NULL_HANDLE) {
+            vkDestroyPipeline(dv, e->kpipe[k], NULL);
+        }
+    }
     for (uint32_t i = 0; i < P_COUNT; i++) {
         dpipe *p = &e->pipe[i];
-        if (p->pipe != VK_NULL_HANDLE) {
-            vkDestroyPipeline(dv, p->pipe, NULL);
-        }
         if (p->mod != VK_NULL_HANDLE) {
             vkDestroyShaderModule(dv, p->mod, NULL);
         }
@@ -874,6 +969,15 @@ static const char *call_section(const dec_engine *e, uint32_t phase)
     return name != NULL ? name : "phase";
 }
 
+/* dec_config.labels: each phase call is a command-buffer label region of its
+ * phase's name, opened after the barrier that separates calls (the stamps of
+ * a profiling mode inside it). */
+static void label_begin(VkCommandBuffer cmd, const char *name)
+{
+    VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = name};
+    vkCmdBeginDebugUtilsLabelEXT(cmd, &l);
+}
+
 /* A phase call opens: its own command buffer (begun with the barrier that
  * otherwise separates calls), or a barrier after the previous call. */
 static void phase_begin(dec_engine *e, uint32_t phase)
@@ -888,6 +992,9 @@ static void phase_begin(dec_engine *e, uint32_t phase)
         begin_cmd(e);
     } else if (e->calls_in_cmd++ > 0) {
         full_barrier(e->cmd);
+    }
+    if (!e->fail && e->cfg.labels) {
+        label_begin(e->cmd, dec_phase_label(phase));
     }
     if (!e->fail) {
         prof_check(e, dec_prof_phase_begin(&e->prof, e->cmd, phase));
@@ -912,6 +1019,9 @@ static void phase_end(dec_engine *e, uint32_t phase)
         if (!e->fail) {
             prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, phase));
         }
+        if (!e->fail && e->cfg.labels) {
+            vkCmdEndDebugUtilsLabelEXT(e->cmd);
+        }
         return;
     }
     if (!e->section_open) {
@@ -921,6 +1031,9 @@ static void phase_end(dec_engine *e, uint32_t phase)
     e->section_open = false;
     if (!e->fail) {
         prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, phase));
+        if (!e->fail && e->cfg.labels) {
+            vkCmdEndDebugUtilsLabelEXT(e->cmd);
+        }
         if (phase == VKPROF_PHASE_SAMPLING) {
             finish_cmd(e);
         }
@@ -939,10 +1052,12 @@ static void add_cost(dec_engine *e, uint32_t phase, uint32_t dispatches, double 
     e->cost[phase].flops += flops;
 }
 
-/* y (=|+=) M x over every chunk; dispatches split at maxComputeWorkGroupCount. */
-static void matvec(dec_engine *e, uint32_t phase, const dmat *m, const VkDescriptorSet *sets,
+/* y (=|+=) M x over every chunk with kernel k (a matvec pipeline, its phase's);
+ * dispatches split at maxComputeWorkGroupCount. */
+static void matvec(dec_engine *e, uint32_t k, const dmat *m, const VkDescriptorSet *sets,
                    bool accumulate)
 {
+    uint32_t phase = (uint32_t)kernel_info[k].phase;
     uint32_t n = 0;
     for (uint32_t c = 0; c < m->nchunks; c++) {
         uint32_t rows = mat_chunk_rows(m, c);
@@ -951,7 +1066,7 @@ static void matvec(dec_engine *e, uint32_t phase, const dmat *m, const VkDescrip
             uint32_t ng = groups - g0 < e->max_groups[0] ? groups - g0 : e->max_groups[0];
             uint32_t pc[PC_WORDS] = {rows, m->cols, c * m->rows_per_chunk, accumulate ? 1u : 0u,
                                      g0};
-            dispatch(e, P_MATVEC, sets[c], pc, ng, 1);
+            dispatch(e, k, sets[c], pc, ng, 1);
             n++;
         }
     }
@@ -965,7 +1080,7 @@ static void rmsnorm(dec_engine *e, VkDescriptorSet set)
     float eps = e->p.norm_eps;
     uint32_t pc[PC_WORDS] = {e->p.dim, 0};
     memcpy(&pc[1], &eps, sizeof eps);
-    dispatch(e, P_NORM, set, pc, 1, 1);
+    dispatch(e, K_NORM, set, pc, 1, 1);
     double d = e->p.dim;
     add_cost(e, VKPROF_PHASE_NORM, 1, 3 * d * 4, 4 * d);
 }
@@ -980,7 +1095,7 @@ static void record_token(dec_engine *e, uint32_t token)
     if (!e->fail) {
         uint32_t c = token / e->embed.rows_per_chunk;
         uint32_t pc[PC_WORDS] = {token % e->embed.rows_per_chunk, d};
-        dispatch(e, P_EMBED, e->embed_set[c], pc, ceil_div(d / 2, 256), 1);
+        dispatch(e, K_EMBED, e->embed_set[c], pc, ceil_div(d / 2, 256), 1);
         add_cost(e, VKPROF_PHASE_EMBEDDING, 1, (double)d * 2 + (double)d * 4, 0);
     }
     phase_end(e, VKPROF_PHASE_EMBEDDING);
@@ -996,7 +1111,7 @@ static void record_token(dec_engine *e, uint32_t token)
 
         phase_begin(e, VKPROF_PHASE_QKV);
         if (!e->fail) {
-            matvec(e, VKPROF_PHASE_QKV, &L->qkv, L->qkv_set, false);
+            matvec(e, K_QKV, &L->qkv, L->qkv_set, false);
         }
         phase_end(e, VKPROF_PHASE_QKV);
 
@@ -1004,7 +1119,7 @@ static void record_token(dec_engine *e, uint32_t token)
         if (!e->fail) {
             uint32_t pc[PC_WORDS] = {pos, p->n_heads, p->n_kv_heads, hd};
             uint32_t threads = (uint32_t)(q_dim / 2 + kv / 2 + kv);
-            dispatch(e, P_ROPE, L->rope, pc, ceil_div(threads, 256), 1);
+            dispatch(e, K_ROPE, L->rope, pc, ceil_div(threads, 256), 1);
             add_cost(e, VKPROF_PHASE_ROPE, 1, (q_dim + 2 * kv) * 4 * 2 + (double)hd / 2 * 8,
                      3 * (q_dim + kv));
         }
@@ -1015,13 +1130,13 @@ static void record_token(dec_engine *e, uint32_t token)
             float scale = 1.0f / sqrtf((float)hd);
             uint32_t pc[PC_WORDS] = {n, hd, p->n_heads, p->n_kv_heads, e->ctx, 0};
             memcpy(&pc[5], &scale, sizeof scale);
-            dispatch(e, P_SCORES, L->scores, pc, ceil_div(n, 128 / (hd / 4)), p->n_heads);
+            dispatch(e, K_SCORES, L->scores, pc, ceil_div(n, 128 / (hd / 4)), p->n_heads);
             full_barrier(e->cmd);
             uint32_t ps[PC_WORDS] = {n, e->ctx};
-            dispatch(e, P_SOFTMAX, L->softmax, ps, p->n_heads, 1);
+            dispatch(e, K_SOFTMAX, L->softmax, ps, p->n_heads, 1);
             full_barrier(e->cmd);
             uint32_t pw[PC_WORDS] = {n, hd, p->n_heads, p->n_kv_heads, e->ctx};
-            dispatch(e, P_WSUM, L->wsum, pw, p->n_heads, 1);
+            dispatch(e, K_WSUM, L->wsum, pw, p->n_heads, 1);
             /* scores: q + K rows + scores written; softmax: 2 reads + 2 writes of
              * the scores; weighted sum: scores + V rows + output */
             double bytes = q_dim * 4 + n * kv * 4 + H * n * 4 + H * n * 4 * 4 + H * n * 4 +
@@ -1032,7 +1147,7 @@ static void record_token(dec_engine *e, uint32_t token)
 
         phase_begin(e, VKPROF_PHASE_ATTN_OUTPUT);
         if (!e->fail) {
-            matvec(e, VKPROF_PHASE_ATTN_OUTPUT, &L->o, L->o_set, true);
+            matvec(e, K_ATTN_OUT, &L->o, L->o_set, true);
         }
         phase_end(e, VKPROF_PHASE_ATTN_OUTPUT);
 
@@ -1044,21 +1159,21 @@ static void record_token(dec_engine *e, uint32_t token)
 
         phase_begin(e, VKPROF_PHASE_MLP_GATE_UP);
         if (!e->fail) {
-            matvec(e, VKPROF_PHASE_MLP_GATE_UP, &L->gu, L->gu_set, false);
+            matvec(e, K_GATE_UP, &L->gu, L->gu_set, false);
         }
         phase_end(e, VKPROF_PHASE_MLP_GATE_UP);
 
         phase_begin(e, VKPROF_PHASE_ACTIVATION);
         if (!e->fail) {
             uint32_t pc[PC_WORDS] = {p->ffn};
-            dispatch(e, P_SILU, L->act, pc, ceil_div(p->ffn, 256), 1);
+            dispatch(e, K_SILU, L->act, pc, ceil_div(p->ffn, 256), 1);
             add_cost(e, VKPROF_PHASE_ACTIVATION, 1, 3 * F * 4, 5 * F);
         }
         phase_end(e, VKPROF_PHASE_ACTIVATION);
 
         phase_begin(e, VKPROF_PHASE_MLP_DOWN);
         if (!e->fail) {
-            matvec(e, VKPROF_PHASE_MLP_DOWN, &L->down, L->down_set, true);
+            matvec(e, K_DOWN, &L->down, L->down_set, true);
         }
         phase_end(e, VKPROF_PHASE_MLP_DOWN);
         hook_end(e, "layer");
@@ -1072,17 +1187,17 @@ static void record_token(dec_engine *e, uint32_t token)
 
     phase_begin(e, VKPROF_PHASE_LM_HEAD);
     if (!e->fail) {
-        matvec(e, VKPROF_PHASE_LM_HEAD, e->lm, e->lm_set, false);
+        matvec(e, K_LM_HEAD, e->lm, e->lm_set, false);
     }
     phase_end(e, VKPROF_PHASE_LM_HEAD);
 
     phase_begin(e, VKPROF_PHASE_SAMPLING);
     if (!e->fail) {
         uint32_t pa[PC_WORDS] = {p->vocab, DEC_ARGMAX_BLOCK};
-        dispatch(e, P_ARGMAX1, e->argmax1, pa, e->argmax_groups, 1);
+        dispatch(e, K_ARGMAX1, e->argmax1, pa, e->argmax_groups, 1);
         full_barrier(e->cmd);
         uint32_t pb[PC_WORDS] = {e->argmax_groups};
-        dispatch(e, P_ARGMAX2, e->argmax2, pb, 1, 1);
+        dispatch(e, K_ARGMAX2, e->argmax2, pb, 1, 1);
         add_cost(e, VKPROF_PHASE_SAMPLING, 2, (double)p->vocab * 4 + e->argmax_groups * 8.0 * 2 + 8,
                  (double)p->vocab);
     }
@@ -1103,6 +1218,11 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         return 1;
     }
     hook_begin(e, "token");
+    if (e->cfg.labels) { /* the token's submits in a queue label region */
+        VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+                                  .pLabelName = DEC_TOKEN_LABEL};
+        vkQueueBeginDebugUtilsLabelEXT(e->dev->queue, &l);
+    }
     if (dec_prof_submit_per_call(&e->prof)) {
         record_token(e, token);
     } else {
@@ -1124,6 +1244,9 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         if (!e->fail) {
             prof_check(e, dec_prof_token_done(&e->prof));
         }
+    }
+    if (e->cfg.labels) {
+        vkQueueEndDebugUtilsLabelEXT(e->dev->queue);
     }
     hook_end(e, "token");
     if (e->fail) {
