@@ -1,0 +1,726 @@
+/* See names.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "names.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- SPIR-V -------------------------------------------------------------- */
+
+#define SPV_MAGIC 0x07230203u
+#define SPV_MAGIC_SWAPPED 0x03022307u
+
+enum {
+    OP_SOURCE_CONTINUED = 2,
+    OP_SOURCE = 3,
+    OP_SOURCE_EXTENSION = 4,
+    OP_NAME = 5,
+    OP_MEMBER_NAME = 6,
+    OP_STRING = 7,
+    OP_LINE = 8,
+    OP_EXTENSION = 10,
+    OP_EXT_INST_IMPORT = 11,
+    OP_EXT_INST = 12,
+    OP_EXECUTION_MODE = 16,
+    OP_CAPABILITY = 17,
+    OP_TYPE_INT = 21,
+    OP_NO_LINE = 317,
+    OP_MODULE_PROCESSED = 330,
+    OP_EXECUTION_MODE_ID = 331,
+};
+
+/* float controls: execution modes 4459..4463 (DenormPreserve, DenormFlushToZero,
+ * SignedZeroInfNanPreserve, RoundingModeRTE, RoundingModeRTZ) and their
+ * capabilities 4464..4468 of the same names */
+static bool float_controls_mode(uint32_t m)
+{
+    return m >= 4459u && m <= 4463u;
+}
+
+static bool float_controls_cap(uint32_t c)
+{
+    return c >= 4464u && c <= 4468u;
+}
+
+/* Operand layouts, one character per operand (names.h: which words are ids):
+ *   T result type (an id; its result's type is recorded)   R result id
+ *   i id   l literal word   s literal string (words up to the one holding its NUL)
+ *   I the rest are ids   L the rest are literals
+ *   M an optional memory-operands mask and its parameters
+ *   G an optional image-operands mask, then the rest are ids
+ *   W OpSwitch's (literal, label) pairs, the literal as wide as the selector
+ *   X OpSpecConstantOp's opcode and its operands
+ *   P OpGroupMemberDecorate's (id, literal) pairs
+ * An operand the instruction does not have ends it (optional operands); words
+ * beyond the layout are literals. */
+static const char *layout_of(uint32_t op)
+{
+    switch (op) {
+    case 0: return "";             /* OpNop */
+    case 1: return "TR";           /* OpUndef */
+    case OP_EXTENSION: return "L"; /* string */
+    case OP_EXT_INST_IMPORT: return "RL";
+    case OP_EXT_INST: return "TRilI";
+    case 14: return "L";    /* OpMemoryModel */
+    case 15: return "lisI"; /* OpEntryPoint */
+    case OP_EXECUTION_MODE: return "iL";
+    case OP_CAPABILITY: return "L";
+    case 19:
+    case 20: return "R"; /* OpTypeVoid, OpTypeBool */
+    case OP_TYPE_INT:
+    case 22: return "RL"; /* OpTypeInt, OpTypeFloat */
+    case 23:
+    case 24: return "RiL"; /* OpTypeVector, OpTypeMatrix */
+    case 25: return "RiL"; /* OpTypeImage */
+    case 26: return "R";   /* OpTypeSampler */
+    case 27: return "Ri";  /* OpTypeSampledImage */
+    case 28: return "Rii"; /* OpTypeArray: the length is an id */
+    case 29: return "Ri";  /* OpTypeRuntimeArray */
+    case 30: return "RI";  /* OpTypeStruct */
+    case 31: return "RL";  /* OpTypeOpaque */
+    case 32: return "Rli"; /* OpTypePointer */
+    case 33: return "RI";  /* OpTypeFunction */
+    case 34:
+    case 35:
+    case 36:
+    case 37: return "R";
+    case 38: return "RL"; /* OpTypePipe */
+    case 39: return "iL"; /* OpTypeForwardPointer */
+    case 41:
+    case 42: return "TR";  /* OpConstantTrue/False */
+    case 43: return "TRL"; /* OpConstant */
+    case 44: return "TRI"; /* OpConstantComposite */
+    case 45: return "TRL"; /* OpConstantSampler */
+    case 46: return "TR";  /* OpConstantNull */
+    case 48:
+    case 49: return "TR";    /* OpSpecConstantTrue/False */
+    case 50: return "TRL";   /* OpSpecConstant */
+    case 51: return "TRI";   /* OpSpecConstantComposite */
+    case 52: return "TRX";   /* OpSpecConstantOp */
+    case 54: return "TRli";  /* OpFunction */
+    case 55: return "TR";    /* OpFunctionParameter */
+    case 56: return "";      /* OpFunctionEnd */
+    case 59: return "TRlI";  /* OpVariable */
+    case 61: return "TRiM";  /* OpLoad */
+    case 62: return "iiM";   /* OpStore */
+    case 63: return "iiMM";  /* OpCopyMemory */
+    case 64: return "iiiMM"; /* OpCopyMemorySized */
+    case 68: return "TRil";  /* OpArrayLength */
+    case 71:
+    case 72: return "iL";    /* OpDecorate, OpMemberDecorate */
+    case 73: return "R";     /* OpDecorationGroup */
+    case 74: return "I";     /* OpGroupDecorate */
+    case 75: return "iP";    /* OpGroupMemberDecorate */
+    case 79: return "TRiiL"; /* OpVectorShuffle */
+    case 81: return "TRiL";  /* OpCompositeExtract */
+    case 82: return "TRiiL"; /* OpCompositeInsert */
+    case 87:
+    case 88:
+    case 91:
+    case 92:
+    case 95:
+    case 98: return "TRiiG";
+    case 89:
+    case 90:
+    case 93:
+    case 94:
+    case 96:
+    case 97: return "TRiiiG";
+    case 99: return "iiiG";  /* OpImageWrite */
+    case 123: return "TRil"; /* OpGenericCastToPtrExplicit */
+    case 218:
+    case 219: return "";     /* OpEmitVertex, OpEndPrimitive */
+    case 246: return "iiL";  /* OpLoopMerge */
+    case 247: return "iL";   /* OpSelectionMerge */
+    case 248: return "R";    /* OpLabel */
+    case 249: return "i";    /* OpBranch */
+    case 250: return "iiiL"; /* OpBranchConditional */
+    case 251: return "iiW";  /* OpSwitch */
+    case 252:
+    case 253:
+    case 255: return "";  /* OpKill, OpReturn, OpUnreachable */
+    case 254: return "i"; /* OpReturnValue */
+    case 256:
+    case 257: return "il";    /* OpLifetimeStart/Stop */
+    case 320: return "TRiiG"; /* OpImageSparseRead */
+    case 322:
+    case 327: return "R";   /* OpTypePipeStorage, OpTypeNamedBarrier */
+    case 323: return "TRL"; /* OpConstantPipeStorage */
+    case OP_EXECUTION_MODE_ID: return "ilI";
+    case 332: return "ilI";     /* OpDecorateId */
+    case 342: return "TRilI";   /* OpGroupNonUniformBallotBitCount */
+    case 4456: return "RI";     /* OpTypeCooperativeMatrixKHR */
+    case 4457: return "TRiiiM"; /* OpCooperativeMatrixLoadKHR */
+    case 4458: return "iiiiM";  /* OpCooperativeMatrixStoreKHR */
+    case 4459: return "TRiiiL"; /* OpCooperativeMatrixMulAddKHR */
+    case 5358: return "RI";     /* OpTypeCooperativeMatrixNV */
+    case 5359: return "TRiiiM"; /* OpCooperativeMatrixLoadNV */
+    case 5360: return "iiiiM";  /* OpCooperativeMatrixStoreNV */
+    case 5632: return "iL";     /* OpDecorateString */
+    case 5633: return "iL";     /* OpMemberDecorateString */
+    default: break;
+    }
+    /* group operations with a GroupOperation literal: OpGroupIAdd..OpGroupSMax,
+     * OpGroupNonUniformIAdd..LogicalXor, the AMD non-uniform group ops */
+    if ((op >= 264 && op <= 271) || (op >= 349 && op <= 364) || (op >= 5000 && op <= 5007)) {
+        return "TRilI";
+    }
+    /* plain value instructions: a result type, a result, ids */
+    if ((op >= 57 && op <= 70) || (op >= 77 && op <= 86) || (op >= 100 && op <= 213) || op == 227 ||
+        (op >= 229 && op <= 245) || (op >= 259 && op <= 263) || (op >= 333 && op <= 366) ||
+        (op >= 400 && op <= 403)) {
+        return "TRI";
+    }
+    return "I";
+}
+
+/* One pass over the module's instructions; word reads go through get(), which
+ * swaps a byte-swapped module. */
+typedef struct spv_reader {
+    const uint32_t *w;
+    size_t n;
+    bool swap;
+} spv_reader;
+
+static uint32_t get(const spv_reader *r, size_t i)
+{
+    uint32_t v = r->w[i];
+    if (r->swap) {
+        v = (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+    }
+    return v;
+}
+
+/* Does the literal string at words [at, end) start with `prefix` (or equal it
+ * when `whole`)? Bounded by the instruction. */
+static bool string_is(const spv_reader *r, size_t at, size_t end, const char *prefix, bool whole)
+{
+    size_t k = 0, plen = strlen(prefix);
+    for (size_t i = at; i < end; i++) {
+        uint32_t v = get(r, i);
+        for (int b = 0; b < 4; b++, k++) {
+            unsigned char c = (unsigned char)(v >> (8 * b));
+            if (k < plen) {
+                if (c != (unsigned char)prefix[k]) {
+                    return false;
+                }
+            } else {
+                return !whole || c == 0;
+            }
+        }
+    }
+    return false; /* no NUL within the instruction: not the string asked for */
+}
+
+enum { F_REMOVED = 1, F_NONSEMANTIC = 2, F_INT64 = 4 };
+
+typedef struct spv_state {
+    uint32_t bound;
+    uint8_t *flags;    /* bound entries */
+    uint32_t *type_of; /* bound entries: the result type of a value */
+    uint32_t *shift;   /* bound + 1 entries: left-out ids below each id */
+    uint32_t removed;
+} spv_state;
+
+/* Is the instruction at [at, at + wc) left out of the hash? */
+static bool left_out(const spv_reader *r, const spv_state *st, size_t at, uint32_t wc, uint32_t op)
+{
+    switch (op) {
+    case OP_SOURCE_CONTINUED:
+    case OP_SOURCE:
+    case OP_SOURCE_EXTENSION:
+    case OP_NAME:
+    case OP_MEMBER_NAME:
+    case OP_STRING:
+    case OP_LINE:
+    case OP_NO_LINE:
+    case OP_MODULE_PROCESSED: return true;
+    case OP_EXT_INST_IMPORT: return wc >= 2 && (st->flags[get(r, at + 1)] & F_NONSEMANTIC) != 0;
+    case OP_EXT_INST: return wc >= 4 && (st->flags[get(r, at + 3)] & F_NONSEMANTIC) != 0;
+    case OP_EXECUTION_MODE:
+    case OP_EXECUTION_MODE_ID: return wc >= 3 && float_controls_mode(get(r, at + 2));
+    case OP_CAPABILITY: return wc >= 2 && float_controls_cap(get(r, at + 1));
+    case OP_EXTENSION:
+        return string_is(r, at + 1, at + wc, "SPV_KHR_float_controls", true) ||
+               string_is(r, at + 1, at + wc, "SPV_KHR_non_semantic_info", true);
+    default: return false;
+    }
+}
+
+static bool id_ok(const spv_state *st, uint32_t id)
+{
+    return id != 0 && id < st->bound;
+}
+
+/* First pass: check every instruction's length, mark the left-out result ids
+ * and the NonSemantic sets, record result types and 64-bit integer types.
+ * False: not a module. */
+static bool scan(const spv_reader *r, spv_state *st)
+{
+    size_t at = 5;
+    while (at < r->n) {
+        uint32_t first = get(r, at);
+        uint32_t wc = first >> 16, op = first & 0xffffu;
+        if (wc == 0 || wc > r->n - at) {
+            return false;
+        }
+        switch (op) {
+        case OP_STRING:
+            if (wc < 2 || !id_ok(st, get(r, at + 1))) {
+                return false;
+            }
+            st->flags[get(r, at + 1)] |= F_REMOVED;
+            break;
+        case OP_EXT_INST_IMPORT:
+            if (wc < 3 || !id_ok(st, get(r, at + 1))) {
+                return false;
+            }
+            if (string_is(r, at + 2, at + wc, "NonSemantic.", false)) {
+                st->flags[get(r, at + 1)] |= F_REMOVED | F_NONSEMANTIC;
+            }
+            break;
+        case OP_EXT_INST:
+            if (wc < 5 || !id_ok(st, get(r, at + 2)) || !id_ok(st, get(r, at + 3))) {
+                return false;
+            }
+            if (st->flags[get(r, at + 3)] & F_NONSEMANTIC) {
+                st->flags[get(r, at + 2)] |= F_REMOVED;
+            }
+            break;
+        case OP_TYPE_INT:
+            if (wc < 4 || !id_ok(st, get(r, at + 1))) {
+                return false;
+            }
+            if (get(r, at + 2) == 64) {
+                st->flags[get(r, at + 1)] |= F_INT64;
+            }
+            break;
+        default: break;
+        }
+        const char *lay = layout_of(op);
+        if (lay[0] == 'T' && lay[1] == 'R' && wc >= 3) {
+            uint32_t id = get(r, at + 2);
+            if (id_ok(st, id)) {
+                st->type_of[id] = get(r, at + 1);
+            }
+        }
+        at += wc;
+    }
+    uint32_t below = 0;
+    for (uint32_t id = 0; id < st->bound; id++) {
+        st->shift[id] = below;
+        below += (st->flags[id] & F_REMOVED) != 0;
+    }
+    st->shift[st->bound] = below;
+    st->removed = below;
+    return true;
+}
+
+typedef struct fnv {
+    uint64_t h;
+} fnv;
+
+static void fnv_word(fnv *f, uint32_t v)
+{
+    for (int b = 0; b < 4; b++) {
+        f->h ^= (v >> (8 * b)) & 0xffu;
+        f->h *= 0x100000001b3ull;
+    }
+}
+
+static uint32_t remap(const spv_state *st, uint32_t id)
+{
+    return id - st->shift[id < st->bound ? id : st->bound];
+}
+
+/* Hash the operands of one kept instruction, words [i, end), by `lay`. */
+static void hash_operands(const spv_reader *r, const spv_state *st, fnv *f, const char *lay,
+                          size_t i, size_t end, uint32_t op)
+{
+    uint32_t selector = 0;
+    for (const char *p = lay; *p != '\0' && i < end; p++) {
+        switch (*p) {
+        case 'T':
+        case 'R':
+        case 'i':
+            if (op == 251 && p == lay) {
+                selector = get(r, i);
+            }
+            fnv_word(f, remap(st, get(r, i++)));
+            break;
+        case 'l': fnv_word(f, get(r, i++)); break;
+        case 's':
+            while (i < end) {
+                uint32_t v = get(r, i++);
+                fnv_word(f, v);
+                if ((v >> 24) == 0) {
+                    break;
+                }
+            }
+            break;
+        case 'I':
+        case 'G':
+            if (*p == 'G') {
+                fnv_word(f, get(r, i++)); /* the mask; every parameter is an id */
+            }
+            while (i < end) {
+                fnv_word(f, remap(st, get(r, i++)));
+            }
+            break;
+        case 'L': break; /* the rest, raw, below */
+        case 'M': {
+            uint32_t mask = get(r, i++);
+            fnv_word(f, mask);
+            static const struct {
+                uint32_t bit;
+                bool id;
+            } params[] = {
+                {0x2u, false}, {0x8u, true}, {0x10u, true}, {0x10000u, true}, {0x20000u, true}};
+            for (size_t k = 0; k < sizeof params / sizeof params[0] && i < end; k++) {
+                if (mask & params[k].bit) {
+                    uint32_t v = get(r, i++);
+                    fnv_word(f, params[k].id ? remap(st, v) : v);
+                }
+            }
+            break;
+        }
+        case 'W': {
+            uint32_t t = id_ok(st, selector) ? st->type_of[selector] : 0;
+            size_t lit = id_ok(st, t) && (st->flags[t] & F_INT64) ? 2 : 1;
+            while (i < end) {
+                for (size_t k = 0; k < lit && i < end; k++) {
+                    fnv_word(f, get(r, i++));
+                }
+                if (i < end) {
+                    fnv_word(f, remap(st, get(r, i++)));
+                }
+            }
+            break;
+        }
+        case 'X': {
+            uint32_t sub = get(r, i++);
+            fnv_word(f, sub);
+            const char *sl = sub == 79 ? "iiL" : sub == 81 ? "iL" : sub == 82 ? "iiL" : "I";
+            hash_operands(r, st, f, sl, i, end, sub);
+            i = end;
+            break;
+        }
+        case 'P':
+            while (i < end) {
+                fnv_word(f, remap(st, get(r, i++)));
+                if (i < end) {
+                    fnv_word(f, get(r, i++));
+                }
+            }
+            break;
+        default: break;
+        }
+        if (*p == 'L') {
+            break;
+        }
+    }
+    while (i < end) {
+        fnv_word(f, get(r, i++));
+    }
+}
+
+uint64_t vkl_spirv_hash(const uint32_t *words, size_t word_count)
+{
+    if (words == NULL || word_count < 5) {
+        return 0;
+    }
+    spv_reader r = {.w = words, .n = word_count, .swap = false};
+    if (words[0] == SPV_MAGIC_SWAPPED) {
+        r.swap = true;
+    } else if (words[0] != SPV_MAGIC) {
+        return 0;
+    }
+    spv_state st = {.bound = get(&r, 3)};
+    if (st.bound == 0 || st.bound > VKL_SPIRV_MAX_BOUND) {
+        return 0;
+    }
+    st.flags = calloc(st.bound, 1);
+    st.type_of = calloc(st.bound, sizeof *st.type_of);
+    st.shift = calloc((size_t)st.bound + 1u, sizeof *st.shift);
+    uint64_t out = 0;
+    if (st.flags == NULL || st.type_of == NULL || st.shift == NULL || !scan(&r, &st)) {
+        goto done;
+    }
+    fnv f = {.h = 0xcbf29ce484222325ull};
+    fnv_word(&f, SPV_MAGIC);
+    fnv_word(&f, get(&r, 1)); /* version */
+    fnv_word(&f, get(&r, 4)); /* schema; generator and bound left out */
+    for (size_t at = 5; at < r.n;) {
+        uint32_t first = get(&r, at);
+        uint32_t wc = first >> 16, op = first & 0xffffu;
+        if (!left_out(&r, &st, at, wc, op)) {
+            fnv_word(&f, first);
+            hash_operands(&r, &st, &f, layout_of(op), at + 1, at + wc, op);
+        }
+        at += wc;
+    }
+    out = f.h != 0 ? f.h : 1;
+done:
+    free(st.flags);
+    free(st.type_of);
+    free(st.shift);
+    return out;
+}
+
+void vkl_hash_name(uint64_t hash, char out[32])
+{
+    snprintf(out, 32, "pipeline-%016llx", (unsigned long long)hash);
+}
+
+/* ---- the name map -------------------------------------------------------- */
+
+typedef struct vkl_name_entry {
+    uint64_t hash;
+    uint32_t line;
+    char name[64];
+} vkl_name_entry;
+
+struct vkl_name_map {
+    vkl_name_entry *e; /* sorted by hash */
+    size_t n;
+};
+
+static void set_err(char *err, size_t errcap, const char *fmt, ...)
+{
+    if (err == NULL || errcap == 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errcap, fmt, ap);
+    va_end(ap);
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+static bool blank(int c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static bool name_byte(unsigned char c)
+{
+    return (c >= 0x21 && c <= 0x7e) || c >= 0x80;
+}
+
+/* Parse one line (no '\n', length len). Returns NULL and sets *e, or the
+ * reason; *entry is false for a blank or comment line. */
+static const char *parse_line(const char *s, size_t len, vkl_name_entry *e, bool *entry)
+{
+    *entry = false;
+    size_t i = 0;
+    while (i < len && blank(s[i])) {
+        i++;
+    }
+    while (len > i && blank(s[len - 1])) {
+        len--;
+    }
+    if (i == len || s[i] == '#') {
+        return NULL;
+    }
+    uint64_t h = 0;
+    size_t d = 0;
+    for (; d < 16 && i + d < len; d++) {
+        int v = hexval((unsigned char)s[i + d]);
+        if (v < 0) {
+            break;
+        }
+        h = (h << 4) | (uint64_t)v;
+    }
+    if (d < 16 || (i + d < len && !blank(s[i + d]))) {
+        return "expected 16 hex digits, blanks and a name (\"0123456789abcdef name\")";
+    }
+    i += 16;
+    if (i == len) {
+        return "a hash with no name";
+    }
+    while (i < len && blank(s[i])) {
+        i++;
+    }
+    size_t nlen = len - i;
+    for (size_t k = 0; k < nlen; k++) {
+        if (!name_byte((unsigned char)s[i + k])) {
+            return blank(s[i + k]) ? "a blank inside the name" : "a control character in the name";
+        }
+    }
+    if (nlen > 63) {
+        return "name longer than 63 bytes";
+    }
+    if (h == 0) {
+        return "hash 0000000000000000 (no module hashes to 0)";
+    }
+    e->hash = h;
+    memcpy(e->name, s + i, nlen);
+    e->name[nlen] = '\0';
+    *entry = true;
+    return NULL;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const vkl_name_entry *x = a, *y = b;
+    if (x->hash != y->hash) {
+        return x->hash < y->hash ? -1 : 1;
+    }
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+vkl_name_map *vkl_name_map_load(const char *path, char *err, size_t errcap)
+{
+    if (path == NULL) {
+        set_err(err, errcap, "(null): no name map path");
+        return NULL;
+    }
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL) {
+        set_err(err, errcap, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    vkl_name_map *m = calloc(1, sizeof *m);
+    char *line = malloc(VKL_NAME_LINE_MAX + 2);
+    size_t cap = 0;
+    const char *why = NULL;
+    uint32_t lineno = 0;
+    bool ok = m != NULL && line != NULL;
+    if (!ok) {
+        set_err(err, errcap, "%s: out of memory", path);
+    }
+    while (ok) {
+        /* read one line, bounded */
+        size_t len = 0;
+        int c = EOF;
+        bool too_long = false, nul = false;
+        while ((c = fgetc(fp)) != EOF && c != '\n') {
+            if (c == '\0') {
+                nul = true;
+            }
+            if (len < VKL_NAME_LINE_MAX + 1) {
+                line[len++] = (char)c;
+            } else {
+                too_long = true;
+            }
+        }
+        if (c == EOF && len == 0) {
+            break;
+        }
+        lineno++;
+        if (len > 0 && line[len - 1] == '\r' && !too_long) {
+            len--; /* "\r\n" */
+        }
+        if (too_long || len > VKL_NAME_LINE_MAX) {
+            why = "line longer than 1024 bytes";
+        } else if (nul) {
+            why = "a NUL byte";
+        } else {
+            vkl_name_entry e = {.line = lineno};
+            bool entry = false;
+            why = parse_line(line, len, &e, &entry);
+            if (why == NULL && entry) {
+                if (m->n == VKL_NAME_MAP_MAX) {
+                    why = "more than 65536 entries";
+                } else {
+                    if (m->n == cap) {
+                        size_t ncap = cap == 0 ? 64 : cap * 2;
+                        vkl_name_entry *ne = realloc(m->e, ncap * sizeof *ne);
+                        if (ne == NULL) {
+                            why = "out of memory";
+                        } else {
+                            m->e = ne;
+                            cap = ncap;
+                        }
+                    }
+                    if (why == NULL) {
+                        m->e[m->n++] = e;
+                    }
+                }
+            }
+        }
+        if (why != NULL) {
+            set_err(err, errcap, "%s:%u: %s", path, (unsigned)lineno, why);
+            ok = false;
+        }
+        if (c == EOF) {
+            break;
+        }
+    }
+    if (ok && ferror(fp)) {
+        set_err(err, errcap, "%s: cannot read: %s", path, strerror(errno));
+        ok = false;
+    }
+    fclose(fp);
+    free(line);
+    if (ok && m->n > 0) {
+        qsort(m->e, m->n, sizeof *m->e, cmp_entry);
+        size_t w = 0;
+        for (size_t k = 0; k < m->n && ok; k++) {
+            if (w > 0 && m->e[w - 1].hash == m->e[k].hash) {
+                if (strcmp(m->e[w - 1].name, m->e[k].name) != 0) {
+                    set_err(err, errcap, "%s:%u: hash %016llx is also on line %u with name '%s'",
+                            path, (unsigned)m->e[k].line, (unsigned long long)m->e[k].hash,
+                            (unsigned)m->e[w - 1].line, m->e[w - 1].name);
+                    ok = false;
+                }
+                continue; /* the same name again: once */
+            }
+            m->e[w++] = m->e[k];
+        }
+        m->n = w;
+    }
+    if (!ok) {
+        vkl_name_map_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+const char *vkl_name_map_find(const vkl_name_map *m, uint64_t hash)
+{
+    if (m == NULL) {
+        return NULL;
+    }
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->e[mid].hash < hash) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < m->n && m->e[lo].hash == hash ? m->e[lo].name : NULL;
+}
+
+size_t vkl_name_map_count(const vkl_name_map *m)
+{
+    return m != NULL ? m->n : 0;
+}
+
+void vkl_name_map_free(vkl_name_map *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    free(m->e);
+    free(m);
+}

@@ -1,0 +1,67 @@
+/* Phase names for the vkprof layer: a SPIR-V module's hash, its default name,
+ * and the user's name map (hash -> name). Pure C11, no Vulkan calls; the
+ * layer compiles names.c in, and `vkprof names` (tools/cmd_names.c) writes
+ * the map files that vkl_name_map_load reads (docs/layer.md). */
+#ifndef VKPROF_LAYER_NAMES_H
+#define VKPROF_LAYER_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 64-bit FNV-1a over the normalised SPIR-V module: OpExecutionMode/OpExecutionModeId of the
+   float-controls modes (DenormPreserve, DenormFlushToZero, SignedZeroInfNanPreserve,
+   RoundingModeRTE, RoundingModeRTZ), the debug instructions (OpSource*, OpString, OpName,
+   OpMemberName, OpLine, OpNoLine, OpModuleProcessed, OpExtInst of NonSemantic.* sets and their
+   OpExtInstImport), and the header's generator word and bound are left out. Returns 0 for a
+   buffer that is not SPIR-V (bad magic, truncated instruction).
+ *
+ * What the normalisation also does, so that a module patched at run time, or
+ * built with -g, hashes like the shipped one:
+ *   - the float-controls capabilities (OpCapability DenormPreserve ..
+ *     RoundingModeRTZ) and the OpExtension "SPV_KHR_float_controls" and
+ *     "SPV_KHR_non_semantic_info" go with the modes and debug sets they serve;
+ *   - ids are renumbered to close the gaps that the left-out instructions'
+ *     result ids (OpString, the NonSemantic imports and OpExtInsts) leave: an
+ *     id v becomes v minus the number of left-out ids below it. A module with
+ *     no such ids keeps its ids as they are. Which operand words are ids comes
+ *     from a table of the core opcodes; an opcode the table does not know has
+ *     every operand taken as an id.
+ * Each 32-bit word is hashed as 4 bytes, least significant first; a
+ * byte-swapped module (magic 0x03022307) is read swapped and hashes like the
+ * native one. Also 0 for: an id at or above the header's bound where one is
+ * looked up, a bound above VKL_SPIRV_MAX_BOUND, memory exhausted. A module
+ * whose hash would be 0 gets 1, so 0 always means "not hashed".
+ * Limitations: NonSemantic.Shader.DebugInfo.100 (glslang -gV) also adds
+ * ordinary constants that are not left out, so such a build hashes unlike the
+ * plain one. */
+#define VKL_SPIRV_MAX_BOUND (1u << 22)
+uint64_t vkl_spirv_hash(const uint32_t *words, size_t word_count);
+
+/* "pipeline-%016llx" (25 bytes and the NUL) */
+void vkl_hash_name(uint64_t hash, char out[32]);
+
+typedef struct vkl_name_map vkl_name_map;
+
+/* text file: one "<16 hex digits> <name>" per line, '#' comments, blank lines; names 1..63 bytes.
+   NULL with a message in err on any malformed line (line number named) or unreadable file.
+ *
+ * The strict rules: a line is at most VKL_NAME_LINE_MAX bytes (its '\n', and a
+ * '\r' before it, not counted); spaces and tabs around the line are ignored;
+ * a comment line starts with '#' (after any blanks); an entry is exactly 16
+ * hex digits (either case, no "0x"), one or more blanks, and the name, which
+ * is 1..63 bytes of printable non-blank characters (bytes 0x21..0x7e and UTF-8
+ * bytes 0x80..0xff; no control character, no blank inside); the hash
+ * 0000000000000000 is refused (no module hashes to 0). At most
+ * VKL_NAME_MAP_MAX entries. A hash given twice with the same name is taken
+ * once; with a different name it is an error naming both lines. A NUL byte in
+ * the file is an error. err (errcap bytes, may be 0) gets "PATH:LINE: why" or
+ * "PATH: why"; on success it is left as it was. */
+#define VKL_NAME_LINE_MAX 1024
+#define VKL_NAME_MAP_MAX 65536
+vkl_name_map *vkl_name_map_load(const char *path, char *err, size_t errcap);
+const char *vkl_name_map_find(const vkl_name_map *m, uint64_t hash); /* NULL: not in the map */
+void vkl_name_map_free(vkl_name_map *m);
+/* the number of entries (0 for NULL) */
+size_t vkl_name_map_count(const vkl_name_map *m);
+
+#endif

@@ -1,0 +1,398 @@
+/* The layer's naming module (src/layer/names.h) on real SPIR-V that glslang
+ * compiled at build time from shaders/ (tests/layer/test_names.cmake):
+ *   test_names PLAIN.spv DEBUG.spv DEBUGV.spv OTHER.spv TMPDIR
+ * PLAIN and DEBUG are one shader without and with -g, OTHER another shader.
+ * The float-controls patch is made here the way runtimes do it at run time
+ * (capability, extension, execution mode inserted) and written to
+ * TMPDIR/patched.spv, which the test names_patched_valid runs spirv-val on. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "names.h"
+
+typedef struct mod {
+    uint32_t *w;
+    size_t n;
+} mod;
+
+static mod load(const char *path)
+{
+    mod m = {0};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s\n", path);
+        exit(2);
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (len <= 0 || len % 4 != 0) {
+        fprintf(stderr, "%s: not a word stream\n", path);
+        exit(2);
+    }
+    m.n = (size_t)len / 4;
+    m.w = malloc((size_t)len);
+    if (m.w == NULL || fread(m.w, 4, m.n, f) != m.n) {
+        fprintf(stderr, "%s: read failed\n", path);
+        exit(2);
+    }
+    fclose(f);
+    return m;
+}
+
+static void save(const char *path, const mod *m)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(m->w, 4, m->n, f) != m->n || fclose(f) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+}
+
+static uint64_t hash(const mod *m)
+{
+    return vkl_spirv_hash(m->w, m->n);
+}
+
+/* insert `k` words before word `at` */
+static void insert(mod *m, size_t at, const uint32_t *words, size_t k)
+{
+    uint32_t *w = malloc((m->n + k) * 4);
+    memcpy(w, m->w, at * 4);
+    memcpy(w + at, words, k * 4);
+    memcpy(w + at + k, m->w + at, (m->n - at) * 4);
+    free(m->w);
+    m->w = w;
+    m->n += k;
+}
+
+static mod copy(const mod *m)
+{
+    mod c = {malloc(m->n * 4), m->n};
+    memcpy(c.w, m->w, m->n * 4);
+    return c;
+}
+
+/* word index of the first instruction with opcode op after the header, and
+ * of the one after the last with opcode op (0 when none) */
+static size_t first_op(const mod *m, uint32_t op, size_t *after_last)
+{
+    size_t first = 0;
+    *after_last = 0;
+    for (size_t at = 5; at < m->n;) {
+        uint32_t wc = m->w[at] >> 16;
+        if ((m->w[at] & 0xffffu) == op) {
+            if (first == 0) {
+                first = at;
+            }
+            *after_last = at + wc;
+        }
+        at += wc;
+    }
+    return first;
+}
+
+/* What a runtime patches in: OpCapability X; OpExtension "SPV_KHR_float_controls";
+ * OpExecutionMode %entry MODE 32 (and RoundingModeRTE 16), as ggml does for
+ * RTE fp16. */
+static mod patch_float_controls(const mod *src)
+{
+    mod m = copy(src);
+    size_t last_cap = 0, last_mode = 0;
+    first_op(&m, 17, &last_cap);
+    size_t ep = first_op(&m, 15, &last_mode); /* OpEntryPoint: its id is word 2 */
+    CHECK(last_cap > 0 && ep > 0);
+    uint32_t entry = m.w[ep + 2];
+    first_op(&m, 16, &last_mode);
+    CHECK(last_mode > 0);
+    /* modes first (they are after the capabilities, so inserting there does
+     * not move last_cap) */
+    uint32_t modes[] = {
+        (4u << 16) | 16u, entry, 4459u, 32u, /* DenormPreserve 32 */
+        (4u << 16) | 16u, entry, 4462u, 16u, /* RoundingModeRTE 16 */
+        (4u << 16) | 16u, entry, 4461u, 32u, /* SignedZeroInfNanPreserve 32 */
+    };
+    insert(&m, last_mode, modes, sizeof modes / 4);
+    uint32_t caps[] = {
+        (2u << 16) | 17u, 4464u, /* DenormPreserve */
+        (2u << 16) | 17u, 4467u, /* RoundingModeRTE */
+        (2u << 16) | 17u, 4466u, /* SignedZeroInfNanPreserve */
+    };
+    insert(&m, last_cap, caps, sizeof caps / 4);
+    /* OpExtension "SPV_KHR_float_controls": 22 bytes + NUL = 6 words */
+    uint32_t ext[7] = {(7u << 16) | 10u};
+    memcpy(&ext[1], "SPV_KHR_float_controls", 23);
+    insert(&m, last_cap + sizeof caps / 4, ext, 7);
+    return m;
+}
+
+static void test_hash(const char *plain_p, const char *debug_p, const char *debugv_p,
+                      const char *other_p, const char *tmp)
+{
+    check_case = "hash";
+    mod plain = load(plain_p), debug = load(debug_p), debugv = load(debugv_p),
+        other = load(other_p);
+    uint64_t hp = hash(&plain), hd = hash(&debug), ho = hash(&other);
+    CHECK(hp != 0);
+    CHECK(ho != 0);
+    /* the -g build really differs: debug instructions and shifted ids */
+    CHECK(debug.n > plain.n);
+    CHECK(debug.w[3] != plain.w[3]);
+    CHECK_EQ_U64(hd, hp);
+    CHECK(ho != hp);
+    /* -gV: a real hash, but (names.h) not the plain one's */
+    CHECK(hash(&debugv) != 0);
+    printf("plain %016llx debug %016llx debugV %016llx other %016llx\n", (unsigned long long)hp,
+           (unsigned long long)hd, (unsigned long long)hash(&debugv), (unsigned long long)ho);
+
+    /* the float-controls patch, on the plain and on the -g build */
+    mod pat = patch_float_controls(&plain), patd = patch_float_controls(&debug);
+    CHECK(pat.n == plain.n + 12 + 6 + 7);
+    CHECK_EQ_U64(hash(&pat), hp);
+    CHECK_EQ_U64(hash(&patd), hp);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/patched.spv", tmp);
+    save(path, &pat);
+
+    /* a float-controls mode is dropped, any other mode counts: LocalSize x+1 */
+    mod ls = copy(&plain);
+    for (size_t at = 5; at < ls.n; at += ls.w[at] >> 16) {
+        if ((ls.w[at] & 0xffffu) == 16u && ls.w[at + 2] == 17u /* LocalSize */) {
+            ls.w[at + 3]++;
+        }
+    }
+    CHECK(hash(&ls) != hp);
+    /* the generator word and the bound are left out; the version is not */
+    mod g = copy(&plain);
+    g.w[2] ^= 0x1234u;
+    g.w[3] += 7;
+    CHECK_EQ_U64(hash(&g), hp);
+    g.w[1] = 0x00010300u;
+    CHECK(hash(&g) != hp);
+
+    /* every single-word change of a kept instruction changes the hash (no
+     * word is skipped): flip the low bit of each word in turn */
+    mod f = copy(&plain);
+    size_t changed = 0, same = 0;
+    for (size_t at = 5; at < f.n;) {
+        uint32_t wc = f.w[at] >> 16, op = f.w[at] & 0xffffu;
+        bool debug_op = op == 3 || op == 5 || op == 6 || op == 7 || op == 8 || op == 330;
+        for (uint32_t k = 1; k < wc && !debug_op; k++) {
+            f.w[at + k] ^= 1u;
+            if (hash(&f) != hp) {
+                changed++;
+            } else {
+                same++;
+            }
+            f.w[at + k] ^= 1u;
+        }
+        at += wc;
+    }
+    CHECK(changed > 100);
+    CHECK_EQ_U64(same, 0);
+
+    /* byte-swapped: read swapped, the same hash */
+    mod sw = copy(&debug);
+    for (size_t i = 0; i < sw.n; i++) {
+        uint32_t v = sw.w[i];
+        sw.w[i] = (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+    }
+    CHECK_EQ_U64(hash(&sw), hp);
+
+    /* not SPIR-V: 0 */
+    check_case = "malformed";
+    CHECK_EQ_U64(vkl_spirv_hash(NULL, 0), 0);
+    CHECK_EQ_U64(vkl_spirv_hash(plain.w, 4), 0); /* header cut */
+    CHECK(vkl_spirv_hash(plain.w, 5) != 0);      /* a bare header is a module */
+    /* an instruction cut short: the module ends inside it */
+    size_t cut = 0;
+    for (size_t at = 5; at < plain.n; at += plain.w[at] >> 16) {
+        if ((plain.w[at] >> 16) >= 2) {
+            cut = at + 1;
+        }
+    }
+    CHECK(cut > 0);
+    CHECK_EQ_U64(vkl_spirv_hash(plain.w, cut), 0);
+    CHECK(vkl_spirv_hash(plain.w, cut - 1) != 0); /* cut before it: a module */
+    mod bad = copy(&plain);
+    bad.w[0] = 0x07230204u;
+    CHECK_EQ_U64(hash(&bad), 0);
+    bad.w[0] = plain.w[0];
+    bad.w[5] &= 0xffffu; /* word count 0 */
+    CHECK_EQ_U64(hash(&bad), 0);
+    bad.w[5] = plain.w[5] | 0xff000000u; /* word count past the end */
+    CHECK_EQ_U64(hash(&bad), 0);
+    bad.w[5] = plain.w[5];
+    bad.w[3] = 0; /* bound 0 */
+    CHECK_EQ_U64(hash(&bad), 0);
+    bad.w[3] = VKL_SPIRV_MAX_BOUND + 1u;
+    CHECK_EQ_U64(hash(&bad), 0);
+    /* an OpString whose id is past the bound */
+    mod bs = copy(&debug);
+    size_t last = 0, s = first_op(&bs, 7, &last);
+    CHECK(s > 0);
+    bs.w[s + 1] = bs.w[3];
+    CHECK_EQ_U64(hash(&bs), 0);
+
+    char name[32];
+    vkl_hash_name(0x00ab0000000000cdull, name);
+    CHECK(strcmp(name, "pipeline-00ab0000000000cd") == 0);
+    vkl_hash_name(UINT64_MAX, name);
+    CHECK(strcmp(name, "pipeline-ffffffffffffffff") == 0);
+
+    free(plain.w);
+    free(debug.w);
+    free(debugv.w);
+    free(other.w);
+    free(pat.w);
+    free(patd.w);
+    free(ls.w);
+    free(g.w);
+    free(f.w);
+    free(sw.w);
+    free(bad.w);
+    free(bs.w);
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+}
+
+/* load `text` as a map file; NULL and the error in err on failure */
+static vkl_name_map *load_text(const char *tmp, const char *text, size_t len, char *err,
+                               size_t errcap)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/map.txt", tmp);
+    write_file(path, text, len);
+    err[0] = '\0';
+    return vkl_name_map_load(path, err, errcap);
+}
+
+/* the map must fail with an error containing `want` */
+static void expect_error(const char *tmp, const char *text, const char *want)
+{
+    char err[512];
+    vkl_name_map *m = load_text(tmp, text, strlen(text), err, sizeof err);
+    CHECK(m == NULL);
+    if (strstr(err, want) == NULL) {
+        fprintf(stderr, "FAIL [%s]: error '%s' lacks '%s'\n", check_case, err, want);
+        check_failures++;
+    }
+    vkl_name_map_free(m);
+}
+
+static void test_map(const char *tmp)
+{
+    char err[512];
+    check_case = "map good";
+    const char *good = "# name map\n"
+                       "\n"
+                       "00000000000000a1 rms_norm_f32\n"
+                       "  FFFFFFFFFFFFFFFF\tlast_one   \n"
+                       "0123456789abcdef mul_mat_vec_f16_f32_f32\r\n"
+                       "   # indented comment\n"
+                       "00000000000000a1 rms_norm_f32\n" /* the same again: once */
+                       "1000000000000000 "
+                       "n23456789012345678901234567890123456789012345678901234567890123"; /* 63 */
+    vkl_name_map *m = load_text(tmp, good, strlen(good), err, sizeof err);
+    CHECK(m != NULL);
+    if (m == NULL) {
+        fprintf(stderr, "error: %s\n", err);
+        return;
+    }
+    CHECK_EQ_U64(vkl_name_map_count(m), 4);
+    CHECK(vkl_name_map_find(m, 0xa1) != NULL &&
+          strcmp(vkl_name_map_find(m, 0xa1), "rms_norm_f32") == 0);
+    CHECK(vkl_name_map_find(m, UINT64_MAX) != NULL &&
+          strcmp(vkl_name_map_find(m, UINT64_MAX), "last_one") == 0);
+    const char *mm = vkl_name_map_find(m, 0x0123456789abcdefull);
+    CHECK(mm != NULL && strcmp(mm, "mul_mat_vec_f16_f32_f32") == 0);
+    const char *l63 = vkl_name_map_find(m, 0x1000000000000000ull);
+    CHECK(l63 != NULL && strlen(l63) == 63);
+    CHECK(vkl_name_map_find(m, 0xa2) == NULL);
+    CHECK(vkl_name_map_find(m, 0) == NULL);
+    CHECK(vkl_name_map_find(NULL, 0xa1) == NULL);
+    CHECK_EQ_U64(vkl_name_map_count(NULL), 0);
+    vkl_name_map_free(m);
+    vkl_name_map_free(NULL);
+
+    check_case = "map empty";
+    m = load_text(tmp, "# nothing\n\n", 11, err, sizeof err);
+    CHECK(m != NULL && vkl_name_map_count(m) == 0);
+    vkl_name_map_free(m);
+    m = load_text(tmp, "", 0, err, sizeof err);
+    CHECK(m != NULL && vkl_name_map_count(m) == 0);
+    vkl_name_map_free(m);
+
+    check_case = "map bad";
+    expect_error(tmp, "00000000000000a1 ok\n00000000000000g1 bad\n", "map.txt:2: expected 16 hex");
+    expect_error(tmp, "0x000000000000a1 bad\n", ":1: expected 16 hex");
+    expect_error(tmp, "00000000000000a bad\n", ":1: expected 16 hex");   /* 15 digits */
+    expect_error(tmp, "00000000000000a12 bad\n", ":1: expected 16 hex"); /* 17 */
+    expect_error(tmp, "00000000000000a1\n", ":1: a hash with no name");
+    expect_error(tmp, "00000000000000a1    \n", ":1: a hash with no name");
+    expect_error(tmp, "00000000000000a1 two words\n", ":1: a blank inside the name");
+    expect_error(tmp, "00000000000000a1 bell\a\n", ":1: a control character");
+    expect_error(tmp, "0000000000000000 zero\n", ":1: hash 0000000000000000");
+    expect_error(tmp,
+                 "\n\n00000000000000a1 "
+                 "n234567890123456789012345678901234567890123456789012345678901234\n",
+                 ":3: name longer than 63 bytes");
+    expect_error(tmp, "00000000000000a1 first\n# x\n00000000000000A1 second\n",
+                 ":3: hash 00000000000000a1 is also on line 1 with name 'first'");
+    /* a line over the limit, even a comment */
+    char *longl = malloc(VKL_NAME_LINE_MAX + 8);
+    memset(longl, '#', VKL_NAME_LINE_MAX + 1);
+    strcpy(longl + VKL_NAME_LINE_MAX + 1, "\n");
+    expect_error(tmp, longl, ":1: line longer than 1024 bytes");
+    longl[VKL_NAME_LINE_MAX] = '\n'; /* exactly 1024: fine */
+    longl[VKL_NAME_LINE_MAX + 1] = '\0';
+    m = load_text(tmp, longl, strlen(longl), err, sizeof err);
+    CHECK(m != NULL);
+    vkl_name_map_free(m);
+    free(longl);
+    /* a NUL byte */
+    m = load_text(tmp, "00000000000000a1 a\0b\n", 21, err, sizeof err);
+    CHECK(m == NULL && strstr(err, ":1: a NUL byte") != NULL);
+
+    check_case = "map missing";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/no-such-map.txt", tmp);
+    err[0] = '\0';
+    CHECK(vkl_name_map_load(path, err, sizeof err) == NULL);
+    CHECK(strstr(err, "no-such-map.txt: cannot open: No such file or directory") != NULL);
+    /* a directory is not a map */
+    CHECK(vkl_name_map_load(tmp, err, sizeof err) == NULL);
+    CHECK(vkl_name_map_load(path, NULL, 0) == NULL); /* no err buffer */
+    /* err is truncated to errcap, NUL-terminated */
+    char small[8];
+    CHECK(vkl_name_map_load(path, small, sizeof small) == NULL);
+    CHECK(strlen(small) == 7);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: test_names PLAIN.spv DEBUG.spv DEBUGV.spv OTHER.spv TMPDIR\n");
+        return 2;
+    }
+    test_hash(argv[1], argv[2], argv[3], argv[4], argv[5]);
+    test_map(argv[5]);
+    if (check_failures != 0) {
+        fprintf(stderr, "%d check(s) failed\n", check_failures);
+        return 1;
+    }
+    printf("test_names: ok\n");
+    return 0;
+}
