@@ -5,6 +5,9 @@
 #include "cli.h"
 #include "vkprof/vkprof.h"
 
+/* issue 9 (tools/cmd_names.c, tools/cmd_run.c) */
+int vkprof_cmd_names(int argc, char **argv);
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -27,6 +30,9 @@ static void usage(FILE *f)
             "      what profiling costs: the decode under each profiling configuration (off,\n"
             "      host spans, 2-slot, ring, shared, sampled, bare-Vulkan baseline) side by\n"
             "      side, ratios against the unprofiled run of the same round; host costs\n"
+            "  names [-o FILE] INPUT...\n"
+            "      a name map for the vkprof layer: the hash of every SPIR-V module in\n"
+            "      .spv files and in ELF files that embed them (libggml-vulkan.so)\n"
             "  version\n"
             "      print the library version\n");
 }
@@ -49,6 +55,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "bench") == 0) {
         return vkprof_cmd_bench(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "names") == 0) {
+        return vkprof_cmd_names(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0) {
         unsigned v = vkprof_version();

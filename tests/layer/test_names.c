@@ -219,6 +219,9 @@ static void test_hash(const char *plain_p, const char *debug_p, const char *debu
     CHECK(cut > 0);
     CHECK_EQ_U64(vkl_spirv_hash(plain.w, cut), 0);
     CHECK(vkl_spirv_hash(plain.w, cut - 1) != 0); /* cut before it: a module */
+    mod cutm = {plain.w, cut};
+    snprintf(path, sizeof path, "%s/cut.spv", tmp);
+    save(path, &cutm); /* for test_names_tool */
     mod bad = copy(&plain);
     bad.w[0] = 0x07230204u;
     CHECK_EQ_U64(hash(&bad), 0);
@@ -381,8 +384,35 @@ static void test_map(const char *tmp)
     CHECK(strlen(small) == 7);
 }
 
+/* test_names --map FILE COUNT [HASH NAME]...: FILE loads, holds COUNT
+ * entries, and each HASH (hex) has NAME (for test_names_tool.cmake) */
+static int check_map(int argc, char **argv)
+{
+    char err[512] = "";
+    vkl_name_map *m = vkl_name_map_load(argv[2], err, sizeof err);
+    if (m == NULL) {
+        fprintf(stderr, "FAIL: %s does not load: %s\n", argv[2], err);
+        return 1;
+    }
+    check_case = "map file";
+    CHECK_EQ_U64(vkl_name_map_count(m), strtoull(argv[3], NULL, 10));
+    for (int i = 4; i + 1 < argc; i += 2) {
+        const char *got = vkl_name_map_find(m, strtoull(argv[i], NULL, 16));
+        if (got == NULL || strcmp(got, argv[i + 1]) != 0) {
+            fprintf(stderr, "FAIL: %s: %s is '%s', expected '%s'\n", argv[2], argv[i],
+                    got != NULL ? got : "(none)", argv[i + 1]);
+            check_failures++;
+        }
+    }
+    vkl_name_map_free(m);
+    return check_failures != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && strcmp(argv[1], "--map") == 0) {
+        return check_map(argc, argv);
+    }
     if (argc != 6) {
         fprintf(stderr, "usage: test_names PLAIN.spv DEBUG.spv DEBUGV.spv OTHER.spv TMPDIR\n");
         return 2;

@@ -42,3 +42,41 @@ if(SPIRV_VAL)
     COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${NAMES_TEST_DIR}/tmp/patched.spv)
   set_tests_properties(names_patched_valid PROPERTIES FIXTURES_REQUIRED names_patched TIMEOUT 60)
 endif()
+
+# `vkprof names` (tools/cmd_names.c) on .spv files and on an ELF shared object
+# that embeds SPIR-V as llama.cpp's libggml-vulkan.so does
+# (test_names_embed.cmake writes the ggml-style arrays).
+if(TARGET vkprof_cli)
+  set(NAMES_GEN_C ${NAMES_TEST_DIR}/names_fixture_gen.c)
+  add_custom_command(OUTPUT ${NAMES_GEN_C}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${NAMES_GEN_C}
+      "-DSPV=${NAMES_TEST_DIR}/rmsnorm.spv=rms_norm_f32|${NAMES_TEST_DIR}/softmax.spv=soft_max_f32|${NAMES_TEST_DIR}/matvec_g.spv=mul_mat_vec_f16_f32"
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_embed.cmake
+    DEPENDS ${NAMES_TEST_DIR}/rmsnorm.spv ${NAMES_TEST_DIR}/softmax.spv
+            ${NAMES_TEST_DIR}/matvec_g.spv ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_embed.cmake
+    COMMENT "ggml-style SPIR-V arrays" VERBATIM)
+  add_library(names_fixture SHARED ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_fixture.c
+                                   ${NAMES_GEN_C})
+  target_include_directories(names_fixture PRIVATE ${VKPROF_SHADER_DIR})
+  add_dependencies(names_fixture vkprof_shaders)
+  set_target_properties(names_fixture PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${NAMES_TEST_DIR})
+  # every shader of the repo, plain and with -g, under the same file names
+  file(GLOB NAMES_ALL_COMP ${PROJECT_SOURCE_DIR}/shaders/*.comp)
+  file(MAKE_DIRECTORY ${NAMES_TEST_DIR}/plain ${NAMES_TEST_DIR}/g ${NAMES_TEST_DIR}/tool)
+  set(NAMES_ALL_SPV)
+  foreach(comp ${NAMES_ALL_COMP})
+    get_filename_component(base ${comp} NAME_WE)
+    names_spv(plain/${base}.spv ${base}.comp)
+    names_spv(g/${base}.spv ${base}.comp -g)
+    list(APPEND NAMES_ALL_SPV ${NAMES_TEST_DIR}/plain/${base}.spv ${NAMES_TEST_DIR}/g/${base}.spv)
+  endforeach()
+  add_custom_target(vkprof_names_all_spv DEPENDS ${NAMES_ALL_SPV})
+  add_dependencies(names_fixture vkprof_names_all_spv)
+  add_test(NAME test_names_tool
+    COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli>
+      -DTEST_NAMES=$<TARGET_FILE:test_names> -DFIXTURE=$<TARGET_FILE:names_fixture>
+      -DDIR=${NAMES_TEST_DIR} -DTMP=${NAMES_TEST_DIR}/tool
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_tool.cmake)
+  set_tests_properties(test_names_tool PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 120
+    FIXTURES_REQUIRED names_patched)
+endif()
