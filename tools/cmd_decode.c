@@ -122,6 +122,7 @@ typedef struct phase_row {
     double ms_per_token, pct, calls_per_token, us_per_call, gbps, gflops;
     double bytes_per_token, flops_per_token;
     uint64_t count, total_ns;
+    uint64_t dispatches; /* vkCmdDispatch calls of the phase over the run */
 } phase_row;
 
 static int cmp_rows(const void *a, const void *b)
@@ -216,6 +217,7 @@ static int write_json(const char *path, const run_result *r)
         vkprof__json_kv_str(j, "name", w->name);
         vkprof__json_kv_u64(j, "id", w->id);
         kv_fixed(j, "calls_per_token", w->calls_per_token, 3);
+        vkprof__json_kv_u64(j, "dispatches", w->dispatches);
         kv_fixed(j, "bytes_per_token", w->bytes_per_token, 0);
         kv_fixed(j, "flops_per_token", w->flops_per_token, 0);
         if (r->snapshot != NULL) { /* timed (--profile gpu) */
@@ -545,6 +547,7 @@ int vkprof_cmd_decode(int argc, char **argv)
             w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
             w->bytes_per_token = c->bytes / tokens;
             w->flops_per_token = c->flops / tokens;
+            w->dispatches = c->dispatches;
             /* per token over the GPU time of a timed token */
             w->gbps = s->total_ns ? w->bytes_per_token * per / (double)s->total_ns : 0.0;
             w->gflops = s->total_ns ? w->flops_per_token * per / (double)s->total_ns : 0.0;
@@ -593,6 +596,7 @@ int vkprof_cmd_decode(int argc, char **argv)
             };
             w->name = names[dec_phase_ids[k]];
             w->calls_per_token = (double)c->calls / tokens;
+            w->dispatches = c->dispatches;
             w->bytes_per_token = c->bytes / tokens;
             w->flops_per_token = c->flops / tokens;
         }
