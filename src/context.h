@@ -108,7 +108,7 @@ typedef struct vkprof_bucket_slot {
     char name[VKPROF_MAX_NAME + 1];
     bool hot;
     _Atomic uint64_t calls;
-    _Atomic uint64_t total_ns;
+    _Atomic uint64_t total_ticks; /* host clock ticks (ctx->hclk); ns through vkprof__hclk_dur_ns */
 } vkprof_bucket_slot;
 
 typedef struct vkprof_host {
@@ -123,7 +123,7 @@ typedef struct vkprof_host {
     _Atomic uint64_t window_start_ns; /* 0 until the first span */
     uint64_t window_first_step;
     uint64_t window_calls[VKPROF_MAX_BUCKETS];
-    uint64_t window_total[VKPROF_MAX_BUCKETS];
+    uint64_t window_total[VKPROF_MAX_BUCKETS]; /* ticks */
 } vkprof_host;
 
 /* ---- calibration ---- */
@@ -134,6 +134,48 @@ typedef struct vkprof_cal_point {
 } vkprof_cal_point;
 
 #define VKPROF_CAL_POINTS 4096u
+
+/* ---- the host clock of spans (clock/hostclock.c) ----
+ * Spans read the CPU's invariant counter (rdtsc, cntvct_el0) where it is
+ * usable, else CLOCK_MONOTONIC; the counter is calibrated against
+ * CLOCK_MONOTONIC with the same piecewise-linear points as the GPU clock
+ * (vkprof_cal_point: ticks = counter, host_ns = CLOCK_MONOTONIC). */
+typedef enum vkprof_hclk_kind {
+    VKPROF_HCLK_MONOTONIC = 0, /* ticks are CLOCK_MONOTONIC ns */
+    VKPROF_HCLK_COUNTER = 1,   /* rdtsc / cntvct_el0 */
+    VKPROF_HCLK_SIM = 2        /* a test's counter (vkprof__hclk_test_source) */
+} vkprof_hclk_kind;
+
+/* A simulated counter and reference clock, for tests only. */
+typedef struct vkprof_hclk_source {
+    uint64_t (*counter)(void *user);
+    uint64_t (*mono_ns)(void *user); /* stands in for CLOCK_MONOTONIC */
+    void *user;
+    uint64_t nominal_hz; /* 0: measured at start, like rdtsc */
+} vkprof_hclk_source;
+
+#define VKPROF_HCLK_POINTS 512u
+
+typedef struct vkprof_hclk {
+    vkprof_hclk_kind kind; /* read on every span */
+    vkprof_hclk_source sim;
+    const char *source; /* "tsc", "cntvct_el0", "CLOCK_MONOTONIC", "simulated" */
+    char reason[160];   /* why this clock, when not the default choice ("" otherwise) */
+    uint64_t nominal_hz;
+    /* The duration rate, ns per tick = rate_int + rate_frac / 2^64 (rate_frac
+     * rounded up from the reduced fraction rate_num / rate_den), published
+     * under the seqlock rate_seq: span ends read it from any thread. */
+    _Atomic uint64_t rate_seq, rate_int, rate_frac;
+    /* under lock: the points, the fraction, the schedule */
+    atomic_flag lock;
+    uint64_t rate_num, rate_den;
+    vkprof_cal_point points[VKPROF_HCLK_POINTS];
+    uint32_t count;
+    uint64_t taken;
+    uint64_t residual_ns; /* worst |predicted - measured| of a new point, beyond both errors */
+    _Atomic uint64_t next_due_ns;
+    uint64_t every_ns, max_every_ns;
+} vkprof_hclk;
 
 typedef struct vkprof_cal {
     vkprof_calibration_method method;
@@ -156,7 +198,7 @@ enum { VKPROF_EV_SPAN = 1, VKPROF_EV_GPU = 2, VKPROF_EV_STEP = 3 };
 enum { VKPROF_EVF_HOT = 1, VKPROF_EVF_SYNC = 2, VKPROF_EVF_PROBE = 4 };
 
 typedef struct vkprof_event {
-    uint64_t start; /* host ns (spans, steps) or device ticks (GPU) */
+    uint64_t start; /* host clock ticks (spans), CLOCK_MONOTONIC ns (steps), device ticks (GPU) */
     uint64_t end;
     uint64_t id; /* span: its flow id; GPU: the flow id of the span that recorded it */
     uint64_t step;
@@ -179,8 +221,8 @@ typedef struct vkprof_annot {
 typedef struct vkprof_span_frame {
     vkprof_context ctx;
     uint64_t serial; /* matches the token's serial_; 0: free */
-    uint64_t start_ns;
-    uint64_t id; /* flow id while tracing, else 0 */
+    uint64_t start;  /* host clock ticks (ctx->hclk), never 0 */
+    uint64_t id;     /* flow id while tracing, else 0 */
     vkprof_bucket bucket;
     uint32_t flags; /* VKPROF_EVF_HOT, VKPROF_EVF_PROBE */
     vkprof_annot annot;
@@ -279,6 +321,7 @@ struct vkprof_context_T {
     uint64_t scope_flow; /* the span open on this thread at begin */
 
     vkprof_host host;
+    vkprof_hclk hclk;
     vkprof_cal cal;
     vkprof_trace trace;
     char driver_name[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE + 2];

@@ -716,7 +716,9 @@ typedef uint32_t vkprof_bucket;
  * The counts are in vkprof_error_counts and the snapshot, and are logged.
  */
 typedef struct vkprof_span {
-    uint64_t start_ns;    /**< host CLOCK_MONOTONIC; 0: empty token */
+    uint64_t start_ns;    /**< the host clock's reading at open (CPU counter ticks, or
+                               CLOCK_MONOTONIC ns where the counter is not used: see
+                               VKPROF_HOST_CLOCK); not a time to compare; 0: empty token */
     vkprof_bucket bucket; /**< the bucket it is timed into */
     uint32_t slot_;       /* internal: its place on the thread's span stack */
     uint64_t serial_;     /* internal: which span held that place */
@@ -855,7 +857,8 @@ vkprof_result vkprof_get_calibration(vkprof_context ctx, vkprof_calibration *out
  *  integer arithmetic. VKPROF_ERROR_NO_CALIBRATION without a point.
  *  NULL ctx or NULL `host_ns`: VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_device_to_host_ns(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
-/** Host CLOCK_MONOTONIC now, in ns (the clock spans and the trace use). */
+/** Host CLOCK_MONOTONIC now, in ns: the clock of the trace and of span
+ *  durations (spans read the CPU counter where usable, mapped to it). */
 uint64_t vkprof_host_now_ns(void);
 
 /* ======================================================================== */

@@ -12,10 +12,9 @@
 #define DOMAIN_MONOTONIC ((VkTimeDomainEXT)1)
 #define DOMAIN_MONOTONIC_RAW ((VkTimeDomainEXT)2)
 
-/* a - b in ticks, signed, for a counter of `bits` valid bits */
-static int64_t sdelta(vkprof_context ctx, uint64_t a, uint64_t b)
+/* a - b in ticks, signed, for a counter that wraps at `mask` */
+static int64_t sdelta_m(uint64_t mask, uint64_t a, uint64_t b)
 {
-    uint64_t mask = ctx->valid_mask;
     uint64_t d = (a - b) & mask;
     if (mask == UINT64_MAX) {
         return (int64_t)d;
@@ -24,6 +23,11 @@ static int64_t sdelta(vkprof_context ctx, uint64_t a, uint64_t b)
         return -(int64_t)((mask - d) + 1);
     }
     return (int64_t)d;
+}
+
+static int64_t sdelta(vkprof_context ctx, uint64_t a, uint64_t b)
+{
+    return sdelta_m(ctx->valid_mask, a, b);
 }
 
 static uint64_t uabs64(int64_t v)
@@ -51,28 +55,35 @@ static int64_t ticks_to_ns_s(vkprof_context ctx, int64_t ticks)
     return ticks < 0 ? -(int64_t)ns : (int64_t)ns;
 }
 
+bool vkprof__pl_add(vkprof_cal_point *points, uint32_t *count, uint32_t cap, uint64_t mask,
+                    vkprof_cal_point p)
+{
+    if (*count > 0) {
+        const vkprof_cal_point *last = &points[*count - 1];
+        /* Points must advance on both clocks; anything else is noise. */
+        if (sdelta_m(mask, p.ticks, last->ticks) <= 0 || p.host_ns <= last->host_ns) {
+            return false;
+        }
+    }
+    if (*count == cap) {
+        /* Full: keep every other point (first and last stay), so old events
+         * are still interpolated, at half the resolution. */
+        uint32_t w = 0;
+        for (uint32_t r = 0; r < *count; r += 2) {
+            points[w++] = points[r];
+        }
+        *count = w;
+    }
+    points[(*count)++] = p;
+    return true;
+}
+
 static void add_point(vkprof_context ctx, vkprof_cal_point p)
 {
     vkprof_cal *c = &ctx->cal;
     c->taken++;
     c->last_ns = vkprof_host_now_ns();
-    if (c->count > 0) {
-        const vkprof_cal_point *last = &c->points[c->count - 1];
-        /* Points must advance on both clocks; anything else is noise. */
-        if (sdelta(ctx, p.ticks, last->ticks) <= 0 || p.host_ns <= last->host_ns) {
-            return;
-        }
-    }
-    if (c->count == VKPROF_CAL_POINTS) {
-        /* Full: keep every other point (first and last stay), so old events
-         * are still interpolated, at half the resolution. */
-        uint32_t w = 0;
-        for (uint32_t r = 0; r < c->count; r += 2) {
-            c->points[w++] = c->points[r];
-        }
-        c->count = w;
-    }
-    c->points[c->count++] = p;
+    (void)vkprof__pl_add(c->points, &c->count, VKPROF_CAL_POINTS, ctx->valid_mask, p);
 }
 
 static vkprof_result sample_extension(vkprof_context ctx, vkprof_cal_point *out)
@@ -307,6 +318,7 @@ vkprof_result vkprof_calibrate(vkprof_context ctx)
 
 void vkprof__cal_maybe_refresh(vkprof_context ctx)
 {
+    vkprof__hclk_maybe_refresh(&ctx->hclk); /* a collect is a good moment for the host clock too */
     if (ctx->cal.method != VKPROF_CALIBRATION_EXTENSION) {
         return;
     }
@@ -316,51 +328,60 @@ void vkprof__cal_maybe_refresh(vkprof_context ctx)
     }
 }
 
-bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns)
+bool vkprof__pl_map(const vkprof_cal_point *p, uint32_t n, uint64_t mask, vkprof_pl_nominal nominal,
+                    const void *arg, uint64_t ticks, uint64_t *host_ns)
 {
-    const vkprof_cal *c = &ctx->cal;
-    uint32_t n = c->count;
     if (n == 0) {
         return false;
     }
-    const vkprof_cal_point *p = c->points;
-    int64_t rel = sdelta(ctx, ticks, p[0].ticks);
+    int64_t rel = sdelta_m(mask, ticks, p[0].ticks);
     int64_t h;
     if (n == 1) {
-        h = (int64_t)p[0].host_ns + ticks_to_ns_s(ctx, rel);
+        h = (int64_t)p[0].host_ns + nominal(arg, rel);
     } else {
-        int64_t rel_last = sdelta(ctx, p[n - 1].ticks, p[0].ticks);
+        int64_t rel_last = sdelta_m(mask, p[n - 1].ticks, p[0].ticks);
         if (rel >= 0 && rel <= rel_last) {
             /* binary search: the last point at or before `ticks` */
             uint32_t lo = 0, hi = n - 1;
             while (hi - lo > 1) {
                 uint32_t mid = lo + (hi - lo) / 2;
-                if (sdelta(ctx, p[mid].ticks, p[0].ticks) <= rel) {
+                if (sdelta_m(mask, p[mid].ticks, p[0].ticks) <= rel) {
                     lo = mid;
                 } else {
                     hi = mid;
                 }
             }
-            int64_t r0 = sdelta(ctx, p[lo].ticks, p[0].ticks);
-            int64_t r1 = sdelta(ctx, p[hi].ticks, p[0].ticks);
+            int64_t r0 = sdelta_m(mask, p[lo].ticks, p[0].ticks);
+            int64_t r1 = sdelta_m(mask, p[hi].ticks, p[0].ticks);
             h = (int64_t)p[lo].host_ns +
                 muldiv_s(rel - r0, (int64_t)(p[hi].host_ns - p[lo].host_ns), r1 - r0);
         } else {
             /* Outside the points: extrapolate from the nearer end with the
              * slope over all points (a short baseline would amplify the
-             * points' own error), or the nominal period under 100 ms. */
+             * points' own error), or the nominal rate under 100 ms. */
             const vkprof_cal_point *end = rel < 0 ? &p[0] : &p[n - 1];
             int64_t rel_end = rel < 0 ? 0 : rel_last;
             int64_t span_h = (int64_t)(p[n - 1].host_ns - p[0].host_ns);
             if (span_h >= 100000000 && rel_last > 0) {
                 h = (int64_t)end->host_ns + muldiv_s(rel - rel_end, span_h, rel_last);
             } else {
-                h = (int64_t)end->host_ns + ticks_to_ns_s(ctx, rel - rel_end);
+                h = (int64_t)end->host_ns + nominal(arg, rel - rel_end);
             }
         }
     }
     *host_ns = h < 0 ? 0 : (uint64_t)h;
     return true;
+}
+
+static int64_t gpu_nominal(const void *arg, int64_t ticks)
+{
+    return ticks_to_ns_s((vkprof_context)arg, ticks);
+}
+
+bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns)
+{
+    return vkprof__pl_map(ctx->cal.points, ctx->cal.count, ctx->valid_mask, gpu_nominal, ctx, ticks,
+                          host_ns);
 }
 
 vkprof_result vkprof_device_to_host_ns(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns)

@@ -54,6 +54,33 @@ uint64_t vkprof_ticks_to_ns(uint64_t ticks, float timestamp_period)
     return (hi << 32) | (lo >> 32);
 }
 
+uint64_t vkprof__mulhi(uint64_t a, uint64_t b)
+{
+    uint64_t hi, lo;
+    mul_64x64(a, b, &hi, &lo);
+    return hi;
+}
+
+uint64_t vkprof__div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
+{
+    /* 128 / 64 long division, one bit at a time; hi < d keeps it in range */
+    uint64_t q = 0;
+    for (int i = 63; i >= 0; i--) {
+        uint64_t carry = hi >> 63;
+        hi = (hi << 1) | (lo >> 63);
+        lo <<= 1;
+        q <<= 1;
+        if (carry || hi >= d) {
+            hi -= d;
+            q |= 1;
+        }
+    }
+    if (rem != NULL) {
+        *rem = hi;
+    }
+    return q;
+}
+
 uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c)
 {
     if (c == 0) {
@@ -70,17 +97,5 @@ uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c)
     if (hi >= c) {
         return UINT64_MAX; /* the quotient does not fit */
     }
-    /* 128 / 64 long division, one bit at a time; hi < c keeps it in range */
-    uint64_t q = 0;
-    for (int i = 63; i >= 0; i--) {
-        uint64_t carry = hi >> 63;
-        hi = (hi << 1) | (lo >> 63);
-        lo <<= 1;
-        q <<= 1;
-        if (carry || hi >= c) {
-            hi -= c;
-            q |= 1;
-        }
-    }
-    return q;
+    return vkprof__div128(hi, lo, c, NULL);
 }

@@ -87,6 +87,19 @@
 #define VKPROF_TF_CAL_DRIFT_PPM "drift_ppm"
 #define VKPROF_TF_CAL_DRIFT_DECIMALS 4 /* drift_ppm is written with 4 decimals */
 
+/* metadata.host_clock: the clock host spans were timed with. Spans' ts and
+ * dur are CLOCK_MONOTONIC either way; with a counter they were mapped from
+ * its ticks through calibration points against CLOCK_MONOTONIC. */
+#define VKPROF_TF_META_HOST_CLOCK "host_clock"
+#define VKPROF_TF_HCLK_SOURCE "source" /* "tsc", "cntvct_el0", "CLOCK_MONOTONIC", "simulated" */
+#define VKPROF_TF_HCLK_REASON "reason" /* why this clock when not the default ("" if it is) */
+#define VKPROF_TF_HCLK_HZ "counter_hz" /* the calibrated frequency, rounded; 1e9 for MONOTONIC */
+#define VKPROF_TF_HCLK_RATE_NUM "ns_per_tick_num" /* the duration rate: num / den ns per tick */
+#define VKPROF_TF_HCLK_RATE_DEN "ns_per_tick_den"
+#define VKPROF_TF_HCLK_ERROR_BOUND "error_bound_ns" /* worst point error + worst residual */
+#define VKPROF_TF_HCLK_RESIDUAL "residual_ns"       /* worst unforeseen drift at a new point */
+#define VKPROF_TF_HCLK_POINTS "points"
+
 #define VKPROF_TF_META_CLOCK_ANCHOR "clock_anchor"
 #define VKPROF_TF_ANCHOR_REALTIME "realtime_ns"
 #define VKPROF_TF_ANCHOR_MONOTONIC "monotonic_ns"

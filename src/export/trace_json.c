@@ -146,6 +146,8 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
     }
     uint64_t kept = 0, unmapped = 0;
     uint64_t t0 = t->start_ns;
+    /* a host clock point now: every span recorded so far is interpolated */
+    vkprof__hclk_calibrate(&ctx->hclk);
     for (uint64_t i = 0; i < n; i++) {
         const vkprof_event *e = &t->events[i];
         if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
@@ -164,6 +166,11 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
                              vkprof_tick_delta(e->start, e->end, ctx->info.timestamp_valid_bits),
                              ctx->info.timestamp_period);
             (void)he;
+        } else if (e->kind == VKPROF_EV_SPAN) {
+            /* both ends through the one map of the host clock (monotone, so
+             * slices nest as their ticks do); steps are CLOCK_MONOTONIC ns */
+            o.start = vkprof__hclk_ns(&ctx->hclk, e->start);
+            o.end = vkprof__hclk_ns(&ctx->hclk, e->end);
         }
         if (o.start < t0) {
             t0 = o.start;
@@ -363,6 +370,21 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
     } else {
         vkprof__json_f64(j, cal.drift_ppm); /* null when not finite */
     }
+    vkprof__json_end(j);
+
+    /* which clock host spans were timed with, and how well it maps */
+    vkprof_hclk_info hi;
+    vkprof__hclk_info(&ctx->hclk, &hi);
+    vkprof__json_key(j, VKPROF_TF_META_HOST_CLOCK);
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, VKPROF_TF_HCLK_SOURCE, hi.source);
+    vkprof__json_kv_str(j, VKPROF_TF_HCLK_REASON, hi.reason);
+    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_HZ, hi.hz);
+    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_RATE_NUM, hi.rate_num);
+    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_RATE_DEN, hi.rate_den);
+    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_ERROR_BOUND, hi.error_bound_ns);
+    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_RESIDUAL, hi.residual_ns);
+    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_POINTS, hi.points);
     vkprof__json_end(j);
 
     vkprof__json_kv_u64(j, VKPROF_TF_META_DROPPED_EVENTS, atomic_load(&t->dropped));

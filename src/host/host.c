@@ -1,6 +1,7 @@
 /* Host section spans: named buckets, levels, atomic counters, the per-token
  * report, rendezvous probes and thread naming. Thread-safe throughout. */
 #include "base/base.h"
+#include "clock/clock.h"
 #include "timeline/store.h"
 #include "host/host.h"
 
@@ -46,6 +47,14 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     __atomic_store_n(&ctx->head.host_level, (int)level, __ATOMIC_RELAXED);
     h->window_start_ns = 0; /* set by the first span or step: setup time is not a token's */
     h->window_first_step = 1;
+    /* the clock spans read: the CPU counter where usable (clock/hostclock.c) */
+    char warning[256];
+    vkprof__hclk_init(&ctx->hclk, getenv("VKPROF_HOST_CLOCK"),
+                      (uint64_t)ctx->desc.recalibrate_ms * UINT64_C(1000000), warning,
+                      sizeof warning);
+    if (warning[0] != '\0') {
+        vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT, "%s", warning);
+    }
     return VKPROF_OK;
 }
 
@@ -210,12 +219,14 @@ static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, uint32_t 
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         f->id = vkprof__span_open();
     }
-    f->start_ns = vkprof_host_now_ns();
+    f->start = vkprof__hclk_read(&ctx->hclk);
+    f->start += f->start == 0; /* 0 means an empty token */
     if (atomic_load_explicit(&ctx->host.window_start_ns, memory_order_relaxed) == 0) {
         uint64_t zero = 0;
-        atomic_compare_exchange_strong(&ctx->host.window_start_ns, &zero, f->start_ns);
+        atomic_compare_exchange_strong(&ctx->host.window_start_ns, &zero,
+                                       vkprof__hclk_ns(&ctx->hclk, f->start));
     }
-    s.start_ns = f->start_ns;
+    s.start_ns = f->start;
     s.bucket = bucket;
     s.slot_ = slot;
     s.serial_ = f->serial;
@@ -286,7 +297,7 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
         span->start_ns = 0;
         return 0;
     }
-    uint64_t end = vkprof_host_now_ns();
+    uint64_t end = vkprof__hclk_read(&ctx->hclk);
     span_stack *st = &tl_spans;
     uint32_t slot = span->slot_;
     /* spans opened inside this one and still open: given up, counted here
@@ -300,10 +311,10 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
                      in->ctx == ctx ? ctx->host.buckets[in->bucket].name : "of another context");
         in->serial = 0;
     }
-    uint64_t dur = end >= f->start_ns ? end - f->start_ns : 0;
+    uint64_t dur = end >= f->start ? end - f->start : 0; /* ticks */
     vkprof_bucket_slot *b = &ctx->host.buckets[f->bucket];
     atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&b->total_ns, dur, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_span(ctx, f, f->flags | (sync != NULL ? VKPROF_EVF_SYNC : 0u), end);
     }
@@ -311,7 +322,7 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
     st->depth = slot;
     update_flow(st);
     span->start_ns = 0;
-    return dur;
+    return vkprof__hclk_dur_ns(&ctx->hclk, dur);
 }
 
 uint64_t vkprof_span_end(vkprof_context ctx, vkprof_span *span)
@@ -353,7 +364,9 @@ vkprof_result vkprof_bucket_snapshot(vkprof_context ctx, vkprof_bucket_stats *ou
         memcpy(out[i].name, b->name, sizeof out[i].name);
         out[i].hot = b->hot;
         out[i].calls = atomic_load_explicit(&b->calls, memory_order_relaxed);
-        out[i].total_ns = atomic_load_explicit(&b->total_ns, memory_order_relaxed);
+        /* the exact tick sum, scaled once */
+        out[i].total_ns = vkprof__hclk_dur_ns(
+            &ctx->hclk, atomic_load_explicit(&b->total_ticks, memory_order_relaxed));
     }
     return cap < n ? VKPROF_ERROR_BUFFER_TOO_SMALL : VKPROF_OK;
 }
@@ -458,10 +471,11 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now,
     vkprof_report_row rows[VKPROF_MAX_BUCKETS];
     for (uint32_t i = 0; i < n; i++) {
         uint64_t calls = atomic_load_explicit(&h->buckets[i].calls, memory_order_relaxed);
-        uint64_t total = atomic_load_explicit(&h->buckets[i].total_ns, memory_order_relaxed);
+        uint64_t total = atomic_load_explicit(&h->buckets[i].total_ticks, memory_order_relaxed);
         rows[i].name = h->buckets[i].name;
         rows[i].calls = calls - h->window_calls[i];
-        rows[i].total_ns = total - h->window_total[i];
+        /* the window's exact tick sum, scaled once */
+        rows[i].total_ns = vkprof__hclk_dur_ns(&ctx->hclk, total - h->window_total[i]);
         h->window_calls[i] = calls;
         h->window_total[i] = total;
     }
@@ -484,6 +498,7 @@ void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now,
                           vkprof_timing_stats_fn timing_stats)
 {
     vkprof_host *h = &ctx->host;
+    vkprof__hclk_maybe_refresh(&ctx->hclk); /* a host clock point when one is due */
     if (host_level(ctx) == VKPROF_HOST_OFF || h->report_every == UINT32_MAX) {
         return;
     }

@@ -1,6 +1,8 @@
 /* The timeline store: a bounded, lock-free event store filled by spans,
  * steps and GPU scopes (raw device ticks) from any thread; which file a
- * context's trace goes to. Exported by src/export/trace_json.c. */
+ * context's trace goes to. Spans keep the host clock's raw ticks (ctx->hclk),
+ * steps CLOCK_MONOTONIC ns, GPU scopes device ticks; src/export/trace_json.c
+ * maps them. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "base/base.h"
 #include "timeline/store.h"
@@ -250,7 +252,7 @@ static void publish(vkprof_event *e)
 }
 
 void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint32_t flags,
-                        uint64_t end_ns)
+                        uint64_t end_ticks)
 {
     vkprof_trace *t = &ctx->trace;
     vkprof_event *e = claim(t);
@@ -258,8 +260,8 @@ void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint3
         return;
     }
     e->kind = VKPROF_EV_SPAN;
-    e->start = span->start_ns;
-    e->end = end_ns;
+    e->start = span->start; /* host clock ticks: mapped at export */
+    e->end = end_ticks;
     e->id = span->id;
     e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
     e->name = span->bucket;
