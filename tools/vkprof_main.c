@@ -7,6 +7,7 @@
 
 /* issue 9 (tools/cmd_names.c, tools/cmd_run.c) */
 int vkprof_cmd_names(int argc, char **argv);
+int vkprof_cmd_run(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -30,6 +31,10 @@ static void usage(FILE *f)
             "      what profiling costs: the decode under each profiling configuration (off,\n"
             "      host spans, 2-slot, ring, shared, sampled, bare-Vulkan baseline) side by\n"
             "      side, ratios against the unprofiled run of the same round; host costs\n"
+            "  run [-o DIR] [--mode dispatch|label|cmdbuf] [--sample N] [--names FILE]\n"
+            "      [--layer-dir DIR] -- CMD ARGS...\n"
+            "      run an unmodified Vulkan app under the vkprof layer; report per phase,\n"
+            "      steps and losses when it exits; trace and summary JSON in DIR\n"
             "  names [-o FILE] INPUT...\n"
             "      a name map for the vkprof layer: the hash of every SPIR-V module in\n"
             "      .spv files and in ELF files that embed them (libggml-vulkan.so)\n"
@@ -55,6 +60,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "bench") == 0) {
         return vkprof_cmd_bench(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "run") == 0) {
+        return vkprof_cmd_run(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "names") == 0) {
         return vkprof_cmd_names(argc - 1, argv + 1);

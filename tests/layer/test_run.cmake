@@ -1,0 +1,18 @@
+# `vkprof run` (tools/cmd_run.c): exit status, signals, errors, the report
+# from known summaries (tests/layer/test_run_*.json), and, where the layer is
+# built (target VkLayer_vkprof), real runs under it.
+if(NOT TARGET vkprof_cli)
+  return()
+endif()
+set(RUN_CASES exit_status signal no_layer not_found no_vulkan report options)
+if(TARGET VkLayer_vkprof)
+  list(APPEND RUN_CASES layer_devices layer_decode)
+endif()
+foreach(case ${RUN_CASES})
+  add_test(NAME test_run_${case}
+    COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DCASE=${case}
+      -DTMP=${CMAKE_CURRENT_BINARY_DIR}/layer/run_${case}
+      -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/layer -DLAYER=${CMAKE_BINARY_DIR}/layer
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_run_cli.cmake)
+  set_tests_properties(test_run_${case} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+endforeach()
