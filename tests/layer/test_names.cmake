@@ -79,10 +79,13 @@ if(TARGET vkprof_cli)
       -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_tool.cmake)
   set_tests_properties(test_names_tool PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 120
     FIXTURES_REQUIRED names_patched)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
   add_test(NAME test_names_ggml
     COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli>
       -DTEST_NAMES=$<TARGET_FILE:test_names> -DCLIENTS=${CMAKE_CURRENT_SOURCE_DIR}/clients
-      -DTMP=${NAMES_TEST_DIR}/ggml -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_ggml.cmake)
+      -DTMP=${NAMES_TEST_DIR}/ggml -DPYTHON=${Python3_EXECUTABLE}
+      -DPATCHER=${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_ggml_patch.py
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_ggml.cmake)
   set_tests_properties(test_names_ggml PROPERTIES TIMEOUT 120
     SKIP_REGULAR_EXPRESSION "libggml-vulkan.so is not installed under [^\n]*: skipped")
 endif()
