@@ -457,19 +457,24 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
     }
     uint64_t total = 0;
     size_t rows = 0;
+    int width = 24; /* the name column: the longest name shown, at most 63 */
     const cJSON *p;
     cJSON_ArrayForEach(p, phases)
     {
         if (u64(p, "count") > 0) {
             total += u64(p, "total_ns");
             rows++;
+            size_t len = strlen(str(p, "name", "?"));
+            if ((int)len > width) {
+                width = len > 63 ? 63 : (int)len;
+            }
         }
     }
     bool scaled = sample_every > 1;
     if (rows == 0) {
         fprintf(o, "    no GPU work timed\n");
     } else {
-        fprintf(o, "    %-32s %10s %12s %8s %14s\n", "phase", "count", "total ms", "share %",
+        fprintf(o, "    %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms", "share %",
                 scaled ? "per step us~" : "per step us");
         /* largest first */
         const cJSON **sorted = calloc(rows, sizeof *sorted);
@@ -495,7 +500,7 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
                 snprintf(per, sizeof per, "%.1f",
                          (double)t * (double)sample_every / (double)steps / 1e3);
             }
-            fprintf(o, "    %-32.63s %10llu %12.3f %8.1f %14s\n", str(sorted[i], "name", "?"),
+            fprintf(o, "    %-*.63s %10llu %12.3f %8.1f %14s\n", width, str(sorted[i], "name", "?"),
                     (unsigned long long)u64(sorted[i], "count"), (double)t / 1e6,
                     total > 0 ? 100.0 * (double)t / (double)total : 0.0, per);
         }
@@ -505,8 +510,8 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
             snprintf(per, sizeof per, "%.1f",
                      (double)total * (double)sample_every / (double)steps / 1e3);
         }
-        fprintf(o, "    %-32s %10s %12.3f %8.1f %14s\n", "total", "", (double)total / 1e6, 100.0,
-                per);
+        fprintf(o, "    %-*s %10s %12.3f %8.1f %14s\n", width, "total", "", (double)total / 1e6,
+                100.0, per);
         if (steps > 0) {
             fprintf(o, "    GPU %.3f ms per step over %llu steps%s\n",
                     (double)total * (double)sample_every / (double)steps / 1e6,
