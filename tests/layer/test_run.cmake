@@ -6,13 +6,17 @@ if(NOT TARGET vkprof_cli)
 endif()
 set(RUN_CASES exit_status signal no_layer not_found no_vulkan report options)
 if(TARGET VkLayer_vkprof)
-  list(APPEND RUN_CASES layer_devices layer_decode)
+  list(APPEND RUN_CASES layer_devices layer_decode llama)
 endif()
+find_package(Python3 COMPONENTS Interpreter QUIET)
+find_program(VKPROF_RUN_NODE node)
 foreach(case ${RUN_CASES})
   add_test(NAME test_run_${case}
     COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DCASE=${case}
       -DTMP=${CMAKE_CURRENT_BINARY_DIR}/layer/run_${case}
       -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/layer -DLAYER=${CMAKE_BINARY_DIR}/layer
+      -DPYTHON=${Python3_EXECUTABLE} -DNODE=${VKPROF_RUN_NODE}
       -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_run_cli.cmake)
-  set_tests_properties(test_run_${case} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+  set_tests_properties(test_run_${case} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300
+    SKIP_REGULAR_EXPRESSION "node-llama-cpp is not installed \\(scripts/setup-llama.sh\\): skipped")
 endforeach()
