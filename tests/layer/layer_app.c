@@ -25,6 +25,8 @@
  *     i + 1, 3 vkQueueWaitIdle on both queues. The copy thread itself waits
  *     with vkWaitSemaphores on its previous copy before resetting its pool.
  *
+ * A first instance only lists the devices (as ggml does).
+ *
  * Every pipeline (one shader module, shaders/busy.comp) has a debug-utils
  * object name; some dispatches are inside command-buffer label regions (one
  * level, never across command buffers). The app counts what it executed,
@@ -161,10 +163,43 @@ static bool has_instance_ext(const char *name)
     return found;
 }
 
+/* As ggml does: a first instance only to list the devices, destroyed before
+ * the one that is used. */
+static int list_devices(void)
+{
+    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                            .pApplicationName = "layer_app (device list)",
+                            .apiVersion = VK_API_VERSION_1_3};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pApplicationInfo = &ai};
+    VkInstance inst = VK_NULL_HANDLE;
+    if (vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS) {
+        fprintf(stderr, "layer_app: vkCreateInstance (device list) failed\n");
+        return 1;
+    }
+    PFN_vkEnumeratePhysicalDevices enumerate =
+        (PFN_vkEnumeratePhysicalDevices)vkGetInstanceProcAddr(inst, "vkEnumeratePhysicalDevices");
+    PFN_vkDestroyInstance destroy =
+        (PFN_vkDestroyInstance)vkGetInstanceProcAddr(inst, "vkDestroyInstance");
+    uint32_t n = 0;
+    VkResult r = enumerate != NULL ? enumerate(inst, &n, NULL) : VK_ERROR_INITIALIZATION_FAILED;
+    if (destroy != NULL) {
+        destroy(inst, NULL);
+    }
+    if (r != VK_SUCCESS || n == 0) {
+        fprintf(stderr, "layer_app: no Vulkan device listed\n");
+        return 1;
+    }
+    return 0;
+}
+
 static int create_instance(app *a, bool validation)
 {
     if (volkInitialize() != VK_SUCCESS) {
         fprintf(stderr, "layer_app: no Vulkan loader\n");
+        return 1;
+    }
+    if (list_devices() != 0) {
         return 1;
     }
     if (!has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
@@ -839,8 +874,10 @@ static void run(app *a, rec *total)
 
 static void print_json(FILE *f, const app *a, const rec *t)
 {
-    fprintf(f, "{\"layer_app\": 1, \"iterations\": %u, \"busy_iterations\": %u,\n", a->iterations,
-            a->busy_iters);
+    fprintf(f,
+            "{\"layer_app\": 1, \"iterations\": %u, \"busy_iterations\": %u, "
+            "\"instances\": 2, \"recording_threads\": %u,\n",
+            a->iterations, a->busy_iters, 2 * a->iterations);
     fprintf(f, " \"second_queue\": \"%s\", \"same_queue\": %s, \"copy_queue_compute\": %s,\n",
             a->second_queue, a->same_queue ? "true" : "false", a->copy_compute ? "true" : "false");
     fprintf(f, " \"queue_submit2\": %s, \"submits\": %llu, \"empty_submits\": %llu,\n",

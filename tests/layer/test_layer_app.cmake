@@ -15,3 +15,35 @@ set_tests_properties(layer_app_plain PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}"
 set_tests_properties(layer_app_plain_sync PROPERTIES TIMEOUT 120 ENVIRONMENT
   "${VKPROF_TEST_ENV};VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
 
+# Under the layer (<build>/layer/VkLayer_vkprof.json), once it is built here.
+# VK_INSTANCE_LAYERS lists the closest to the app first: validation above ours
+# checks the app's calls as the app made them, below ours it also checks every
+# command the layer adds. test_layer_app*: the summary's per-phase counts
+# against the app's own (tests/layer/test_layer_app_run.cmake);
+# test_layer_decode: `vkprof decode --profile off` under the layer against the
+# in-app ring (tests/layer/test_layer_decode_run.cmake).
+if(TARGET VkLayer_vkprof OR TARGET vkprof_layer)
+  set(LAYER_BUILD_DIR ${PROJECT_BINARY_DIR}/layer)
+  set(LAYER_TEST_DIR ${CMAKE_CURRENT_BINARY_DIR}/layer_runs)
+  set(VAL VK_LAYER_KHRONOS_validation)
+  foreach(t "test_layer_app|VK_LAYER_vkprof|dispatch"
+            "test_layer_app_validation_above|${VAL}:VK_LAYER_vkprof|dispatch"
+            "test_layer_app_validation_below|VK_LAYER_vkprof:${VAL}|dispatch"
+            "test_layer_app_label|VK_LAYER_vkprof:${VAL}|label")
+    string(REPLACE "|" ";" t "${t}")
+    list(GET t 0 name)
+    list(GET t 1 layers)
+    list(GET t 2 mode)
+    add_test(NAME ${name}
+      COMMAND ${CMAKE_COMMAND} -DAPP=$<TARGET_FILE:layer_app> -DLAYER_DIR=${LAYER_BUILD_DIR}
+              -DWORK=${LAYER_TEST_DIR}/${name} -DLAYERS=${layers} -DMODE=${mode}
+              -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_app_run.cmake)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 180)
+  endforeach()
+  if(TARGET vkprof_cli AND TARGET vkprof_decode)
+    add_test(NAME test_layer_decode
+      COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DLAYER_DIR=${LAYER_BUILD_DIR}
+              -DWORK=${LAYER_TEST_DIR}/decode -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_decode_run.cmake)
+    set_tests_properties(test_layer_decode PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+  endif()
+endif()
