@@ -19,7 +19,6 @@
 #include "names.h"
 #include "outfile.h"
 
-int vkprof_cmd_names(int argc, char **argv); /* declared here: tools/cli.h is not this file's */
 
 #define TOOL "vkprof names"
 #define NAMES_MAX_INPUTS 4096

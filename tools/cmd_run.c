@@ -27,7 +27,6 @@
 #include "cli_opts.h"
 #include "names.h"
 
-int vkprof_cmd_run(int argc, char **argv); /* declared here: tools/cli.h is not this file's */
 
 #define TOOL "vkprof run"
 #define LAYER_NAME "VK_LAYER_vkprof"

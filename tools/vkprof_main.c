@@ -6,8 +6,6 @@
 #include "vkprof/vkprof.h"
 
 /* issue 9 (tools/cmd_names.c, tools/cmd_run.c) */
-int vkprof_cmd_names(int argc, char **argv);
-int vkprof_cmd_run(int argc, char **argv);
 
 static void usage(FILE *f)
 {
