@@ -72,7 +72,7 @@ class Checks:
         self.failed = []
 
     def __call__(self, ok, what, detail=""):
-        print("%s: %s%s" % ("ok" if ok else "FAIL", what, (" -- " + detail) if (detail and not ok) else ""))
+        print("%s: %s%s" % ("ok" if ok else "FAIL", what, (" -- " + str(detail)) if (detail and not ok) else ""))
         if not ok:
             self.failed.append(what)
         return ok

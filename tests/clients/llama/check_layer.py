@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""ctest client_llama_layer (issue 9): llama.cpp's Vulkan backend, unmodified,
+under VK_LAYER_vkprof on lavapipe.
+
+  check_layer.py core|markers|perf WORKDIR LAYER_DIR VKPROF
+
+ctests client_llama_layer (core: 1, 2, 5), client_llama_layer_markers (3) and
+client_llama_layer_perf (4). One q4_0 model, run.mjs (16 greedy tokens) plain
+once, then under the layer:
+ 1. no names: the tokens are the plain run's; one summary has the device,
+    every dispatch timed (dispatches == dispatches_timed, nothing in
+    untimed_phase_table_full), the one accounting (samples = collected +
+    dropped + pending) with nothing dropped, pending or lost and no error
+    counted; the phases' counts add up to the dispatches and every phase is
+    `pipeline-<16 hex>`. The trace holds every scope (no dropped event, none
+    unmapped, one gpu event per dispatch); slices on a queue do not overlap;
+    and every GPU slice lies inside the host window of its step: from the
+    start of the step's first vkQueueSubmit span to the end of the wait span
+    that closed the step. At least one step per graph.
+ 2. a name map from `vkprof names libggml-vulkan.so`: same tokens, same
+    dispatches, every phase named from the map, and per name the counts of
+    run 1's hashes that the map gives that name.
+ 3. GGML_VK_DEBUG_MARKERS=1 (ggml names its pipelines through debug utils):
+    same tokens, same dispatches, no phase left as pipeline-<hash> or named
+    by ggml's per-graph queue label, and per category (compare_perf.py's) the
+    dispatches of run 1's hashes named through the map.
+ 4. GGML_VK_PERF_LOGGER=1 with the layer and the map, in the same process:
+    the layer's per-pipeline split against the logger's per-op split
+    (compare_perf.py): the same counts per category, and times within the
+    logger's own overhead (it puts a barrier and a stamp after every node, so
+    its time per node holds the layer's, give or take where the two put the
+    boundary between neighbours): each category of 5% or more of the time
+    within 0.25..1.2 of the logger's, the total within 0.3..1.05. (Loose below:
+    the logger's barriers cost 40 to 160 us a node on a loaded 2-core lavapipe;
+    what they catch is a layer that misconverts or misplaces its stamps.)
+    get_rows is left out of the time bounds: it is each graph's first node, and
+    the logger's time for it runs from its stamp at the top of the command
+    buffer, over the inputs' upload and barrier, which the layer does not time.
+ 5. the Khronos validation layer below ours, then above it (4 tokens): no
+    message but ggml's own known one (its instance's VkLayerSettingsCreateInfoEXT,
+    unknown to Debian 12's validation layer).
+Skips (77) only when scripts/setup-llama.sh was not run.
+"""
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import common as c
+import compare_perf
+
+HEX_NAME = re.compile(r"^pipeline-[0-9a-f]{16}$")
+WAITS = {"vkWaitForFences", "vkGetFenceStatus", "vkWaitSemaphores", "vkQueueWaitIdle", "vkDeviceWaitIdle"}
+GGML_KNOWN_VALIDATION = "VUID-VkInstanceCreateInfo-pNext-pNext"
+
+
+class LayerRun:
+    """run.mjs under the layer with its own output dir; the summary with a device and its trace."""
+
+    def __init__(self, work, tag, layer_dir, env=None, args=()):
+        self.out = os.path.join(work, tag)
+        os.makedirs(self.out, exist_ok=True)
+        for f in glob.glob(os.path.join(self.out, "*.json")):
+            os.remove(f)
+        e = {"VK_ADD_LAYER_PATH": layer_dir, "VKPROF_LAYER_OUTPUT_DIR": self.out,
+             "VK_INSTANCE_LAYERS": "VK_LAYER_vkprof"}
+        e.update(env or {})
+        self.run = c.run_llama(MODEL, env_extra=e, args=args)
+        self.tag = tag
+        self.summaries = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(self.out, "*.summary.json")))]
+        with_dev = [s for s in self.summaries if s.get("devices")]
+        self.summary = with_dev[0] if len(with_dev) == 1 else None
+        self.n_with_device = len(with_dev)
+        self.device = self.summary["devices"][0] if self.summary else None
+        self.trace = None
+        if self.device and self.device.get("trace"):
+            self.trace = json.load(open(os.path.join(self.out, self.device["trace"])))
+
+    def phases(self):
+        out = {}
+        for ctx in self.device["contexts"]:
+            for p in (ctx.get("snapshot") or {}).get("phases", []):
+                if p["count"]:
+                    e = out.setdefault(p["name"], [0, 0])
+                    e[0] += p["count"]
+                    e[1] += p["total_ns"]
+        return out
+
+    def dispatches(self):
+        return sum(ctx["dispatches"] for ctx in self.device["contexts"])
+
+
+def check_common(ok, r, plain):
+    t = r.tag
+    ok(r.run.rc == 0, "%s: run.mjs under the layer exits 0 (%.1f s)" % (t, r.run.secs), c.tail(r.run.stderr))
+    ok(r.run.tokens == plain.tokens, "%s: the plain run's tokens" % t, "%s vs %s" % (r.run.tokens, plain.tokens))
+    ok(r.n_with_device == 1, "%s: one summary with a device (of %d summaries: node-llama-cpp's probe "
+       "process creates an instance only)" % (t, len(r.summaries)), r.out)
+    return r.device is not None
+
+
+def check_accounting(ok, r):
+    t, dev = r.tag, r.device
+    ok("llvmpipe" in dev["name"] and dev.get("profiled") is True, "%s: device %r profiled" % (t, dev["name"]), dev)
+    ok(any(f["timed"] for f in dev["queue_families"]), "%s: a timed queue family" % t, dev["queue_families"])
+    for ctx in dev["contexts"]:
+        f = ctx["family"]
+        snap = ctx["snapshot"]
+        tm = snap["timing"]
+        ok(ctx["dispatches"] > 0 and ctx["dispatches"] == ctx["dispatches_timed"],
+           "%s: family %d: %d dispatches, all timed" % (t, f, ctx["dispatches"]), ctx["dispatches_timed"])
+        ok(ctx["untimed_phase_table_full"] == 0, "%s: no dispatch untimed for a full phase table" % t)
+        ok(tm["samples"] == tm["scopes_collected"] + tm["scopes_dropped"] + tm["scopes_pending"],
+           "%s: one accounting: samples %d = collected %d + dropped %d + pending %d" % (
+               t, tm["samples"], tm["scopes_collected"], tm["scopes_dropped"], tm["scopes_pending"]))
+        ok(tm["scopes_dropped"] == 0 and tm["scopes_pending"] == 0 and not any(tm["lost"].values()),
+           "%s: nothing dropped, pending or lost" % t, tm)
+        ok(not any(snap["errors"].values()), "%s: no error counted" % t,
+           {k: v for k, v in snap["errors"].items() if v})
+        ok(sum(p["count"] for p in snap["phases"]) == ctx["dispatches"] == tm["scopes_collected"],
+           "%s: the phases' counts add up to the dispatches and the collected scopes" % t)
+
+
+def check_trace(ok, r, graphs):
+    t, tr = r.tag, r.trace
+    if not ok(tr is not None, "%s: a trace file" % t):
+        return
+    meta = tr["metadata"]
+    ev = tr["traceEvents"]
+    gpu = [e for e in ev if e.get("cat") == "gpu" and e.get("ph") == "X"]
+    host = [e for e in ev if e.get("cat") == "host" and e.get("ph") == "X"]
+    steps = {e["args"]["step"]: e["ts"] for e in ev if e.get("cat") == "step"}
+    ok(meta["dropped_events"] == 0 and meta["unmapped_gpu_scopes"] == 0, "%s: no dropped event, no unmapped scope" % t,
+       meta)
+    ok(len(gpu) == meta["gpu_scopes"] == r.dispatches(), "%s: one gpu slice per dispatch (%d)" % (t, len(gpu)),
+       "%d events, gpu_scopes %d, dispatches %d" % (len(gpu), meta["gpu_scopes"], r.dispatches()))
+    gpu_steps = sorted({g["args"]["step"] for g in gpu})
+    ok(len(steps) >= graphs and len(gpu_steps) >= graphs,
+       "%s: %d steps, %d with GPU work, for %d graphs" % (t, len(steps), len(gpu_steps), graphs))
+    # slices on one queue do not overlap (1 ns: the trace's us carry 3 decimals)
+    by_tid = {}
+    for g in gpu:
+        by_tid.setdefault(g["tid"], []).append(g)
+    overlaps = 0
+    for lst in by_tid.values():
+        lst.sort(key=lambda g: g["ts"])
+        overlaps += sum(1 for a, b in zip(lst, lst[1:]) if b["ts"] < a["ts"] + a["dur"] - 0.001)
+    ok(overlaps == 0, "%s: GPU slices on a queue do not overlap" % t, "%d overlaps" % overlaps)
+    # host window of each step: first submit span's start .. end of the wait span that closed it
+    submits, waits = {}, []
+    for h in host:
+        if h["name"] == "vkQueueSubmit" or h["name"] == "vkQueueSubmit2":
+            k = h["args"]["step"]
+            submits[k] = min(submits.get(k, h["ts"]), h["ts"])
+        elif h["name"] in WAITS:
+            waits.append(h)
+    outside, lead, tail_ = [], [], []
+    for g in gpu:
+        k = g["args"]["step"]
+        if k not in submits or k not in steps:
+            outside.append((g, "step %d has no submit span or never closed" % k))
+            continue
+        close = steps[k]
+        # the wait span in which the step closed (the instant lies inside it)
+        w_end = min((w["ts"] + w["dur"] for w in waits if w["ts"] - 0.001 <= close <= w["ts"] + w["dur"] + 0.001),
+                    default=None)
+        if w_end is None:
+            outside.append((g, "step %d closed at %.3f outside any wait span" % (k, close)))
+            continue
+        g0, g1 = g["ts"], g["ts"] + g["dur"]
+        if g0 < submits[k] - 0.001 or g1 > w_end + 0.001:
+            outside.append((g, "window %.3f..%.3f" % (submits[k], w_end)))
+        else:
+            lead.append(g0 - submits[k])
+            tail_.append(w_end - g1)
+    ok(not outside, "%s: every GPU slice inside its step's host window (submit .. wait)" % t,
+       "; ".join("%s step %d at %.3f+%.3f: %s" % (g["name"], g["args"]["step"], g["ts"], g["dur"], why)
+                 for g, why in outside[:5]) + (" (%d in all)" % len(outside)))
+    if lead:
+        print("   %s: GPU slices start %.1f us or more after their step's first submit and end %.1f us or "
+              "more before its wait returns" % (t, min(lead), min(tail_)))
+
+
+def load_map(path):
+    m = {}
+    for line in open(path):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            h, n = line.split(None, 1)
+            m[h.lower()] = n.strip()
+    return m
+
+
+def check_validation(ok, layer_dir, plain, order):
+    layers = {"below": "VK_LAYER_vkprof:VK_LAYER_KHRONOS_validation",
+              "above": "VK_LAYER_KHRONOS_validation:VK_LAYER_vkprof"}[order]
+    work = os.path.join(WORK, "validation-" + order)
+    os.makedirs(work, exist_ok=True)
+    r = c.run_llama(MODEL, env_extra={"VK_ADD_LAYER_PATH": layer_dir, "VKPROF_LAYER_OUTPUT_DIR": work,
+                                      "VK_INSTANCE_LAYERS": layers}, args=["--tokens", "4"])
+    ok(r.rc == 0 and r.tokens == plain.tokens[:4], "validation %s ours: exit 0, the plain run's first 4 tokens (%.1f s)"
+       % (order, r.secs), "rc %d, %s\n%s" % (r.rc, r.tokens, c.tail(r.stderr)))
+    text = r.stdout + r.stderr
+    msgs = re.findall(r"^(VUID-[A-Za-z0-9_-]+|UNASSIGNED-[A-Za-z0-9_.-]+|Validation (?:Error|Warning)[^\n]*)",
+                      text, re.M)
+    other = [m for m in msgs if m != GGML_KNOWN_VALIDATION]
+    ok(not other, "validation %s ours: no message but ggml's known %s (%d of those)"
+       % (order, GGML_KNOWN_VALIDATION, len(msgs) - len(other)),
+       "\n".join(other[:10]) + "\n" + c.tail(text, 2000))
+
+
+def part_core(ok, layer_dir, vkprof, plain, graphs):
+    # 1. no names
+    r1 = LayerRun(WORK, "hashes", layer_dir)
+    if check_common(ok, r1, plain):
+        check_accounting(ok, r1)
+        check_trace(ok, r1, graphs)
+        ph1 = r1.phases()
+        bad = [n for n in ph1 if not HEX_NAME.match(n)]
+        ok(not bad, "hashes: every phase is pipeline-<hash> (%d phases)" % len(ph1), bad)
+        # 2. name map from the shipped library
+        nmap, names = make_map(ok, vkprof)
+        r2 = LayerRun(WORK, "map", layer_dir, env={"VKPROF_LAYER_NAMES": names})
+        if check_common(ok, r2, plain):
+            check_accounting(ok, r2)
+            ph2 = r2.phases()
+            ok(r2.dispatches() == r1.dispatches(), "map: the same %d dispatches" % r1.dispatches(), r2.dispatches())
+            unnamed = [n for n in ph2 if n not in nmap.values()]
+            ok(not unnamed, "map: every phase named from the map: %s" % ", ".join(sorted(ph2)), unnamed)
+            want = {}
+            for h, (cnt, _) in ph1.items():
+                n = nmap.get(h[len("pipeline-"):], h)
+                want[n] = want.get(n, 0) + cnt
+            ok(want == {n: v[0] for n, v in ph2.items()}, "map: per name, the counts of the hashes it names",
+               "%s vs %s" % (want, {n: v[0] for n, v in ph2.items()}))
+    # 5. validation below and above the layer
+    check_validation(ok, layer_dir, plain, "below")
+    check_validation(ok, layer_dir, plain, "above")
+
+
+def make_map(ok, vkprof):
+    lib = os.path.join(c.HERE, "node_modules", "@node-llama-cpp", "linux-x64-vulkan", "bins", "linux-x64-vulkan",
+                       "libggml-vulkan.so")
+    names = os.path.join(WORK, "ggml.names")
+    p = subprocess.run([vkprof, "names", "-o", names, lib], capture_output=True, text=True)
+    ok(p.returncode == 0, "vkprof names libggml-vulkan.so: %s" % p.stderr.strip(), p.stderr)
+    return (load_map(names) if p.returncode == 0 else {}), names
+
+
+def part_markers(ok, layer_dir, vkprof, plain, graphs):
+    # 3. GGML_VK_DEBUG_MARKERS=1, against the hashes of a run without it
+    r1 = LayerRun(WORK, "hashes", layer_dir)
+    r3 = LayerRun(WORK, "markers", layer_dir, env={"GGML_VK_DEBUG_MARKERS": "1"})
+    nmap, _ = make_map(ok, vkprof)
+    if check_common(ok, r1, plain) and check_common(ok, r3, plain):
+        check_accounting(ok, r3)
+        ph3 = r3.phases()
+        ok(r3.dispatches() == r1.dispatches(), "markers: the same %d dispatches" % r1.dispatches(), r3.dispatches())
+        hashed = [n for n in ph3 if HEX_NAME.match(n)]
+        ok(not hashed, "markers: no phase left as pipeline-<hash>: %s" % ", ".join(sorted(ph3)), hashed)
+        ok("ggml_backend_vk_graph_compute" not in ph3,
+           "markers: ggml's per-graph queue label does not hide the pipelines' names")
+        # ggml's pipeline names are not its shader names (rms_norm_mul_f32 runs
+        # rms_norm_f32), so compare by category: the same dispatches per
+        # category as run 1's hashes named through the map, none uncategorised
+        cat3, cat1 = {}, {}
+        for n, (cnt, _) in ph3.items():
+            k = compare_perf.category_of_pipeline(n)
+            cat3[k] = cat3.get(k, 0) + cnt
+        for h, (cnt, _) in r1.phases().items():
+            k = compare_perf.category_of_pipeline(nmap.get(h[len("pipeline-"):], h))
+            cat1[k] = cat1.get(k, 0) + cnt
+        ok(cat3 == cat1 and "other" not in cat3,
+           "markers: per category the dispatches of the hashes the map names: %s" % cat3, cat1)
+        print("   markers: %s" % ", ".join("%s %d" % (n, v[0]) for n, v in sorted(ph3.items())))
+
+
+def part_perf(ok, layer_dir, vkprof, plain, graphs):
+    # 4. the perf logger's split, same process
+    _, names = make_map(ok, vkprof)
+    r4 = LayerRun(WORK, "perf", layer_dir, env={"VKPROF_LAYER_NAMES": names, "GGML_VK_PERF_LOGGER": "1"})
+    if not check_common(ok, r4, plain):
+        return
+    with open(os.path.join(WORK, "perf-layer.stderr"), "w") as f:
+        f.write(r4.run.stderr)
+    import perf_logger
+    try:
+        perf = perf_logger.parse(r4.run.stderr.splitlines())
+    except perf_logger.ParseError as e:
+        ok(False, "perf: the logger's tables parse", str(e))
+        return
+    json.dump(perf, open(os.path.join(WORK, "perf-layer.json"), "w"), indent=1)
+    ok(perf["tables"] == graphs, "perf: one logger table per graph (%d)" % graphs, perf["tables"])
+    res = compare_perf.compare(r4.summary, perf)
+    compare_perf.print_table(res)
+    json.dump(res, open(os.path.join(WORK, "compare.json"), "w"), indent=1)
+    ok(res["unnamed_dispatches"] == 0, "perf: every dispatch named")
+    for cat, v in res["categories"].items():
+        # one node of FLASH_ATTN_EXT is flash_attn + fa_split_k_reduce where ggml splits k
+        same = v["layer_dispatches"] == v["perf_nodes"] or (
+            cat == "flash_attn" and v["layer_dispatches"] == 2 * v["perf_nodes"])
+        ok(same and cat != "other", "perf: %s: %d dispatches for %d logger nodes (%s)" % (
+            cat, v["layer_dispatches"], v["perf_nodes"], ", ".join(v["layer_names"] + v["perf_kinds"])))
+        if (v["perf_share"] or 0) >= 0.05 and cat != "get_rows":
+            ok(v["ratio"] is not None and 0.25 <= v["ratio"] <= 1.2,
+               "perf: %s: layer %.1f ms vs logger %.1f ms, ratio %.3f in 0.25..1.2"
+               % (cat, v["layer_ms"], v["perf_ms"], v["ratio"] or 0))
+    nodes = max(1, sum(v["perf_nodes"] for v in res["categories"].values()))
+    ok(res["ratio"] is not None and 0.3 <= res["ratio"] <= 1.05,
+       "perf: total: layer %.1f ms vs logger %.1f ms, ratio %.3f in 0.3..1.05 (the logger's overhead: %.1f us "
+       "a node)" % (res["layer_total_ms"], res["perf_total_ms"], res["ratio"] or 0,
+                    1000 * (res["perf_total_ms"] - res["layer_total_ms"]) / nodes))
+
+
+PARTS = {"core": part_core, "markers": part_markers, "perf": part_perf}
+
+
+def main():
+    global MODEL, WORK
+    c.skip_unless_setup()
+    if len(sys.argv) != 5 or sys.argv[1] not in PARTS:
+        print(__doc__)
+        return 2
+    part, WORK, layer_dir, vkprof = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3]), sys.argv[4]
+    ok = c.Checks()
+    if not ok(os.path.isfile(os.path.join(layer_dir, "VkLayer_vkprof.json")), "layer manifest in %s" % layer_dir):
+        return ok.finish()
+    MODEL = c.make_model(WORK, "q4_0")
+    plain = c.run_llama(MODEL)
+    if not ok(plain.rc == 0, "plain run exits 0 (%.1f s): %s" % (plain.secs, plain.tokens), c.tail(plain.stderr)):
+        return ok.finish()
+    graphs = plain.result["prompt_tokens"] + len(plain.tokens) - 1  # batch 1: one graph per token
+    PARTS[part](ok, layer_dir, vkprof, plain, graphs)
+    return ok.finish()
+
+
+MODEL = WORK = None
+
+if __name__ == "__main__":
+    sys.exit(main())
