@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +27,6 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "names.h"
-
 
 #define TOOL "vkprof run"
 #define LAYER_NAME "VK_LAYER_vkprof"
@@ -148,6 +148,27 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* Is DIR/VkLayer_vkprof.json a manifest of our layer whose library exists?
  * false with the reason in why. */
+/* A message into a fixed buffer; cut short when it does not fit (a message,
+ * never a path that is used). */
+static void msgf(char *buf, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* Copy a path; false (and nothing usable) when it does not fit. */
+static bool path_copy(char *out, size_t cap, const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= cap) {
+        return false;
+    }
+    memcpy(out, path, n + 1);
+    return true;
+}
+
 static bool check_manifest(const char *dir, char *why, size_t cap)
 {
     char path[RUN_PATH_MAX];
@@ -186,7 +207,7 @@ static bool check_manifest(const char *dir, char *why, size_t cap)
         }
         ok = is_file(libpath);
         if (!ok) {
-            snprintf(why, cap, "%s: its library %s does not exist", path, libpath);
+            msgf(why, cap, "%s: its library %s does not exist", path, libpath);
         }
     }
     cJSON_Delete(root);
@@ -222,7 +243,10 @@ static bool find_layer(const char *opt, char *out, size_t cap)
     char whys[2][RUN_PATH_MAX + 256];
     for (int i = 0; i < 2; i++) {
         if (check_manifest(cand[i], whys[i], sizeof whys[i])) {
-            snprintf(out, cap, "%s", cand[i]);
+            if (!path_copy(out, cap, cand[i])) {
+                fprintf(stderr, TOOL ": the layer's folder is too long a path: %s\n", cand[i]);
+                return false;
+            }
             return true;
         }
     }
