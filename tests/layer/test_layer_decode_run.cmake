@@ -1,7 +1,7 @@
 # test_layer_decode: the project's decode, unprofiled, under the vkprof layer
 # against the in-app ring on the same run shape (cmake -P).
 #   -DVKPROF=<vkprof> -DLAYER_DIR=<dir of VkLayer_vkprof.json> -DWORK=<dir>
-#   [-DLAYERS=<VK_INSTANCE_LAYERS>] [-DTOKENS=N] [-DTOL_BP=basis points]
+#   [-DLAYERS=<VK_INSTANCE_LAYERS>] [-DTOKENS=N] [-DTOL_BP=basis points] [-DATTEMPTS=N]
 # Two pairs, each on `--preset tiny --tokens N --seed 1`:
 #   dispatch: `decode --profile off` under the layer (VKPROF_LAYER_MODE=dispatch,
 #             shared boundary stamps, phases named by the engine's pipeline
@@ -14,7 +14,8 @@
 # each phase's vkCmdDispatch count from the decode's own JSON; label mode: the
 # ring's scope count); each phase's share of the GPU total agrees with the
 # ring's within TOL_BP basis points (default 500 = 5 percentage points; run to
-# run the ring itself spreads by up to ~1.5 points on lavapipe at 8 tokens).
+# run the ring itself spreads by up to ~1.5 points on lavapipe at 8 tokens on
+# an idle machine; the timing comparison is retried, ATTEMPTS times at most).
 include(${CMAKE_CURRENT_LIST_DIR}/test_layer_app_common.cmake)
 foreach(v VKPROF LAYER_DIR WORK)
   if(NOT DEFINED ${v})
@@ -29,6 +30,9 @@ if(NOT DEFINED TOKENS)
 endif()
 if(NOT DEFINED TOL_BP)
   set(TOL_BP 500)
+endif()
+if(NOT DEFINED ATTEMPTS)
+  set(ATTEMPTS 3)
 endif()
 set(SHAPE --preset tiny --tokens ${TOKENS} --seed 1)
 file(MAKE_DIRECTORY ${WORK})
@@ -75,6 +79,11 @@ foreach(pair dispatch label)
     set(ring_profile ring)
     set(labels --labels)
   endif()
+  # Timing is retried (a fresh ring run and layer run each time) up to
+  # ATTEMPTS times: on a loaded machine one descheduled token can move a
+  # phase's share by 15 points. Names, counts and tokens must hold every time.
+  foreach(attempt RANGE 1 ${ATTEMPTS})
+  set(share_fail "")
   plain_exec(ring COMMAND ${VKPROF} decode ${SHAPE} --profile ${ring_profile}
                           --json ${WORK}/${pair}_ring.json)
   layer_exec(lay LAYERS ${LAYERS} LAYER_DIR ${LAYER_DIR} OUT_DIR ${WORK}/${pair}
@@ -138,8 +147,8 @@ foreach(pair dispatch label)
                        "'${sum_NAMES}')\n")
     set(layer_total 1)
   endif()
-  string(APPEND report "${pair}: layer (--profile off${labels}) vs --profile ${ring_profile}, "
-                       "${TOKENS} tokens; share of the GPU total in basis points\n"
+  string(APPEND report "${pair}, attempt ${attempt}: layer (--profile off${labels}) vs "
+                       "--profile ${ring_profile}, ${TOKENS} tokens; share of the GPU total in basis points\n"
                        "  phase           count(layer/want)   share layer  ring   diff\n")
   set(maxdiff 0)
   foreach(name IN LISTS ring_NAMES)
@@ -167,7 +176,7 @@ foreach(pair dispatch label)
       set(maxdiff ${d})
     endif()
     if(d GREATER TOL_BP)
-      string(APPEND fail "${pair}: phase ${name}: share ${ls} bp under the layer, ${rs} bp in the "
+      string(APPEND share_fail "${pair}: phase ${name}: share ${ls} bp under the layer, ${rs} bp in the "
                          "ring (tolerance ${TOL_BP})\n")
     endif()
     string(APPEND report "  ${name}: ${got}/${want}  ${ls} ${rs} ${d}\n")
@@ -180,6 +189,12 @@ foreach(pair dispatch label)
       string(APPEND fail "dispatch: no weights_init phase (the weight generation's dispatches)\n")
     endif()
   endif()
+  if(fail OR NOT share_fail)
+    break() # a deterministic failure, or the shares agree
+  endif()
+  string(APPEND report "  (attempt ${attempt}: shares outside the tolerance)\n")
+  endforeach()
+  string(APPEND fail "${share_fail}")
 endforeach()
 if(fail)
   message(FATAL_ERROR "${fail}${report}")
