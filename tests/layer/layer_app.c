@@ -888,6 +888,19 @@ static void print_json(FILE *f, const app *a, const rec *t)
             "\"wait_semaphores\": %llu, \"queue_wait_idle\": %llu},\n",
             (unsigned long long)a->waits_fence, (unsigned long long)a->waits_status,
             (unsigned long long)a->waits_sem, (unsigned long long)a->waits_idle);
+    /* the layers the loader can enable (VK_INSTANCE_LAYERS names outside this
+     * list are skipped by the loader with a notice only) */
+    fprintf(f, " \"layers_available\": [");
+    uint32_t nl = 0;
+    vkEnumerateInstanceLayerProperties(&nl, NULL);
+    VkLayerProperties *lp = calloc(nl ? nl : 1, sizeof *lp);
+    if (lp != NULL && vkEnumerateInstanceLayerProperties(&nl, lp) >= 0) {
+        for (uint32_t k = 0; k < nl; k++) {
+            fprintf(f, "%s\"%s\"", k ? ", " : "", lp[k].layerName);
+        }
+    }
+    free(lp);
+    fprintf(f, "],\n");
     fprintf(f, " \"dispatches\": %llu, \"cmdbuf_executions\": %llu,\n",
             (unsigned long long)t->dispatches, (unsigned long long)t->cmdbufs);
     fprintf(f, " \"by_pipeline\": {");

@@ -12,7 +12,11 @@ function(layer_exec prefix)
   cmake_parse_arguments(LX "" "LAYERS;LAYER_DIR;OUT_DIR" "ENV;COMMAND" ${ARGN})
   file(REMOVE_RECURSE ${LX_OUT_DIR})
   file(MAKE_DIRECTORY ${LX_OUT_DIR})
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env VK_ADD_LAYER_PATH=${LX_LAYER_DIR}
+  set(path ${LX_LAYER_DIR})
+  if(NOT "$ENV{VK_ADD_LAYER_PATH}" STREQUAL "") # keep where the others are (e.g. validation)
+    set(path "${path}:$ENV{VK_ADD_LAYER_PATH}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env VK_ADD_LAYER_PATH=${path}
                           VK_INSTANCE_LAYERS=${LX_LAYERS} VKPROF_LAYER_OUTPUT_DIR=${LX_OUT_DIR}
                           ${LX_ENV} ${LX_COMMAND}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
