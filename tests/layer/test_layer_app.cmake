@@ -44,6 +44,13 @@ if(TARGET VkLayer_vkprof OR TARGET vkprof_layer)
     add_test(NAME test_layer_decode
       COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DLAYER_DIR=${LAYER_BUILD_DIR}
               -DWORK=${LAYER_TEST_DIR}/decode -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_decode_run.cmake)
-    set_tests_properties(test_layer_decode PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+    # and with validation below ours: it checks every command the layer adds to
+    # the decode's (the Khronos layer prints its messages to stdout here)
+    add_test(NAME test_layer_decode_validation
+      COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DLAYER_DIR=${LAYER_BUILD_DIR}
+              -DWORK=${LAYER_TEST_DIR}/decode_validation -DLAYERS=VK_LAYER_vkprof:${VAL}
+              -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_decode_run.cmake)
+    set_tests_properties(test_layer_decode test_layer_decode_validation PROPERTIES
+      ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
   endif()
 endif()

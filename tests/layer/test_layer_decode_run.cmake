@@ -87,7 +87,7 @@ foreach(pair dispatch label)
   plain_exec(ring COMMAND ${VKPROF} decode ${SHAPE} --profile ${ring_profile}
                           --json ${WORK}/${pair}_ring.json)
   layer_exec(lay LAYERS ${LAYERS} LAYER_DIR ${LAYER_DIR} OUT_DIR ${WORK}/${pair}
-             ENV VKPROF_LAYER_MODE=${pair}
+             ENV VKPROF_LAYER_MODE=${pair} VK_LOADER_DEBUG=layer
              COMMAND ${VKPROF} decode ${SHAPE} --profile off ${labels}
                      --json ${WORK}/${pair}_off.json)
   if(NOT lay_RC EQUAL 0)
@@ -97,6 +97,13 @@ foreach(pair dispatch label)
     string(FIND "${lay_OUT}${lay_ERR}" "${bad}" pos)
     if(NOT pos EQUAL -1)
       message(FATAL_ERROR "validation messages under ${LAYERS} (${pair}):\n${lay_OUT}\n${lay_ERR}")
+    endif()
+  endforeach()
+  string(REPLACE ":" ";" wanted "${LAYERS}")
+  foreach(l IN LISTS wanted) # the loader's own word that each one is in the chain
+    string(FIND "${lay_ERR}${lay_OUT}" "Insert instance layer \"${l}\"" pos)
+    if(pos EQUAL -1)
+      message(FATAL_ERROR "the loader did not insert ${l} (${pair}):\n${lay_ERR}")
     endif()
   endforeach()
   string(FIND "${lay_OUT}" "pipelines named by phase" pos)
