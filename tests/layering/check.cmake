@@ -3,6 +3,9 @@
 #   base < clock < timeline < gpu, host < export < core
 # gpu and host are siblings: neither includes the other. src/context.h (the
 # context's layout, types only) may be included by all and includes no seam.
+# layer/ (the Vulkan layer, issue 9) is a front end above core: it includes
+# its own headers and the public vkprof/vkprof.h only, no seam and not
+# context.h (it calls the public API; symbols.cmake checks the calls).
 #   cmake -DSRC=<repo>/src -P check.cmake
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED SRC)
@@ -25,6 +28,18 @@ foreach(f ${files})
   string(REGEX MATCH "^[^/]+" own "${f}")
   if(own STREQUAL f)
     set(own "")  # a file at src/ itself (context.h)
+  endif()
+  if(own STREQUAL "layer")
+    foreach(l ${lines})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" inc "${l}")
+      math(EXPR checked "${checked} + 1")
+      if(inc MATCHES "/" AND NOT inc STREQUAL "vkprof/vkprof.h")
+        string(APPEND bad "  ${f}: includes \"${inc}\": the layer sees only the public vkprof/vkprof.h and its own headers\n")
+      elseif(NOT inc MATCHES "/" AND NOT EXISTS ${SRC}/layer/${inc})
+        string(APPEND bad "  ${f}: includes \"${inc}\", which is not a header of src/layer/\n")
+      endif()
+    endforeach()
+    continue()
   endif()
   if(NOT own STREQUAL "" AND NOT own IN_LIST seams)
     string(APPEND bad "  ${f}: its folder '${own}' is not a known seam (add it to tests/layering/check.cmake)\n")

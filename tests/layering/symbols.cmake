@@ -4,7 +4,10 @@
 # of libvkprof.a is matched with the object that defines it; a call into a
 # seam above the caller's, or into a sibling, fails (src/README.md):
 #   base < clock < timeline < gpu, host < export < core
-#   cmake -DNM=<nm> -DOBJECTS=<a.o|b.o|...> -P symbols.cmake
+#   cmake -DNM=<nm> -DOBJECTS=<a.o|b.o|...> [-DLAYER_OBJECTS=<x.o|...>] -P symbols.cmake
+# LAYER_OBJECTS: the Vulkan layer's (src/layer/, a front end above core): each
+# vkprof symbol it uses must be a public vkprof_* function that libvkprof.a
+# defines; a vkprof__* internal, or anything else of the library, fails.
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED NM OR NOT DEFINED OBJECTS)
   message(FATAL_ERROR "usage: cmake -DNM=<nm> -DOBJECTS=<a.o|b.o|...> -P symbols.cmake")
@@ -72,7 +75,35 @@ foreach(name ${objs})
     endif()
   endforeach()
 endforeach()
+set(layer_calls 0)
+if(DEFINED LAYER_OBJECTS AND NOT LAYER_OBJECTS STREQUAL "")
+  string(REPLACE "|" ";" lobjects "${LAYER_OBJECTS}")
+  foreach(o ${lobjects})
+    get_filename_component(lname ${o} NAME)
+    execute_process(COMMAND ${NM} -P ${o} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "layering: ${NM} -P ${o} failed (${rc})")
+    endif()
+    string(REPLACE "\n" ";" lines "${out}")
+    foreach(l ${lines})
+      if(l MATCHES "^([A-Za-z_][A-Za-z0-9_.]*) U")
+        set(sym ${CMAKE_MATCH_1})
+        if(sym MATCHES "^vkprof__")
+          string(APPEND bad "  layer/${lname} calls ${sym}: an internal of the library (the layer calls the public API only)\n")
+        elseif(sym MATCHES "^vkprof_")
+          if(NOT DEFINED def_${sym})
+            string(APPEND bad "  layer/${lname} calls ${sym}, which libvkprof.a does not define\n")
+          endif()
+          math(EXPR layer_calls "${layer_calls} + 1")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+  if(layer_calls LESS 10)
+    string(APPEND bad "  the layer's objects call only ${layer_calls} vkprof_ functions: wrong list?\n")
+  endif()
+endif()
 if(NOT bad STREQUAL "")
   message(FATAL_ERROR "layering: a seam calls back up:\n${bad}")
 endif()
-message(STATUS "layering: ${calls} calls between the objects of src/ point down or within their seam")
+message(STATUS "layering: ${calls} calls between the objects of src/ point down or within their seam; the layer makes ${layer_calls} calls into the public API")

@@ -1,0 +1,923 @@
+/* The loader interface (v2), instances, devices and the env config of
+ * VK_LAYER_vkprof. See layer.h for the map of the files. */
+#define _GNU_SOURCE
+#include "layer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LYR_EXPORT __attribute__((visibility("default")))
+
+lyr_config lyr_cfg;
+lyr_map lyr_cmds;
+
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define MAX_INSTANCES 64u
+#define MAX_DEVICES 64u
+static lyr_instance *_Atomic g_inst[MAX_INSTANCES];
+static _Atomic(void *) g_inst_key[MAX_INSTANCES];
+static lyr_device *_Atomic g_dev[MAX_DEVICES];
+static _Atomic(void *) g_dev_key[MAX_DEVICES];
+static uint32_t g_device_count; /* devices created in the process (index) */
+
+static void *dispatch_key(const void *h)
+{
+    return *(void *const *)h;
+}
+
+void lyr_warn(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vkprof layer: %s\n", buf);
+}
+
+const char *lyr_mode_name(lyr_mode m)
+{
+    switch (m) {
+    case LYR_MODE_LABEL: return "label";
+    case LYR_MODE_CMDBUF: return "cmdbuf";
+    default: return "dispatch";
+    }
+}
+
+/* ---- env config ---------------------------------------------------------- */
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    if (s == NULL || *s < '0' || *s > '9') {
+        return false;
+    }
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static void load_config(void)
+{
+    lyr_config *c = &lyr_cfg;
+    memset(c, 0, sizeof *c);
+    c->on = true;
+    c->mode = LYR_MODE_DISPATCH;
+    c->sample = 1;
+    c->steps = LYR_STEPS_WAIT;
+    c->trace_events = 1u << 18;
+    snprintf(c->out_dir, sizeof c->out_dir, ".");
+
+    const char *v = getenv("VKPROF_LAYER");
+    if (v != NULL && !vkprof_parse_flag(v, &c->on)) {
+        lyr_warn("VKPROF_LAYER='%s' is not on/off (1, on, true, yes / 0, off, false, no); "
+                 "using on",
+                 v);
+        c->on = true;
+    }
+    v = getenv("VKPROF_LAYER_MODE");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "dispatch") == 0) {
+            c->mode = LYR_MODE_DISPATCH;
+        } else if (strcmp(v, "label") == 0) {
+            c->mode = LYR_MODE_LABEL;
+        } else if (strcmp(v, "cmdbuf") == 0) {
+            c->mode = LYR_MODE_CMDBUF;
+        } else {
+            lyr_warn("VKPROF_LAYER_MODE='%s' is not dispatch, label or cmdbuf; using dispatch", v);
+        }
+    }
+    v = getenv("VKPROF_LAYER_SAMPLE");
+    if (v != NULL && *v != '\0' && !parse_u32(v, 1, 1000000, &c->sample)) {
+        lyr_warn("VKPROF_LAYER_SAMPLE='%s' is not a whole number 1..1000000; using 1", v);
+        c->sample = 1;
+    }
+    v = getenv("VKPROF_LAYER_TRACE_EVENTS");
+    if (v != NULL && *v != '\0' && !parse_u32(v, 1024, 1u << 26, &c->trace_events)) {
+        lyr_warn("VKPROF_LAYER_TRACE_EVENTS='%s' is not a whole number 1024..67108864; "
+                 "using %u",
+                 v, 1u << 18);
+        c->trace_events = 1u << 18;
+    }
+    v = getenv("VKPROF_LAYER_OUTPUT_DIR");
+    if (v != NULL && *v != '\0') {
+        struct stat st;
+        if (strlen(v) >= sizeof c->out_dir - 80) {
+            lyr_warn("VKPROF_LAYER_OUTPUT_DIR is too long; using the current directory");
+        } else {
+            if (stat(v, &st) != 0) {
+                (void)mkdir(v, 0777);
+            }
+            if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                lyr_warn("VKPROF_LAYER_OUTPUT_DIR='%s' is not a directory; using the current "
+                         "directory",
+                         v);
+            } else {
+                snprintf(c->out_dir, sizeof c->out_dir, "%s", v);
+            }
+        }
+    }
+    v = getenv("VKPROF_LAYER_STEPS");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "wait") == 0) {
+            c->steps = LYR_STEPS_WAIT;
+        } else if (strcmp(v, "none") == 0) {
+            c->steps = LYR_STEPS_NONE;
+        } else if (strncmp(v, "label:", 6) == 0 && v[6] != '\0' &&
+                   strlen(v + 6) < sizeof c->step_label) {
+            c->steps = LYR_STEPS_LABEL;
+            snprintf(c->step_label, sizeof c->step_label, "%s", v + 6);
+        } else {
+            lyr_warn("VKPROF_LAYER_STEPS='%s' is not wait, none or label:<text>; using wait", v);
+        }
+    }
+    v = getenv("VKPROF_LAYER_NAMES");
+    if (v != NULL && *v != '\0' && c->on) {
+        char err[512] = "";
+        c->names = vkl_name_map_load(v, err, sizeof err);
+        if (c->names == NULL) {
+            lyr_warn("VKPROF_LAYER_NAMES: %s; no name map is used", err);
+        }
+    }
+    lyr_map_init(&lyr_cmds, 4096);
+}
+
+static void config_once(void)
+{
+    pthread_once(&cfg_once, load_config);
+}
+
+/* ---- tables of instances and devices ------------------------------------- */
+
+static lyr_instance *instance_get(const void *h)
+{
+    void *key = dispatch_key(h);
+    for (uint32_t i = 0; i < MAX_INSTANCES; i++) {
+        if (atomic_load_explicit(&g_inst_key[i], memory_order_acquire) == key) {
+            return atomic_load_explicit(&g_inst[i], memory_order_acquire);
+        }
+    }
+    return NULL;
+}
+
+lyr_device *lyr_device_get(const void *h)
+{
+    void *key = dispatch_key(h);
+    for (uint32_t i = 0; i < MAX_DEVICES; i++) {
+        if (atomic_load_explicit(&g_dev_key[i], memory_order_acquire) == key) {
+            return atomic_load_explicit(&g_dev[i], memory_order_acquire);
+        }
+    }
+    return NULL;
+}
+
+static bool slot_put(_Atomic(void *) *keys, void *_Atomic *vals, uint32_t n, void *key, void *val)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (atomic_load(&keys[i]) == NULL) {
+            atomic_store(&vals[i], val);
+            atomic_store_explicit(&keys[i], key, memory_order_release);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void *slot_take(_Atomic(void *) *keys, void *_Atomic *vals, uint32_t n, void *key)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (atomic_load(&keys[i]) == key) {
+            void *v = atomic_load(&vals[i]);
+            atomic_store(&keys[i], NULL);
+            atomic_store(&vals[i], NULL);
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* ---- contexts and phases ------------------------------------------------ */
+
+vkprof_context lyr_family_ctx(lyr_device *d, uint32_t family)
+{
+    if (family >= d->nfamilies) {
+        return NULL;
+    }
+    return atomic_load_explicit(&d->fam[family].ctx, memory_order_acquire);
+}
+
+static PFN_vkVoidFunction VKAPI_CALL lib_gdpa(VkDevice device, const char *name);
+
+static void lib_log(void *user, vkprof_log_level level, vkprof_result code, const char *message)
+{
+    (void)user;
+    (void)code;
+    if (level <= VKPROF_LOG_WARN) {
+        lyr_warn("%s", message);
+    }
+}
+
+static const char *const span_names[LYR_SPAN_COUNT] = {"vkQueueSubmit",    "vkWaitForFences",
+                                                       "vkGetFenceStatus", "vkWaitSemaphores",
+                                                       "vkQueueWaitIdle",  "vkDeviceWaitIdle"};
+
+/* Under d->lock. */
+static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
+{
+    lyr_family *f = &d->fam[family];
+    vkprof_context_desc desc = vkprof_default_desc();
+    desc.instance = d->inst->handle;
+    desc.physical_device = d->phys;
+    desc.device = d->handle;
+    desc.queue_family_index = family;
+    desc.get_instance_proc_addr = d->inst->gipa;
+    desc.get_device_proc_addr = lib_gdpa;
+    desc.enable = VKPROF_ENABLE_ON;
+    desc.host_query_reset = d->host_reset && !sim;
+    desc.synchronization2 = d->sync2 ? VKPROF_FEATURE_ENABLED : VKPROF_FEATURE_DISABLED;
+    desc.log = lib_log;
+    desc.log_level = VKPROF_LOG_WARN;
+    desc.timing_mode = VKPROF_TIMING_RING;
+    desc.shared_boundaries = lyr_cfg.mode == LYR_MODE_DISPATCH;
+    desc.sample_every = 1; /* the layer samples submits itself */
+    desc.host_level = VKPROF_HOST_ALL;
+    desc.report_every = UINT32_MAX;
+    desc.trace_path = "";
+    desc.trace_capacity = lyr_cfg.trace_events;
+    vkprof_context ctx = NULL;
+    vkprof_result r = vkprof_create(&desc, &ctx);
+    if (r != VKPROF_OK && sim) {
+        lyr_warn("device '%s' family %u: vkprof_create failed (%s); simultaneous-use command "
+                 "buffers are untimed",
+                 d->name, family, vkprof_result_name(r));
+        return NULL;
+    }
+    if (r != VKPROF_OK) {
+        f->ctx_failed = true;
+        snprintf(f->reason, sizeof f->reason, "vkprof_create: %s", vkprof_result_name(r));
+        lyr_warn("device '%s' family %u: vkprof_create failed (%s); the family is untimed", d->name,
+                 family, vkprof_result_name(r));
+        return NULL;
+    }
+    if (!vkprof_active(ctx) && !sim) {
+        snprintf(f->reason, sizeof f->reason, "no timestamps");
+    }
+    (void)vkprof_trace_start(ctx, 0);
+    if (sim) {
+        atomic_store_explicit(&f->ctx_sim, ctx, memory_order_release);
+        return ctx;
+    }
+    for (uint32_t i = 0; i < LYR_SPAN_COUNT; i++) {
+        (void)vkprof_register_bucket(ctx, span_names[i], true, &f->spans[i]);
+    }
+    atomic_store_explicit(&f->ctx, ctx, memory_order_release);
+    return ctx;
+}
+
+vkprof_context lyr_ensure_ctx(lyr_device *d, uint32_t family)
+{
+    if (family >= d->nfamilies || !d->intercept) {
+        return NULL;
+    }
+    vkprof_context ctx = lyr_family_ctx(d, family);
+    if (ctx != NULL || d->fam[family].ctx_failed) {
+        return ctx;
+    }
+    pthread_mutex_lock(&d->lock);
+    d->fam[family].used = true;
+    ctx = lyr_family_ctx(d, family);
+    if (ctx == NULL && !d->fam[family].ctx_failed && !d->finished) {
+        ctx = create_ctx(d, family, false);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return ctx;
+}
+
+vkprof_context lyr_ensure_sim_ctx(lyr_device *d, uint32_t family)
+{
+    if (family >= d->nfamilies || lyr_family_ctx(d, family) == NULL) {
+        return NULL;
+    }
+    vkprof_context ctx = atomic_load_explicit(&d->fam[family].ctx_sim, memory_order_acquire);
+    if (ctx != NULL) {
+        return ctx;
+    }
+    pthread_mutex_lock(&d->lock);
+    ctx = atomic_load(&d->fam[family].ctx_sim);
+    if (ctx == NULL && !d->finished) {
+        ctx = create_ctx(d, family, true);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return ctx;
+}
+
+uint32_t lyr_phase_locked(vkprof_context ctx, const char *name)
+{
+    if (ctx == NULL || name == NULL || name[0] == '\0') {
+        return LYR_NO_PHASE;
+    }
+    char cut[VKPROF_MAX_NAME + 1];
+    snprintf(cut, sizeof cut, "%s", name);
+    vkprof_phase p;
+    if (vkprof_register_phase(ctx, cut, &p) != VKPROF_OK) {
+        return LYR_NO_PHASE;
+    }
+    return p;
+}
+
+uint32_t lyr_phase(lyr_device *d, vkprof_context ctx, const char *name)
+{
+    pthread_mutex_lock(&d->lock);
+    uint32_t p = lyr_phase_locked(ctx, name);
+    pthread_mutex_unlock(&d->lock);
+    return p;
+}
+
+/* ---- the library's function table ---------------------------------------
+ * The library calls down the chain through the next layer's pointers; what
+ * the device does not have enabled is withheld, so the library never calls
+ * a function of an extension or feature that is off. */
+static PFN_vkVoidFunction VKAPI_CALL lib_gdpa(VkDevice device, const char *name)
+{
+    lyr_device *d = lyr_device_get(device);
+    if (d == NULL || name == NULL) {
+        return NULL;
+    }
+    if (!d->calibrated && strncmp(name, "vkGetCalibratedTimestamps", 25) == 0) {
+        return NULL;
+    }
+    if (!d->host_reset && strncmp(name, "vkResetQueryPool", 16) == 0) {
+        return NULL;
+    }
+    if (!d->sync2 && (strncmp(name, "vkCmdWriteTimestamp2", 20) == 0 ||
+                      strncmp(name, "vkQueueSubmit2", 14) == 0)) {
+        return NULL;
+    }
+    return d->gdpa(device, name);
+}
+
+/* ---- instance ------------------------------------------------------------ */
+
+static VkLayerInstanceCreateInfo *instance_link(const VkInstanceCreateInfo *ci)
+{
+    for (const VkBaseInStructure *p = ci->pNext; p != NULL; p = p->pNext) {
+        if (p->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+            ((const VkLayerInstanceCreateInfo *)(const void *)p)->function == VK_LAYER_LINK_INFO) {
+            return (VkLayerInstanceCreateInfo *)(uintptr_t)(const void *)p;
+        }
+    }
+    return NULL;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateInstance(const VkInstanceCreateInfo *ci,
+                                                         const VkAllocationCallbacks *alloc,
+                                                         VkInstance *out)
+{
+    config_once();
+    VkLayerInstanceCreateInfo *link = instance_link(ci);
+    if (link == NULL || link->u.pLayerInfo == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkCreateInstance create =
+        (PFN_vkCreateInstance)(void (*)(void))gipa(VK_NULL_HANDLE, "vkCreateInstance");
+    if (create == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    VkResult vr = create(ci, alloc, out);
+    if (vr != VK_SUCCESS) {
+        return vr;
+    }
+    lyr_instance *in = calloc(1, sizeof *in);
+    if (in == NULL) {
+        return vr; /* the app's instance works; we just do not see it */
+    }
+    in->handle = *out;
+    in->key = dispatch_key(*out);
+    in->gipa = gipa;
+    in->api_version = ci->pApplicationInfo != NULL && ci->pApplicationInfo->apiVersion != 0
+                          ? ci->pApplicationInfo->apiVersion
+                          : VK_API_VERSION_1_0;
+    for (uint32_t i = 0; i < ci->enabledExtensionCount; i++) {
+        if (strcmp(ci->ppEnabledExtensionNames[i],
+                   VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME) == 0) {
+            in->props2_ext = true;
+        }
+    }
+#define LOAD_I(field, name) in->field = (void *)gipa(*out, name)
+    LOAD_I(DestroyInstance, "vkDestroyInstance");
+    LOAD_I(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
+    LOAD_I(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
+    LOAD_I(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
+    if (in->api_version >= VK_API_VERSION_1_1) {
+        LOAD_I(GetPhysicalDeviceFeatures2, "vkGetPhysicalDeviceFeatures2");
+    } else if (in->props2_ext) {
+        LOAD_I(GetPhysicalDeviceFeatures2, "vkGetPhysicalDeviceFeatures2KHR");
+    }
+#undef LOAD_I
+    pthread_mutex_lock(&g_lock);
+    if (!slot_put(g_inst_key, (void *_Atomic *)g_inst, MAX_INSTANCES, in->key, in)) {
+        free(in);
+    }
+    pthread_mutex_unlock(&g_lock);
+    lyr_note_instance();
+    return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_DestroyInstance(VkInstance instance,
+                                                      const VkAllocationCallbacks *alloc)
+{
+    if (instance == VK_NULL_HANDLE) {
+        return;
+    }
+    lyr_instance *in = instance_get(instance);
+    if (in == NULL) {
+        return;
+    }
+    PFN_vkDestroyInstance destroy = in->DestroyInstance;
+    pthread_mutex_lock(&g_lock);
+    (void)slot_take(g_inst_key, (void *_Atomic *)g_inst, MAX_INSTANCES, in->key);
+    pthread_mutex_unlock(&g_lock);
+    destroy(instance, alloc);
+    free(in);
+    lyr_write_summary();
+}
+
+/* ---- device creation ------------------------------------------------------- */
+
+static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci)
+{
+    for (const VkBaseInStructure *p = ci->pNext; p != NULL; p = p->pNext) {
+        if (p->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+            ((const VkLayerDeviceCreateInfo *)(const void *)p)->function == VK_LAYER_LINK_INFO) {
+            return (VkLayerDeviceCreateInfo *)(uintptr_t)(const void *)p;
+        }
+    }
+    return NULL;
+}
+
+/* Sizes of the structs the layer may copy while rewriting a chain up to the
+ * app's VkPhysicalDeviceVulkan12Features; another struct before it: no copy,
+ * and the library resets its queries in the command buffer instead. */
+static size_t known_size(VkStructureType t)
+{
+    switch (t) {
+    case VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO: return sizeof(VkLayerDeviceCreateInfo);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2: return sizeof(VkPhysicalDeviceFeatures2);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        return sizeof(VkPhysicalDeviceVulkan11Features);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
+        return sizeof(VkPhysicalDeviceVulkan12Features);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
+        return sizeof(VkPhysicalDeviceVulkan13Features);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+        return sizeof(VkPhysicalDevice16BitStorageFeatures);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES:
+        return sizeof(VkPhysicalDeviceSubgroupSizeControlFeatures);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES:
+        return sizeof(VkPhysicalDeviceMaintenance4Features);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+        return sizeof(VkPhysicalDeviceShaderFloat16Int8Features);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES:
+        return sizeof(VkPhysicalDeviceSynchronization2Features);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+        return sizeof(VkPhysicalDeviceTimelineSemaphoreFeatures);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
+        return sizeof(VkPhysicalDevice8BitStorageFeatures);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES:
+        return sizeof(VkPhysicalDeviceBufferDeviceAddressFeatures);
+    default: return 0;
+    }
+}
+
+#define MAX_COPIED 16
+typedef struct create_edit {
+    VkDeviceCreateInfo ci;
+    bool app_calibrated, app_host_reset; /* what the app's own info enables */
+    const char *exts[256];
+    _Alignas(16) unsigned char copies[MAX_COPIED][512];
+} create_edit;
+
+static bool device_supports_ext(lyr_instance *in, VkPhysicalDevice phys, const char *name)
+{
+    uint32_t n = 0;
+    if (in->EnumerateDeviceExtensionProperties == NULL ||
+        in->EnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || n == 0) {
+        return false;
+    }
+    VkExtensionProperties *p = calloc(n, sizeof *p);
+    bool found = false;
+    if (p != NULL && in->EnumerateDeviceExtensionProperties(phys, NULL, &n, p) == VK_SUCCESS) {
+        for (uint32_t i = 0; i < n && !found; i++) {
+            found = strcmp(p[i].extensionName, name) == 0;
+        }
+    }
+    free(p);
+    return found;
+}
+
+static bool host_reset_supported(lyr_instance *in, VkPhysicalDevice phys)
+{
+    if (in->GetPhysicalDeviceFeatures2 == NULL) {
+        return false;
+    }
+    VkPhysicalDeviceVulkan12Features f12;
+    memset(&f12, 0, sizeof f12);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    VkPhysicalDeviceFeatures2 f2;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &f12;
+    in->GetPhysicalDeviceFeatures2(phys, &f2);
+    return f12.hostQueryReset == VK_TRUE;
+}
+
+/* Edit the app's create info as little as the layer needs: calibrated
+ * timestamps, and hostQueryReset inside the app's own Vulkan 1.2 features.
+ * Records what the device then has in d. Returns the info to pass down. */
+static const VkDeviceCreateInfo *edit_create_info(lyr_device *d, const VkDeviceCreateInfo *app,
+                                                  create_edit *e, uint32_t dev_api)
+{
+    lyr_instance *in = d->inst;
+    e->ci = *app;
+    bool edited = false;
+    /* what the app enabled */
+    bool has_khr = false, has_ext = false, sync2_ext = false, hqr_ext = false;
+    for (uint32_t i = 0; i < app->enabledExtensionCount; i++) {
+        const char *n = app->ppEnabledExtensionNames[i];
+        has_khr |= strcmp(n, "VK_KHR_calibrated_timestamps") == 0;
+        has_ext |= strcmp(n, "VK_EXT_calibrated_timestamps") == 0;
+        sync2_ext |= strcmp(n, "VK_KHR_synchronization2") == 0;
+        hqr_ext |= strcmp(n, "VK_EXT_host_query_reset") == 0;
+    }
+    uint32_t api = in->api_version < dev_api ? in->api_version : dev_api;
+    const VkBaseInStructure *v12 = NULL;
+    for (const VkBaseInStructure *p = app->pNext; p != NULL; p = p->pNext) {
+        if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) {
+            v12 = p;
+            if (((const VkPhysicalDeviceVulkan12Features *)(const void *)p)->hostQueryReset) {
+                d->host_reset = true;
+            }
+        } else if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES) {
+            if (((const VkPhysicalDeviceHostQueryResetFeatures *)(const void *)p)->hostQueryReset &&
+                (hqr_ext || api >= VK_API_VERSION_1_2)) {
+                d->host_reset = true;
+            }
+        } else if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES) {
+            if (((const VkPhysicalDeviceVulkan13Features *)(const void *)p)->synchronization2) {
+                d->sync2 = true;
+            }
+        } else if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES) {
+            if (((const VkPhysicalDeviceSynchronization2Features *)(const void *)p)
+                    ->synchronization2 &&
+                (sync2_ext || api >= VK_API_VERSION_1_3)) {
+                d->sync2 = true;
+            }
+        }
+    }
+    e->app_host_reset = d->host_reset;
+    e->app_calibrated = has_khr || has_ext;
+    /* calibrated timestamps: needs Vulkan 1.1 or the properties2 instance extension */
+    if (has_khr || has_ext) {
+        d->calibrated = true;
+    } else if ((api >= VK_API_VERSION_1_1 || in->props2_ext) && app->enabledExtensionCount < 255) {
+        const char *want = NULL;
+        if (device_supports_ext(in, d->phys, "VK_KHR_calibrated_timestamps")) {
+            want = "VK_KHR_calibrated_timestamps";
+        } else if (device_supports_ext(in, d->phys, "VK_EXT_calibrated_timestamps")) {
+            want = "VK_EXT_calibrated_timestamps";
+        }
+        if (want != NULL) {
+            for (uint32_t i = 0; i < app->enabledExtensionCount; i++) {
+                e->exts[i] = app->ppEnabledExtensionNames[i];
+            }
+            e->exts[app->enabledExtensionCount] = want;
+            e->ci.enabledExtensionCount = app->enabledExtensionCount + 1;
+            e->ci.ppEnabledExtensionNames = e->exts;
+            d->calibrated = true;
+            edited = true;
+        }
+    }
+    /* hostQueryReset inside the app's VkPhysicalDeviceVulkan12Features */
+    if (!d->host_reset && v12 != NULL && api >= VK_API_VERSION_1_2 &&
+        host_reset_supported(in, d->phys)) {
+        /* copy every struct from the head of the chain to v12, relinked */
+        const VkBaseInStructure *path[MAX_COPIED];
+        uint32_t n = 0;
+        bool ok = true;
+        for (const VkBaseInStructure *p = app->pNext; ok; p = p->pNext) {
+            size_t sz = known_size(p->sType);
+            if (n == MAX_COPIED || sz == 0 || sz > sizeof e->copies[0]) {
+                ok = false;
+                break;
+            }
+            path[n++] = p;
+            if (p == v12) {
+                break;
+            }
+        }
+        if (ok) {
+            const void *tail = v12->pNext;
+            for (uint32_t i = n; i-- > 0;) {
+                memcpy(e->copies[i], path[i], known_size(path[i]->sType));
+                ((VkBaseOutStructure *)(void *)e->copies[i])->pNext = (VkBaseOutStructure *)tail;
+                tail = e->copies[i];
+            }
+            ((VkPhysicalDeviceVulkan12Features *)(void *)e->copies[n - 1])->hostQueryReset =
+                VK_TRUE;
+            e->ci.pNext = tail;
+            d->host_reset = true;
+            edited = true;
+        }
+    }
+    return edited ? &e->ci : app;
+}
+
+static void load_device_funcs(lyr_device *d)
+{
+#define LYR_X_(name) d->next.name = (PFN_vk##name)(void *)d->gdpa(d->handle, "vk" #name);
+    LYR_DEVICE_FUNCS(LYR_X_)
+#undef LYR_X_
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateDevice(VkPhysicalDevice phys,
+                                                       const VkDeviceCreateInfo *ci,
+                                                       const VkAllocationCallbacks *alloc,
+                                                       VkDevice *out)
+{
+    config_once();
+    VkLayerDeviceCreateInfo *link = device_link(ci);
+    lyr_instance *in = instance_get(phys);
+    if (link == NULL || link->u.pLayerInfo == NULL || in == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+    PFN_vkCreateDevice create =
+        (PFN_vkCreateDevice)(void (*)(void))gipa(in->handle, "vkCreateDevice");
+    if (create == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+
+    lyr_device *d = calloc(1, sizeof *d);
+    create_edit *e = calloc(1, sizeof *e);
+    if (d == NULL || e == NULL) {
+        free(d);
+        free(e);
+        return create(phys, ci, alloc, out);
+    }
+    d->inst = in;
+    d->phys = phys;
+    d->gdpa = gdpa;
+    d->intercept = lyr_cfg.on;
+    VkPhysicalDeviceProperties props;
+    memset(&props, 0, sizeof props);
+    in->GetPhysicalDeviceProperties(phys, &props);
+    memcpy(d->name, props.deviceName, sizeof d->name);
+    d->name[sizeof d->name - 1] = '\0';
+
+    const VkDeviceCreateInfo *pass =
+        d->intercept ? edit_create_info(d, ci, e, props.apiVersion) : ci;
+    VkResult vr = create(phys, pass, alloc, out);
+    if (vr != VK_SUCCESS && pass != ci) {
+        lyr_warn("vkCreateDevice with calibrated timestamps / hostQueryReset failed (%d); "
+                 "creating the app's device unchanged",
+                 (int)vr);
+        d->calibrated = e->app_calibrated;
+        d->host_reset = e->app_host_reset;
+        vr = create(phys, ci, alloc, out);
+    }
+    free(e);
+    if (vr != VK_SUCCESS) {
+        free(d);
+        return vr;
+    }
+    d->handle = *out;
+    d->key = dispatch_key(*out);
+    load_device_funcs(d);
+    pthread_mutex_init(&d->lock, NULL);
+
+    uint32_t nf = 0;
+    in->GetPhysicalDeviceQueueFamilyProperties(phys, &nf, NULL);
+    VkQueueFamilyProperties fp[LYR_MAX_FAMILIES];
+    if (nf > LYR_MAX_FAMILIES) {
+        nf = LYR_MAX_FAMILIES;
+    }
+    in->GetPhysicalDeviceQueueFamilyProperties(phys, &nf, fp);
+    d->nfamilies = nf;
+    for (uint32_t i = 0; i < nf; i++) {
+        d->fam[i].index = i;
+        d->fam[i].flags = fp[i].queueFlags;
+        d->fam[i].valid_bits = fp[i].timestampValidBits;
+        d->fam[i].unknown_phase[0] = d->fam[i].unknown_phase[1] = LYR_NO_PHASE;
+        if (fp[i].timestampValidBits == 0) {
+            snprintf(d->fam[i].reason, sizeof d->fam[i].reason, "no timestamps");
+        }
+    }
+    for (uint32_t i = 0; i < ci->queueCreateInfoCount; i++) {
+        uint32_t f = ci->pQueueCreateInfos[i].queueFamilyIndex;
+        if (f < nf) {
+            d->fam[f].used = true;
+        }
+    }
+    lyr_map_init(&d->pools, 256);
+    lyr_map_init(&d->pipes, 1024);
+    lyr_map_init(&d->modules, 1024);
+    lyr_map_init(&d->fences, 1024);
+
+    pthread_mutex_lock(&g_lock);
+    d->index = g_device_count++;
+    bool ok = slot_put(g_dev_key, (void *_Atomic *)g_dev, MAX_DEVICES, d->key, d);
+    pthread_mutex_unlock(&g_lock);
+    if (!ok) {
+        d->intercept = false;
+        lyr_warn("more than %u devices at once; device '%s' is not profiled", MAX_DEVICES, d->name);
+    }
+    return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_DestroyDevice(VkDevice device,
+                                                    const VkAllocationCallbacks *alloc)
+{
+    if (device == VK_NULL_HANDLE) {
+        return;
+    }
+    lyr_device *d = lyr_device_get(device);
+    if (d == NULL) {
+        return;
+    }
+    PFN_vkDestroyDevice destroy = d->next.DestroyDevice;
+    lyr_finish_device(d); /* writes the trace, keeps the device's summary, destroys contexts */
+    pthread_mutex_lock(&g_lock);
+    (void)slot_take(g_dev_key, (void *_Atomic *)g_dev, MAX_DEVICES, d->key);
+    pthread_mutex_unlock(&g_lock);
+    lyr_write_summary();
+    destroy(device, alloc);
+    lyr_map_free(&d->pools, free);
+    lyr_map_free(&d->pipes, free);
+    lyr_map_free(&d->modules, free);
+    lyr_map_free(&d->fences, free);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
+/* Devices alive now, for the summary and the exit flush (under g_lock). */
+uint32_t lyr_live_devices(lyr_device **out, uint32_t cap);
+uint32_t lyr_live_devices(lyr_device **out, uint32_t cap)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&g_lock);
+    for (uint32_t i = 0; i < MAX_DEVICES && n < cap; i++) {
+        lyr_device *d = atomic_load(&g_dev[i]);
+        if (atomic_load(&g_dev_key[i]) != NULL && d != NULL) {
+            out[n++] = d;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return n;
+}
+
+/* ---- proc addrs ------------------------------------------------------------ */
+
+static PFN_vkVoidFunction find_proc(const lyr_proc *t, const char *name, const lyr_next *next,
+                                    bool *known)
+{
+    for (; t->name != NULL; t++) {
+        if (strcmp(t->name, name) == 0) {
+            *known = true;
+            PFN_vkVoidFunction n;
+            memcpy(&n, (const char *)next + t->next_offset, sizeof n);
+            return n != NULL ? t->fn : NULL;
+        }
+    }
+    return NULL;
+}
+
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                        const char *name);
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                          const char *name);
+
+PFN_vkVoidFunction lyr_device_proc(lyr_device *d, const char *name)
+{
+
+    if (strcmp(name, "vkGetDeviceProcAddr") == 0) {
+        return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
+    }
+    if (strcmp(name, "vkDestroyDevice") == 0) {
+        return d->next.DestroyDevice != NULL ? (PFN_vkVoidFunction)lyr_DestroyDevice : NULL;
+    }
+    if (d->intercept) {
+        bool known = false;
+        PFN_vkVoidFunction f = find_proc(lyr_record_procs, name, &d->next, &known);
+        if (!known) {
+            f = find_proc(lyr_queue_procs, name, &d->next, &known);
+        }
+        if (known) {
+            return f;
+        }
+    }
+    return d->gdpa(d->handle, name);
+}
+
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                        const char *name)
+{
+    if (device == VK_NULL_HANDLE || name == NULL) {
+        return NULL;
+    }
+    lyr_device *d = lyr_device_get(device);
+    if (d == NULL) {
+        return NULL;
+    }
+    return lyr_device_proc(d, name);
+}
+
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                          const char *name)
+{
+    if (name == NULL) {
+        return NULL;
+    }
+    if (strcmp(name, "vkGetInstanceProcAddr") == 0) {
+        return (PFN_vkVoidFunction)vkGetInstanceProcAddr;
+    }
+    if (strcmp(name, "vkCreateInstance") == 0) {
+        return (PFN_vkVoidFunction)lyr_CreateInstance;
+    }
+    if (instance == VK_NULL_HANDLE) {
+        return NULL;
+    }
+    lyr_instance *in = instance_get(instance);
+    if (in == NULL) {
+        return NULL;
+    }
+    if (strcmp(name, "vkDestroyInstance") == 0) {
+        return (PFN_vkVoidFunction)lyr_DestroyInstance;
+    }
+    if (strcmp(name, "vkCreateDevice") == 0) {
+        return (PFN_vkVoidFunction)lyr_CreateDevice;
+    }
+    if (strcmp(name, "vkGetDeviceProcAddr") == 0) {
+        return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
+    }
+    PFN_vkVoidFunction next = in->gipa(instance, name);
+    if (next == NULL) {
+        return NULL;
+    }
+    if (strcmp(name, "vkDestroyDevice") == 0) {
+        return (PFN_vkVoidFunction)lyr_DestroyDevice;
+    }
+    /* The loader fills a device's debug-utils entries (an instance
+     * extension's device commands) through vkGetInstanceProcAddr: ours, which
+     * find their device by the handle. Every other device function comes
+     * from vkGetDeviceProcAddr. */
+    config_once();
+    if (lyr_cfg.on && strstr(name, "DebugUtils") != NULL) {
+        for (const lyr_proc *t = lyr_record_procs; t->name != NULL; t++) {
+            if (strcmp(t->name, name) == 0) {
+                return t->fn;
+            }
+        }
+        for (const lyr_proc *t = lyr_queue_procs; t->name != NULL; t++) {
+            if (strcmp(t->name, name) == 0) {
+                return t->fn;
+            }
+        }
+    }
+    return next;
+}
+
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
+{
+    if (v == NULL || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (v->loaderLayerInterfaceVersion < 2) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    v->loaderLayerInterfaceVersion = 2;
+    v->pfnGetInstanceProcAddr = vkGetInstanceProcAddr;
+    v->pfnGetDeviceProcAddr = vkGetDeviceProcAddr;
+    v->pfnGetPhysicalDeviceProcAddr = NULL;
+    return VK_SUCCESS;
+}
+
+__attribute__((destructor)) static void lyr_at_exit(void)
+{
+    lyr_exit_flush();
+}

@@ -1,0 +1,291 @@
+/* VK_LAYER_vkprof: the explicit Vulkan layer over libvkprof's ring (issue 9).
+ *
+ * A front end beside src/core/: it calls only the public API
+ * (include/vkprof/vkprof.h), the naming module (names.h) and the next
+ * layer's Vulkan entry points; nothing below calls it.
+ *
+ *   layer.c   the loader interface (negotiate, the two proc-addr functions),
+ *             instances and devices, the env config, device creation edits
+ *   record.c  command pools and buffers: labels, pipelines, dispatch scopes
+ *   queue.c   queues, submits, waits, steps, host spans
+ *   output.c  the per-device trace and the per-process summary JSON
+ *   map.c     the lock-free lookup table (handle -> state)
+ *
+ * Threads. Lookups on the recording path (a command buffer's state, a
+ * pipeline's) are lock-free reads of map.c; a command buffer's state is only
+ * touched by the thread recording it (Vulkan's external synchronisation).
+ * Everything that reads or resets queries, registers a phase name or
+ * submits goes through the device's one mutex (lyr_device.lock). */
+#ifndef VKPROF_LAYER_LAYER_H
+#define VKPROF_LAYER_LAYER_H
+
+#include <vulkan/vulkan.h>
+#include <vulkan/vk_layer.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkprof/vkprof.h"
+#include "names.h"
+
+#define LYR_NAME "VK_LAYER_vkprof"
+#define LYR_MAX_FAMILIES 16u
+#define LYR_MAX_QUEUES 64u
+#define LYR_LABEL_DEPTH 16u
+#define LYR_NO_PHASE UINT32_MAX
+
+/* ---- the lock-free map (map.c) ------------------------------------------ */
+typedef struct lyr_node {
+    _Atomic uint64_t key; /* 0: free (reusable within its bucket) */
+    _Atomic(void *) val;
+    struct lyr_node *_Atomic next;
+    struct lyr_node *all; /* every node, for freeing and walking (under lock) */
+} lyr_node;
+
+typedef struct lyr_map {
+    lyr_node *_Atomic *buckets;
+    uint32_t mask;
+    pthread_mutex_t lock;
+    lyr_node *all;
+} lyr_map;
+
+bool lyr_map_init(lyr_map *m, uint32_t buckets_pow2);
+void lyr_map_free(lyr_map *m, void (*free_val)(void *));
+bool lyr_map_put(lyr_map *m, uint64_t key, void *val);
+void *lyr_map_get(const lyr_map *m, uint64_t key);
+void *lyr_map_take(lyr_map *m, uint64_t key);
+/* calls fn for every live entry, under the map's lock */
+void lyr_map_each(lyr_map *m, void (*fn)(uint64_t key, void *val, void *user), void *user);
+
+/* ---- config (layer.c) ---------------------------------------------------- */
+typedef enum { LYR_MODE_DISPATCH = 0, LYR_MODE_LABEL = 1, LYR_MODE_CMDBUF = 2 } lyr_mode;
+typedef enum { LYR_STEPS_WAIT = 0, LYR_STEPS_LABEL = 1, LYR_STEPS_NONE = 2 } lyr_steps;
+
+typedef struct lyr_config {
+    bool on;
+    lyr_mode mode;
+    uint32_t sample;
+    char out_dir[1024];
+    lyr_steps steps;
+    char step_label[128];
+    vkl_name_map *names;
+    uint32_t trace_events;
+} lyr_config;
+
+extern lyr_config lyr_cfg;
+const char *lyr_mode_name(lyr_mode m);
+void lyr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- instances ----------------------------------------------------------- */
+typedef struct lyr_instance {
+    VkInstance handle;
+    void *key;
+    uint32_t api_version; /* the app's VkApplicationInfo.apiVersion, 1.0 when not given */
+    bool props2_ext;      /* VK_KHR_get_physical_device_properties2 enabled */
+    PFN_vkGetInstanceProcAddr gipa;
+    PFN_vkDestroyInstance DestroyInstance;
+    PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
+    PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+    PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
+} lyr_instance;
+
+/* ---- devices --------------------------------------------------------------- */
+/* The next layer's device functions the layer intercepts or uses. */
+#define LYR_DEVICE_FUNCS(X)                                                                        \
+    X(DestroyDevice)                                                                               \
+    X(GetDeviceQueue)                                                                              \
+    X(GetDeviceQueue2)                                                                             \
+    X(CreateCommandPool)                                                                           \
+    X(DestroyCommandPool)                                                                          \
+    X(ResetCommandPool)                                                                            \
+    X(AllocateCommandBuffers)                                                                      \
+    X(FreeCommandBuffers)                                                                          \
+    X(BeginCommandBuffer)                                                                          \
+    X(EndCommandBuffer)                                                                            \
+    X(ResetCommandBuffer)                                                                          \
+    X(CmdBindPipeline)                                                                             \
+    X(CmdDispatch)                                                                                 \
+    X(CmdDispatchBase)                                                                             \
+    X(CmdDispatchBaseKHR)                                                                          \
+    X(CmdDispatchIndirect)                                                                         \
+    X(CmdExecuteCommands)                                                                          \
+    X(CmdBeginDebugUtilsLabelEXT)                                                                  \
+    X(CmdEndDebugUtilsLabelEXT)                                                                    \
+    X(QueueBeginDebugUtilsLabelEXT)                                                                \
+    X(QueueEndDebugUtilsLabelEXT)                                                                  \
+    X(QueueInsertDebugUtilsLabelEXT)                                                               \
+    X(SetDebugUtilsObjectNameEXT)                                                                  \
+    X(CreateShaderModule)                                                                          \
+    X(DestroyShaderModule)                                                                         \
+    X(CreateComputePipelines)                                                                      \
+    X(DestroyPipeline)                                                                             \
+    X(QueueSubmit)                                                                                 \
+    X(QueueSubmit2)                                                                                \
+    X(QueueSubmit2KHR)                                                                             \
+    X(WaitForFences)                                                                               \
+    X(GetFenceStatus)                                                                              \
+    X(DestroyFence)                                                                                \
+    X(WaitSemaphores)                                                                              \
+    X(WaitSemaphoresKHR)                                                                           \
+    X(QueueWaitIdle)                                                                               \
+    X(DeviceWaitIdle)
+
+typedef struct lyr_next {
+#define LYR_X_(name) PFN_vk##name name;
+    LYR_DEVICE_FUNCS(LYR_X_)
+#undef LYR_X_
+} lyr_next;
+
+/* Host span buckets of the layer (one set per context). */
+enum {
+    LYR_SPAN_SUBMIT,
+    LYR_SPAN_WAIT_FENCES,
+    LYR_SPAN_FENCE_STATUS,
+    LYR_SPAN_WAIT_SEMAPHORES,
+    LYR_SPAN_QUEUE_IDLE,
+    LYR_SPAN_DEVICE_IDLE,
+    LYR_SPAN_COUNT
+};
+
+typedef struct lyr_family {
+    uint32_t index;
+    VkQueueFlags flags;
+    uint32_t valid_bits;
+    bool used;                   /* a queue or pool of it was created */
+    _Atomic(vkprof_context) ctx; /* created at the family's first command pool */
+    /* simultaneous-use buffers: a second context that resets its queries in
+     * the command buffer (each execution resets its own), made at the first one */
+    _Atomic(vkprof_context) ctx_sim;
+    bool ctx_failed; /* vkprof_create failed: untimed, reason kept */
+    char reason[96]; /* why untimed */
+    vkprof_bucket spans[LYR_SPAN_COUNT];
+    _Atomic uint64_t submits;    /* submits with command buffers: sampling */
+    _Atomic uint64_t dispatches; /* vkCmdDispatch* recorded */
+    _Atomic uint64_t dispatches_timed;
+    _Atomic uint64_t phase_full;   /* scopes not timed: the phase table was full */
+    _Atomic uint64_t simultaneous; /* scopes not timed: simultaneous use with host resets */
+    _Atomic uint32_t qlabel_gen;   /* bumped when a queue label of the family changes */
+    uint32_t unknown_phase[2]; /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
+    char trace_file[300];
+    char trace_file_sim[300]; /* basename written, "" when none */
+} lyr_family;
+
+typedef struct lyr_queue {
+    _Atomic uint64_t handle;
+    uint32_t family;
+    /* queue labels, under the device lock */
+    uint32_t depth;
+    char labels[LYR_LABEL_DEPTH][VKPROF_MAX_NAME + 1];
+    uint64_t label_order; /* when its top label was opened (device-wide order) */
+} lyr_queue;
+
+typedef struct lyr_device {
+    VkDevice handle;
+    void *key;
+    uint32_t index; /* order of creation in the process */
+    VkPhysicalDevice phys;
+    lyr_instance *inst;
+    PFN_vkGetDeviceProcAddr gdpa;
+    lyr_next next;
+    bool intercept; /* the layer is on for this device */
+    bool calibrated, host_reset, sync2;
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    pthread_mutex_t lock;
+    uint32_t nfamilies;
+    lyr_family fam[LYR_MAX_FAMILIES];
+    lyr_queue queues[LYR_MAX_QUEUES];
+    _Atomic uint32_t nqueues;
+    uint64_t label_order;
+    lyr_map pools, pipes, modules, fences;
+    _Atomic uint64_t seq;        /* submits (also empty ones) */
+    _Atomic uint64_t since_step; /* submits with work since the last step */
+    _Atomic uint64_t steps;
+    bool finished; /* results written and contexts destroyed */
+} lyr_device;
+
+typedef struct lyr_pipe {
+    uint64_t hash;
+    _Atomic uint32_t gen;           /* bumped at each rename */
+    char name[VKPROF_MAX_NAME + 1]; /* the debug-utils object name; "" none */
+    _Atomic uint64_t
+        cache[2 * LYR_MAX_FAMILIES]; /* per family and context: (gen + 1) << 32 | phase */
+} lyr_pipe;
+
+typedef struct lyr_fence {
+    _Atomic uint64_t seq;     /* the submit that signals it */
+    _Atomic uint32_t pending; /* 1 from the submit until a wait saw it signalled */
+} lyr_fence;
+
+typedef struct lyr_pool {
+    uint32_t family;
+} lyr_pool;
+
+typedef struct lyr_cmd {
+    VkCommandBuffer handle;
+    lyr_device *dev;
+    VkCommandPool pool;
+    uint32_t family;
+    bool secondary;
+    /* the recording (owner thread only) */
+    bool timed;      /* this recording stamps */
+    bool no_scopes;  /* render pass continue: nothing may be stamped */
+    bool had_scopes; /* a scope call since the last release */
+    bool rec_scopes; /* the current recording holds scopes */
+    uint32_t pipe_phase;
+    bool pipe_from_object_name;
+    lyr_pipe *pipe;
+    uint32_t pipe_gen;
+    uint32_t qlabel_phase; /* the queue label open when recording began */
+    uint32_t depth;
+    uint32_t label_phase[LYR_LABEL_DEPTH];
+    bool label_scoped[LYR_LABEL_DEPTH];
+    bool cmdbuf_scoped;
+    bool simultaneous;   /* SIMULTANEOUS_USE: recorded into the family's ctx_sim */
+    vkprof_context rctx; /* the context of the current recording */
+    uint64_t n_dispatch, n_timed, n_simul; /* this recording's, added to the family at End */
+    char name[VKPROF_MAX_NAME + 1];
+    VkCommandBuffer *secs;
+    uint32_t nsecs, capsecs;
+} lyr_cmd;
+
+extern lyr_map lyr_cmds; /* VkCommandBuffer -> lyr_cmd, every device */
+
+/* layer.c */
+lyr_device *lyr_device_get(const void *dispatchable);
+vkprof_context lyr_family_ctx(lyr_device *d, uint32_t family);
+vkprof_context lyr_ensure_ctx(lyr_device *d, uint32_t family);     /* takes d->lock */
+vkprof_context lyr_ensure_sim_ctx(lyr_device *d, uint32_t family); /* takes d->lock */
+uint32_t lyr_phase_locked(vkprof_context ctx, const char *name);
+uint32_t lyr_phase(lyr_device *d, vkprof_context ctx, const char *name); /* takes d->lock */
+PFN_vkVoidFunction lyr_device_proc(lyr_device *d, const char *name);
+
+/* record.c */
+void lyr_cmd_free(void *c);
+
+/* queue.c */
+void lyr_collect_all(lyr_device *d); /* takes d->lock */
+void lyr_register_queue(lyr_device *d, VkQueue q, uint32_t family);
+uint32_t lyr_queue_label_phase(lyr_device *d, uint32_t family,
+                               vkprof_context ctx); /* takes d->lock */
+
+/* output.c */
+void lyr_finish_device(lyr_device *d); /* collect, write trace, snapshot; destroy contexts */
+void lyr_write_summary(void);
+void lyr_note_instance(void);
+void lyr_exit_flush(void);
+
+/* The intercepts, by name: record.c and queue.c each list theirs; an entry
+ * is handed out only where the next layer has the function (next_offset into
+ * lyr_next). Ends with a NULL name. */
+typedef struct lyr_proc {
+    const char *name;
+    PFN_vkVoidFunction fn;
+    size_t next_offset;
+} lyr_proc;
+extern const lyr_proc lyr_record_procs[];
+extern const lyr_proc lyr_queue_procs[];
+
+#endif

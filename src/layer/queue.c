@@ -1,0 +1,538 @@
+/* Queues: submits (told to the library first), waits (collect on success,
+ * close a step when every submitted batch has retired), queue labels (names
+ * and step marks), and the host spans of submits and waits. */
+#include "layer.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEXT(d, name) ((d)->next.name)
+
+void lyr_register_queue(lyr_device *d, VkQueue q, uint32_t family)
+{
+    if (q == VK_NULL_HANDLE) {
+        return;
+    }
+    pthread_mutex_lock(&d->lock);
+    uint32_t n = atomic_load(&d->nqueues);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++) {
+        found = atomic_load(&d->queues[i].handle) == (uint64_t)(uintptr_t)q;
+    }
+    if (!found && n < LYR_MAX_QUEUES) {
+        d->queues[n].family = family;
+        d->queues[n].depth = 0;
+        atomic_store(&d->queues[n].handle, (uint64_t)(uintptr_t)q);
+        atomic_store_explicit(&d->nqueues, n + 1, memory_order_release);
+    }
+    if (family < d->nfamilies) {
+        d->fam[family].used = true;
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+static lyr_queue *queue_get(lyr_device *d, VkQueue q)
+{
+    uint32_t n = atomic_load_explicit(&d->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        if (atomic_load_explicit(&d->queues[i].handle, memory_order_relaxed) ==
+            (uint64_t)(uintptr_t)q) {
+            return &d->queues[i];
+        }
+    }
+    return NULL;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_GetDeviceQueue(VkDevice device, uint32_t family,
+                                                     uint32_t index, VkQueue *out)
+{
+    lyr_device *d = lyr_device_get(device);
+    NEXT(d, GetDeviceQueue)(device, family, index, out);
+    lyr_register_queue(d, *out, family);
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_GetDeviceQueue2(VkDevice device,
+                                                      const VkDeviceQueueInfo2 *info, VkQueue *out)
+{
+    lyr_device *d = lyr_device_get(device);
+    NEXT(d, GetDeviceQueue2)(device, info, out);
+    lyr_register_queue(d, *out, info->queueFamilyIndex);
+}
+
+/* ---- host spans -------------------------------------------------------- */
+
+typedef struct spans {
+    vkprof_span s[LYR_MAX_FAMILIES];
+    uint32_t n;
+} spans;
+
+static void spans_start(lyr_device *d, int kind, spans *sp)
+{
+    sp->n = d->nfamilies;
+    for (uint32_t f = 0; f < sp->n; f++) {
+        vkprof_context ctx = lyr_family_ctx(d, f);
+        sp->s[f] =
+            ctx != NULL ? vkprof_span_start(ctx, d->fam[f].spans[kind]) : vkprof__span_empty_();
+    }
+}
+
+static void spans_end(lyr_device *d, spans *sp)
+{
+    for (uint32_t f = sp->n; f-- > 0;) {
+        if (sp->s[f].start_ns != 0) {
+            (void)vkprof_span_end(lyr_family_ctx(d, f), &sp->s[f]);
+        }
+    }
+}
+
+/* ---- collection and steps ---------------------------------------------- */
+
+void lyr_collect_all(lyr_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    if (!d->finished) {
+        for (uint32_t f = 0; f < d->nfamilies; f++) {
+            vkprof_context ctx = lyr_family_ctx(d, f);
+            vkprof_context sim = atomic_load(&d->fam[f].ctx_sim);
+            if (ctx != NULL) {
+                (void)vkprof_collect(ctx);
+            }
+            if (sim != NULL) {
+                (void)vkprof_collect(sim);
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void step_all(lyr_device *d)
+{
+    for (uint32_t f = 0; f < d->nfamilies; f++) {
+        vkprof_context ctx = lyr_family_ctx(d, f);
+        vkprof_context sim = atomic_load(&d->fam[f].ctx_sim);
+        if (ctx != NULL) {
+            vkprof_step(ctx);
+        }
+        if (sim != NULL) {
+            vkprof_step(sim);
+        }
+    }
+    atomic_fetch_add(&d->steps, 1);
+}
+
+/* Queue work retired: collect; a step closes when every batch submitted so
+ * far has retired (all_retired) and there was work since the last step. */
+static void on_retired(lyr_device *d, bool all_retired)
+{
+    lyr_collect_all(d);
+    if (lyr_cfg.steps == LYR_STEPS_WAIT && all_retired && atomic_exchange(&d->since_step, 0) > 0) {
+        step_all(d);
+    }
+}
+
+/* ---- submits ------------------------------------------------------------- */
+
+typedef struct cmd_list {
+    VkCommandBuffer stack[64];
+    VkCommandBuffer *v;
+    uint32_t n, cap;
+} cmd_list;
+
+/* Every occurrence counts: a buffer in two batches of one submit (simultaneous
+ * use) runs twice, and the library counts what it cannot read apart as lost. */
+static void list_add(cmd_list *l, VkCommandBuffer cb)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap * 2;
+        VkCommandBuffer *n = malloc(cap * sizeof *n);
+        if (n == NULL) {
+            return;
+        }
+        memcpy(n, l->v, l->n * sizeof *n);
+        if (l->v != l->stack) {
+            free(l->v);
+        }
+        l->v = n;
+        l->cap = cap;
+    }
+    l->v[l->n++] = cb;
+}
+
+/* l[0]: buffers recorded into the family's context, l[1]: into its ctx_sim */
+static void list_add_cmd(cmd_list *l, VkCommandBuffer cb, bool *work)
+{
+    if (cb == VK_NULL_HANDLE) {
+        return;
+    }
+    *work = true;
+    lyr_cmd *c = lyr_map_get(&lyr_cmds, (uint64_t)(uintptr_t)cb);
+    if (c == NULL) {
+        return;
+    }
+    if (c->rec_scopes) {
+        list_add(&l[c->rctx != lyr_family_ctx(c->dev, c->family)], cb);
+    }
+    /* secondaries executed by it run with it */
+    for (uint32_t i = 0; i < c->nsecs; i++) {
+        lyr_cmd *s = lyr_map_get(&lyr_cmds, (uint64_t)(uintptr_t)c->secs[i]);
+        if (s != NULL && s->rec_scopes) {
+            list_add(&l[s->rctx != lyr_family_ctx(s->dev, s->family)], c->secs[i]);
+        }
+    }
+}
+
+static lyr_fence *fence_entry(lyr_device *d, VkFence fence)
+{
+    lyr_fence *fe = lyr_map_get(&d->fences, (uint64_t)fence);
+    if (fe == NULL) {
+        fe = calloc(1, sizeof *fe);
+        if (fe != NULL && !lyr_map_put(&d->fences, (uint64_t)fence, fe)) {
+            free(fe);
+            fe = NULL;
+        }
+    }
+    return fe;
+}
+
+typedef struct submit_state {
+    lyr_device *d;
+    lyr_queue *q;
+    vkprof_context ctx;
+    uint32_t family;
+    cmd_list list[2];
+    bool work;
+    vkprof_span span;
+} submit_state;
+
+static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
+{
+    lyr_device *d = s->d;
+    pthread_mutex_lock(&d->lock);
+    if (s->ctx != NULL && s->list[0].n > 0) {
+        (void)vkprof_cmd_submit(s->ctx, queue, s->list[0].n, s->list[0].v);
+    }
+    vkprof_context sim = s->family < d->nfamilies ? atomic_load(&d->fam[s->family].ctx_sim) : NULL;
+    if (sim != NULL && s->list[1].n > 0) {
+        (void)vkprof_cmd_submit(sim, queue, s->list[1].n, s->list[1].v);
+    }
+    uint64_t seq = atomic_fetch_add(&d->seq, 1) + 1;
+    if (fence != VK_NULL_HANDLE) {
+        lyr_fence *fe = fence_entry(d, fence);
+        if (fe != NULL) {
+            atomic_store(&fe->seq, seq);
+            atomic_store(&fe->pending, 1);
+        }
+    }
+    if (s->work) {
+        atomic_fetch_add(&d->since_step, 1);
+        if (s->family < d->nfamilies) {
+            atomic_fetch_add(&d->fam[s->family].submits, 1);
+        }
+    }
+    s->span = s->ctx != NULL ? vkprof_span_start(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT])
+                             : vkprof__span_empty_();
+}
+
+static void submit_end(submit_state *s)
+{
+    if (s->span.start_ns != 0) {
+        (void)vkprof_span_end(s->ctx, &s->span);
+    }
+    pthread_mutex_unlock(&s->d->lock);
+    for (int i = 0; i < 2; i++) {
+        if (s->list[i].v != s->list[i].stack) {
+            free(s->list[i].v);
+        }
+    }
+}
+
+static void submit_init(submit_state *s, VkQueue queue)
+{
+    memset(s, 0, sizeof *s);
+    s->d = lyr_device_get(queue);
+    s->q = queue_get(s->d, queue);
+    s->family = s->q != NULL ? s->q->family : UINT32_MAX;
+    s->ctx = s->q != NULL ? lyr_family_ctx(s->d, s->family) : NULL;
+    for (int i = 0; i < 2; i++) {
+        s->list[i].v = s->list[i].stack;
+        s->list[i].cap = 64;
+    }
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueSubmit(VkQueue queue, uint32_t count,
+                                                      const VkSubmitInfo *si, VkFence fence)
+{
+    submit_state s;
+    submit_init(&s, queue);
+    for (uint32_t b = 0; b < count; b++) {
+        for (uint32_t i = 0; i < si[b].commandBufferCount; i++) {
+            list_add_cmd(s.list, si[b].pCommandBuffers[i], &s.work);
+        }
+    }
+    submit_begin(&s, queue, fence);
+    VkResult vr = NEXT(s.d, QueueSubmit)(queue, count, si, fence);
+    submit_end(&s);
+    return vr;
+}
+
+static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *si, VkFence fence,
+                        bool khr)
+{
+    submit_state s;
+    submit_init(&s, queue);
+    for (uint32_t b = 0; b < count; b++) {
+        for (uint32_t i = 0; i < si[b].commandBufferInfoCount; i++) {
+            list_add_cmd(s.list, si[b].pCommandBufferInfos[i].commandBuffer, &s.work);
+        }
+    }
+    submit_begin(&s, queue, fence);
+    VkResult vr = khr ? NEXT(s.d, QueueSubmit2KHR)(queue, count, si, fence)
+                      : NEXT(s.d, QueueSubmit2)(queue, count, si, fence);
+    submit_end(&s);
+    return vr;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueSubmit2(VkQueue queue, uint32_t count,
+                                                       const VkSubmitInfo2 *si, VkFence fence)
+{
+    return submit2(queue, count, si, fence, false);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueSubmit2KHR(VkQueue queue, uint32_t count,
+                                                          const VkSubmitInfo2 *si, VkFence fence)
+{
+    return submit2(queue, count, si, fence, true);
+}
+
+/* ---- waits ------------------------------------------------------------------ */
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_WaitForFences(VkDevice device, uint32_t count,
+                                                        const VkFence *fences, VkBool32 all,
+                                                        uint64_t timeout)
+{
+    lyr_device *d = lyr_device_get(device);
+    spans sp;
+    spans_start(d, LYR_SPAN_WAIT_FENCES, &sp);
+    VkResult vr = NEXT(d, WaitForFences)(device, count, fences, all, timeout);
+    if (vr == VK_SUCCESS) {
+        uint64_t now = atomic_load(&d->seq);
+        bool collect = false, last = false;
+        for (uint32_t i = 0; i < count; i++) {
+            lyr_fence *fe = lyr_map_get(&d->fences, (uint64_t)fences[i]);
+            if (fe == NULL || atomic_load(&fe->pending) == 0) {
+                continue;
+            }
+            if (!all && NEXT(d, GetFenceStatus)(device, fences[i]) != VK_SUCCESS) {
+                continue;
+            }
+            if (atomic_exchange(&fe->pending, 0) != 0) {
+                collect = true;
+                last |= atomic_load(&fe->seq) == now;
+            }
+        }
+        if (collect) {
+            on_retired(d, last);
+        }
+    }
+    spans_end(d, &sp);
+    return vr;
+}
+
+/* The busy-spin path: one lock-free lookup and one load while not signalled;
+ * the first success after a submit collects (once per signal). */
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_GetFenceStatus(VkDevice device, VkFence fence)
+{
+    lyr_device *d = lyr_device_get(device);
+    VkResult vr = NEXT(d, GetFenceStatus)(device, fence);
+    if (vr != VK_SUCCESS) {
+        return vr;
+    }
+    lyr_fence *fe = lyr_map_get(&d->fences, (uint64_t)fence);
+    if (fe != NULL && atomic_load_explicit(&fe->pending, memory_order_relaxed) != 0 &&
+        atomic_exchange(&fe->pending, 0) != 0) {
+        spans sp;
+        spans_start(d, LYR_SPAN_FENCE_STATUS, &sp);
+        on_retired(d, atomic_load(&fe->seq) == atomic_load(&d->seq));
+        spans_end(d, &sp);
+    }
+    return vr;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_DestroyFence(VkDevice device, VkFence fence,
+                                                   const VkAllocationCallbacks *alloc)
+{
+    lyr_device *d = lyr_device_get(device);
+    free(lyr_map_take(&d->fences, (uint64_t)fence));
+    NEXT(d, DestroyFence)(device, fence, alloc);
+}
+
+static VkResult wait_semaphores(VkDevice device, const VkSemaphoreWaitInfo *info, uint64_t timeout,
+                                bool khr)
+{
+    lyr_device *d = lyr_device_get(device);
+    spans sp;
+    spans_start(d, LYR_SPAN_WAIT_SEMAPHORES, &sp);
+    VkResult vr = khr ? NEXT(d, WaitSemaphoresKHR)(device, info, timeout)
+                      : NEXT(d, WaitSemaphores)(device, info, timeout);
+    if (vr == VK_SUCCESS) {
+        lyr_collect_all(d); /* which batches retired is not known: no step */
+    }
+    spans_end(d, &sp);
+    return vr;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_WaitSemaphores(VkDevice device,
+                                                         const VkSemaphoreWaitInfo *info,
+                                                         uint64_t timeout)
+{
+    return wait_semaphores(device, info, timeout, false);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_WaitSemaphoresKHR(VkDevice device,
+                                                            const VkSemaphoreWaitInfo *info,
+                                                            uint64_t timeout)
+{
+    return wait_semaphores(device, info, timeout, true);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueWaitIdle(VkQueue queue)
+{
+    lyr_device *d = lyr_device_get(queue);
+    spans sp;
+    spans_start(d, LYR_SPAN_QUEUE_IDLE, &sp);
+    VkResult vr = NEXT(d, QueueWaitIdle)(queue);
+    if (vr == VK_SUCCESS) {
+        /* every batch retired only when the device has this one queue */
+        on_retired(d, atomic_load(&d->nqueues) <= 1);
+    }
+    spans_end(d, &sp);
+    return vr;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_DeviceWaitIdle(VkDevice device)
+{
+    lyr_device *d = lyr_device_get(device);
+    spans sp;
+    spans_start(d, LYR_SPAN_DEVICE_IDLE, &sp);
+    VkResult vr = NEXT(d, DeviceWaitIdle)(device);
+    if (vr == VK_SUCCESS) {
+        on_retired(d, true);
+    }
+    spans_end(d, &sp);
+    return vr;
+}
+
+/* ---- queue labels ------------------------------------------------------------ */
+
+static bool step_label(const VkDebugUtilsLabelEXT *l)
+{
+    return lyr_cfg.steps == LYR_STEPS_LABEL && l != NULL && l->pLabelName != NULL &&
+           strncmp(l->pLabelName, lyr_cfg.step_label, strlen(lyr_cfg.step_label)) == 0;
+}
+
+uint32_t lyr_queue_label_phase(lyr_device *d, uint32_t family, vkprof_context ctx)
+{
+    pthread_mutex_lock(&d->lock);
+    uint32_t n = atomic_load(&d->nqueues);
+    const lyr_queue *best = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        const lyr_queue *q = &d->queues[i];
+        if (q->family == family && q->depth > 0 &&
+            (best == NULL || q->label_order > best->label_order)) {
+            best = q;
+        }
+    }
+    uint32_t ph = LYR_NO_PHASE;
+    if (best != NULL) {
+        uint32_t top = best->depth <= LYR_LABEL_DEPTH ? best->depth - 1 : LYR_LABEL_DEPTH - 1;
+        ph = lyr_phase_locked(ctx, best->labels[top]);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return ph;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_QueueBeginDebugUtilsLabelEXT(VkQueue queue,
+                                                                   const VkDebugUtilsLabelEXT *l)
+{
+    lyr_device *d = lyr_device_get(queue);
+    if (d == NULL || NEXT(d, QueueBeginDebugUtilsLabelEXT) == NULL) {
+        return;
+    }
+    NEXT(d, QueueBeginDebugUtilsLabelEXT)(queue, l);
+    lyr_queue *q = queue_get(d, queue);
+    if (q == NULL) {
+        return;
+    }
+    bool step = step_label(l);
+    pthread_mutex_lock(&d->lock);
+    if (q->depth < LYR_LABEL_DEPTH) {
+        /* a step mark names nothing */
+        snprintf(q->labels[q->depth], sizeof q->labels[q->depth], "%s",
+                 step || l == NULL || l->pLabelName == NULL ? "" : l->pLabelName);
+    }
+    q->depth++;
+    q->label_order = ++d->label_order;
+    if (q->family < d->nfamilies) {
+        atomic_fetch_add(&d->fam[q->family].qlabel_gen, 1);
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (step) {
+        step_all(d);
+    }
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_QueueEndDebugUtilsLabelEXT(VkQueue queue)
+{
+    lyr_device *d = lyr_device_get(queue);
+    if (d == NULL || NEXT(d, QueueEndDebugUtilsLabelEXT) == NULL) {
+        return;
+    }
+    NEXT(d, QueueEndDebugUtilsLabelEXT)(queue);
+    lyr_queue *q = queue_get(d, queue);
+    if (q == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&d->lock);
+    if (q->depth > 0) {
+        q->depth--;
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_QueueInsertDebugUtilsLabelEXT(VkQueue queue,
+                                                                    const VkDebugUtilsLabelEXT *l)
+{
+    lyr_device *d = lyr_device_get(queue);
+    if (d == NULL || NEXT(d, QueueInsertDebugUtilsLabelEXT) == NULL) {
+        return;
+    }
+    NEXT(d, QueueInsertDebugUtilsLabelEXT)(queue, l);
+    if (step_label(l)) {
+        step_all(d);
+    }
+}
+
+#define P(name)                                                                                    \
+    {                                                                                              \
+        "vk" #name, (PFN_vkVoidFunction)lyr_##name, offsetof(lyr_next, name)                       \
+    }
+const lyr_proc lyr_queue_procs[] = {
+    P(GetDeviceQueue),
+    P(GetDeviceQueue2),
+    P(QueueSubmit),
+    P(QueueSubmit2),
+    P(QueueSubmit2KHR),
+    P(WaitForFences),
+    P(GetFenceStatus),
+    P(DestroyFence),
+    P(WaitSemaphores),
+    P(WaitSemaphoresKHR),
+    P(QueueWaitIdle),
+    P(DeviceWaitIdle),
+    P(QueueBeginDebugUtilsLabelEXT),
+    P(QueueEndDebugUtilsLabelEXT),
+    P(QueueInsertDebugUtilsLabelEXT),
+    {NULL, NULL, 0},
+};

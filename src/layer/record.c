@@ -1,0 +1,622 @@
+/* Recording: command pools and buffers, pipelines and their names, labels,
+ * and the scopes around dispatches (dispatch mode), label regions (label
+ * mode) or whole primary buffers (cmdbuf mode). */
+#include "layer.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEXT(d, name) ((d)->next.name)
+
+static lyr_cmd *cmd_get(VkCommandBuffer cb)
+{
+    return lyr_map_get(&lyr_cmds, (uint64_t)(uintptr_t)cb);
+}
+
+static lyr_device *cmd_dev(lyr_cmd *c, VkCommandBuffer cb)
+{
+    return c != NULL ? c->dev : lyr_device_get(cb);
+}
+
+void lyr_cmd_free(void *p)
+{
+    lyr_cmd *c = p;
+    if (c != NULL) {
+        free(c->secs);
+        free(c);
+    }
+}
+
+/* The buffer's old recording is retired in the library (reset, free, or a
+ * new recording). Under nothing; takes the device lock. */
+static void cmd_release(lyr_cmd *c)
+{
+    if (!c->had_scopes) {
+        return;
+    }
+    vkprof_context ctx = c->rctx;
+    if (ctx != NULL) {
+        pthread_mutex_lock(&c->dev->lock);
+        (void)vkprof_cmd_release(ctx, c->handle);
+        pthread_mutex_unlock(&c->dev->lock);
+    }
+    c->had_scopes = false;
+    c->rec_scopes = false;
+}
+
+/* ---- pools and buffers ---------------------------------------------------- */
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateCommandPool(VkDevice device,
+                                                            const VkCommandPoolCreateInfo *ci,
+                                                            const VkAllocationCallbacks *alloc,
+                                                            VkCommandPool *out)
+{
+    lyr_device *d = lyr_device_get(device);
+    VkResult vr = NEXT(d, CreateCommandPool)(device, ci, alloc, out);
+    if (vr == VK_SUCCESS) {
+        lyr_pool *p = calloc(1, sizeof *p);
+        if (p != NULL) {
+            p->family = ci->queueFamilyIndex;
+            if (!lyr_map_put(&d->pools, (uint64_t)*out, p)) {
+                free(p);
+            }
+        }
+        (void)lyr_ensure_ctx(d, ci->queueFamilyIndex);
+    }
+    return vr;
+}
+
+typedef struct pool_walk {
+    VkCommandPool pool;
+    lyr_cmd **list;
+    uint32_t n, cap;
+} pool_walk;
+
+static void walk_pool(uint64_t key, void *val, void *user)
+{
+    (void)key;
+    pool_walk *w = user;
+    lyr_cmd *c = val;
+    if (c->pool != w->pool) {
+        return;
+    }
+    if (w->n == w->cap) {
+        uint32_t cap = w->cap ? w->cap * 2 : 64;
+        lyr_cmd **l = realloc(w->list, cap * sizeof *l);
+        if (l == NULL) {
+            return;
+        }
+        w->list = l;
+        w->cap = cap;
+    }
+    w->list[w->n++] = c;
+}
+
+static pool_walk pool_buffers(VkCommandPool pool)
+{
+    pool_walk w = {pool, NULL, 0, 0};
+    lyr_map_each(&lyr_cmds, walk_pool, &w);
+    return w;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_DestroyCommandPool(VkDevice device, VkCommandPool pool,
+                                                         const VkAllocationCallbacks *alloc)
+{
+    lyr_device *d = lyr_device_get(device);
+    if (pool != VK_NULL_HANDLE) {
+        pool_walk w = pool_buffers(pool);
+        for (uint32_t i = 0; i < w.n; i++) {
+            if (w.list[i]->dev != d) {
+                continue;
+            }
+            cmd_release(w.list[i]);
+            lyr_cmd_free(lyr_map_take(&lyr_cmds, (uint64_t)(uintptr_t)w.list[i]->handle));
+        }
+        free(w.list);
+        free(lyr_map_take(&d->pools, (uint64_t)pool));
+    }
+    NEXT(d, DestroyCommandPool)(device, pool, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_ResetCommandPool(VkDevice device, VkCommandPool pool,
+                                                           VkCommandPoolResetFlags flags)
+{
+    lyr_device *d = lyr_device_get(device);
+    pool_walk w = pool_buffers(pool);
+    for (uint32_t i = 0; i < w.n; i++) {
+        if (w.list[i]->dev == d) {
+            cmd_release(w.list[i]);
+            w.list[i]->nsecs = 0;
+        }
+    }
+    free(w.list);
+    return NEXT(d, ResetCommandPool)(device, pool, flags);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_AllocateCommandBuffers(
+    VkDevice device, const VkCommandBufferAllocateInfo *ai, VkCommandBuffer *out)
+{
+    lyr_device *d = lyr_device_get(device);
+    VkResult vr = NEXT(d, AllocateCommandBuffers)(device, ai, out);
+    if (vr != VK_SUCCESS) {
+        return vr;
+    }
+    lyr_pool *p = lyr_map_get(&d->pools, (uint64_t)ai->commandPool);
+    for (uint32_t i = 0; i < ai->commandBufferCount; i++) {
+        lyr_cmd *c = calloc(1, sizeof *c);
+        if (c == NULL) {
+            continue;
+        }
+        c->handle = out[i];
+        c->dev = d;
+        c->pool = ai->commandPool;
+        c->family = p != NULL ? p->family : UINT32_MAX;
+        c->secondary = ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        c->pipe_phase = LYR_NO_PHASE;
+        c->qlabel_phase = LYR_NO_PHASE;
+        lyr_cmd_free(lyr_map_take(&lyr_cmds, (uint64_t)(uintptr_t)out[i])); /* a stale entry */
+        if (!lyr_map_put(&lyr_cmds, (uint64_t)(uintptr_t)out[i], c)) {
+            free(c);
+        }
+    }
+    return vr;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_FreeCommandBuffers(VkDevice device, VkCommandPool pool,
+                                                         uint32_t count, const VkCommandBuffer *cbs)
+{
+    lyr_device *d = lyr_device_get(device);
+    for (uint32_t i = 0; i < count; i++) {
+        if (cbs[i] == VK_NULL_HANDLE) {
+            continue;
+        }
+        lyr_cmd *c = cmd_get(cbs[i]);
+        if (c != NULL) {
+            cmd_release(c);
+            lyr_cmd_free(lyr_map_take(&lyr_cmds, (uint64_t)(uintptr_t)cbs[i]));
+        }
+    }
+    NEXT(d, FreeCommandBuffers)(device, pool, count, cbs);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_ResetCommandBuffer(VkCommandBuffer cb,
+                                                             VkCommandBufferResetFlags flags)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    if (c != NULL) {
+        cmd_release(c);
+        c->nsecs = 0;
+    }
+    return NEXT(d, ResetCommandBuffer)(cb, flags);
+}
+
+/* ---- scopes ---------------------------------------------------------------- */
+
+static bool may_stamp(lyr_device *d, uint32_t family)
+{
+    const lyr_family *f = &d->fam[family];
+    /* without host resets the library records vkCmdResetQueryPool, which a
+     * transfer-only family does not support */
+    return d->host_reset || (f->flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) != 0;
+}
+
+static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase)
+{
+    if (phase == LYR_NO_PHASE) {
+        atomic_fetch_add_explicit(&c->dev->fam[c->family].phase_full, 1, memory_order_relaxed);
+        return false;
+    }
+    if (vkprof_cmd_begin(ctx, c->handle, phase) != VKPROF_OK) {
+        return false;
+    }
+    c->had_scopes = true;
+    c->rec_scopes = true;
+    return true;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
+                                                             const VkCommandBufferBeginInfo *bi)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    if (c == NULL || c->family >= d->nfamilies) {
+        return NEXT(d, BeginCommandBuffer)(cb, bi);
+    }
+    cmd_release(c); /* the old recording (a Begin resets the buffer) */
+    c->nsecs = 0;
+    c->depth = 0;
+    c->cmdbuf_scoped = false;
+    c->pipe = NULL;
+    c->pipe_phase = LYR_NO_PHASE;
+    c->no_scopes = c->secondary && bi != NULL &&
+                   (bi->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
+    lyr_family *f = &d->fam[c->family];
+    uint64_t submits = atomic_load_explicit(&f->submits, memory_order_relaxed);
+    /* A simultaneous-use buffer may run again while pending; the library's
+     * host resets before each execution would then reset queries in use
+     * (invalid), so with host resets such a buffer is not timed, and its
+     * scopes are counted as untimed for that reason. */
+    c->simultaneous = bi != NULL && (bi->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    vkprof_context ctx = c->simultaneous && d->host_reset ? lyr_ensure_sim_ctx(d, c->family)
+                                                          : lyr_family_ctx(d, c->family);
+    c->rctx = ctx;
+    c->n_dispatch = c->n_timed = c->n_simul = 0;
+    c->timed = vkprof_active(ctx) && !c->no_scopes && may_stamp(d, c->family) &&
+               (lyr_cfg.sample <= 1 || submits % lyr_cfg.sample == 0);
+    c->qlabel_phase = LYR_NO_PHASE;
+    if (c->timed && atomic_load_explicit(&f->qlabel_gen, memory_order_acquire) != 0) {
+        c->qlabel_phase = lyr_queue_label_phase(d, c->family, ctx);
+    }
+    VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
+    if (vr == VK_SUCCESS && c->timed && lyr_cfg.mode == LYR_MODE_CMDBUF && !c->secondary) {
+        uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
+        c->cmdbuf_scoped = scope_begin(c, ctx, phase);
+    }
+    return vr;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    if (c != NULL && c->family < d->nfamilies) {
+        lyr_family *f = &d->fam[c->family];
+        atomic_fetch_add_explicit(&f->dispatches, c->n_dispatch, memory_order_relaxed);
+        atomic_fetch_add_explicit(&f->dispatches_timed, c->n_timed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&f->simultaneous, c->n_simul, memory_order_relaxed);
+        c->n_dispatch = c->n_timed = c->n_simul = 0;
+    }
+    if (c != NULL && c->timed) {
+        vkprof_context ctx = c->rctx;
+        /* label regions left open close with the buffer */
+        for (uint32_t i = c->depth < LYR_LABEL_DEPTH ? c->depth : LYR_LABEL_DEPTH; i-- > 0;) {
+            if (c->label_scoped[i]) {
+                (void)vkprof_cmd_end(ctx, cb, c->label_phase[i]);
+                c->label_scoped[i] = false;
+            }
+        }
+        if (c->cmdbuf_scoped) {
+            uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
+            (void)vkprof_cmd_end(ctx, cb, phase);
+            c->cmdbuf_scoped = false;
+        }
+    }
+    return NEXT(d, EndCommandBuffer)(cb);
+}
+
+/* ---- pipelines and their names -------------------------------------------- */
+
+#define CACHE_OBJ_NAME UINT64_C(0x80000000)
+
+/* The phase of a pipeline in a family: its debug-utils object name, else
+ * the name map's entry for its module hash, else pipeline-<hash>. The
+ * result is cached per family until the pipeline is renamed. */
+static uint32_t pipe_phase(lyr_device *d, const lyr_cmd *cmd, lyr_pipe *p, bool *from_name)
+{
+    uint32_t family = cmd->family;
+    vkprof_context ctx = cmd->rctx;
+    uint32_t slot = family * 2 + (ctx != lyr_family_ctx(d, family));
+    if (p == NULL) {
+        lyr_family *f = &d->fam[family];
+        pthread_mutex_lock(&d->lock);
+        uint32_t *u = &f->unknown_phase[slot & 1];
+        if (*u == LYR_NO_PHASE) {
+            *u = lyr_phase_locked(ctx, "pipeline-unknown");
+        }
+        uint32_t ph = *u;
+        pthread_mutex_unlock(&d->lock);
+        *from_name = false;
+        return ph;
+    }
+    uint32_t gen = atomic_load_explicit(&p->gen, memory_order_acquire);
+    uint64_t c = atomic_load_explicit(&p->cache[slot], memory_order_acquire);
+    if ((c >> 32) == (uint64_t)gen + 1) {
+        *from_name = (c & CACHE_OBJ_NAME) != 0;
+        uint32_t ph = (uint32_t)(c & 0x7fffffffu);
+        return ph == 0x7fffffffu ? LYR_NO_PHASE : ph;
+    }
+    pthread_mutex_lock(&d->lock);
+    gen = atomic_load_explicit(&p->gen, memory_order_acquire);
+    char name[32];
+    const char *use;
+    bool obj = p->name[0] != '\0';
+    if (obj) {
+        use = p->name;
+    } else {
+        const char *m = lyr_cfg.names != NULL ? vkl_name_map_find(lyr_cfg.names, p->hash) : NULL;
+        if (m != NULL) {
+            use = m;
+        } else {
+            vkl_hash_name(p->hash, name);
+            use = name;
+        }
+    }
+    uint32_t ph = lyr_phase_locked(ctx, use);
+    uint64_t entry = (((uint64_t)gen + 1) << 32) | (obj ? CACHE_OBJ_NAME : 0) |
+                     (ph == LYR_NO_PHASE ? 0x7fffffffu : ph);
+    atomic_store_explicit(&p->cache[slot], entry, memory_order_release);
+    pthread_mutex_unlock(&d->lock);
+    *from_name = obj;
+    return ph;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateShaderModule(VkDevice device,
+                                                             const VkShaderModuleCreateInfo *ci,
+                                                             const VkAllocationCallbacks *alloc,
+                                                             VkShaderModule *out)
+{
+    lyr_device *d = lyr_device_get(device);
+    VkResult vr = NEXT(d, CreateShaderModule)(device, ci, alloc, out);
+    if (vr == VK_SUCCESS) {
+        uint64_t *h = malloc(sizeof *h);
+        if (h != NULL) {
+            *h = vkl_spirv_hash(ci->pCode, ci->codeSize / 4);
+            if (!lyr_map_put(&d->modules, (uint64_t)*out, h)) {
+                free(h);
+            }
+        }
+    }
+    return vr;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_DestroyShaderModule(VkDevice device, VkShaderModule m,
+                                                          const VkAllocationCallbacks *alloc)
+{
+    lyr_device *d = lyr_device_get(device);
+    free(lyr_map_take(&d->modules, (uint64_t)m));
+    NEXT(d, DestroyShaderModule)(device, m, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateComputePipelines(
+    VkDevice device, VkPipelineCache cache, uint32_t count, const VkComputePipelineCreateInfo *ci,
+    const VkAllocationCallbacks *alloc, VkPipeline *out)
+{
+    lyr_device *d = lyr_device_get(device);
+    VkResult vr = NEXT(d, CreateComputePipelines)(device, cache, count, ci, alloc, out);
+    if (vr < 0 && vr != VK_PIPELINE_COMPILE_REQUIRED) {
+        return vr;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (out[i] == VK_NULL_HANDLE) {
+            continue;
+        }
+        lyr_pipe *p = calloc(1, sizeof *p);
+        if (p == NULL) {
+            continue;
+        }
+        const VkPipelineShaderStageCreateInfo *st = &ci[i].stage;
+        if (st->module != VK_NULL_HANDLE) {
+            const uint64_t *h = lyr_map_get(&d->modules, (uint64_t)st->module);
+            p->hash = h != NULL ? *h : 0;
+        } else {
+            /* maintenance5 / graphics_pipeline_library: the module inline */
+            for (const VkBaseInStructure *n = st->pNext; n != NULL; n = n->pNext) {
+                if (n->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
+                    const VkShaderModuleCreateInfo *m = (const void *)n;
+                    p->hash = vkl_spirv_hash(m->pCode, m->codeSize / 4);
+                }
+            }
+        }
+        free(lyr_map_take(&d->pipes, (uint64_t)out[i]));
+        if (!lyr_map_put(&d->pipes, (uint64_t)out[i], p)) {
+            free(p);
+        }
+    }
+    return vr;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_DestroyPipeline(VkDevice device, VkPipeline pipeline,
+                                                      const VkAllocationCallbacks *alloc)
+{
+    lyr_device *d = lyr_device_get(device);
+    free(lyr_map_take(&d->pipes, (uint64_t)pipeline));
+    NEXT(d, DestroyPipeline)(device, pipeline, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+lyr_SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
+{
+    lyr_device *d = lyr_device_get(device);
+    if (d == NULL || NEXT(d, SetDebugUtilsObjectNameEXT) == NULL) {
+        return VK_SUCCESS; /* a device we do not know (asked for through the instance) */
+    }
+    if (info != NULL && info->objectType == VK_OBJECT_TYPE_PIPELINE) {
+        lyr_pipe *p = lyr_map_get(&d->pipes, info->objectHandle);
+        if (p != NULL) {
+            pthread_mutex_lock(&d->lock);
+            snprintf(p->name, sizeof p->name, "%s",
+                     info->pObjectName != NULL ? info->pObjectName : "");
+            atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
+            pthread_mutex_unlock(&d->lock);
+        }
+    } else if (info != NULL && info->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER) {
+        lyr_cmd *c = cmd_get((VkCommandBuffer)(uintptr_t)info->objectHandle);
+        if (c != NULL) {
+            snprintf(c->name, sizeof c->name, "%s",
+                     info->pObjectName != NULL ? info->pObjectName : "");
+        }
+    }
+    return NEXT(d, SetDebugUtilsObjectNameEXT)(device, info);
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoint bp,
+                                                      VkPipeline pipeline)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    NEXT(d, CmdBindPipeline)(cb, bp, pipeline);
+    if (c != NULL && c->timed && bp == VK_PIPELINE_BIND_POINT_COMPUTE &&
+        lyr_cfg.mode == LYR_MODE_DISPATCH) {
+        c->pipe = lyr_map_get(&d->pipes, (uint64_t)pipeline);
+        bool from_name = false;
+        c->pipe_phase = pipe_phase(d, c, c->pipe, &from_name);
+        c->pipe_from_object_name = from_name;
+    }
+}
+
+/* ---- dispatches -------------------------------------------------------------- */
+
+static inline uint32_t dispatch_phase(lyr_cmd *c)
+{
+    if (c->depth > 0) {
+        uint32_t top = c->depth <= LYR_LABEL_DEPTH ? c->depth - 1 : LYR_LABEL_DEPTH - 1;
+        if (c->label_phase[top] != LYR_NO_PHASE) {
+            return c->label_phase[top];
+        }
+    }
+    if (c->pipe != NULL) {
+        bool from_name = false;
+        uint32_t ph = pipe_phase(c->dev, c, c->pipe, &from_name); /* a cache hit */
+        if (!from_name && c->qlabel_phase != LYR_NO_PHASE) {
+            return c->qlabel_phase;
+        }
+        return ph;
+    }
+    return c->pipe_phase;
+}
+
+#define DISPATCH_BODY(call)                                                                        \
+    lyr_cmd *c = cmd_get(cb);                                                                      \
+    lyr_device *d = cmd_dev(c, cb);                                                                \
+    if (c != NULL) {                                                                               \
+        c->n_dispatch++;                                                                           \
+        c->n_simul += c->simultaneous && c->rctx == NULL && lyr_cfg.mode == LYR_MODE_DISPATCH;     \
+    }                                                                                              \
+    if (c == NULL || !c->timed || lyr_cfg.mode != LYR_MODE_DISPATCH) {                             \
+        call;                                                                                      \
+        return;                                                                                    \
+    }                                                                                              \
+    vkprof_context ctx = c->rctx;                                                                  \
+    uint32_t phase = dispatch_phase(c);                                                            \
+    bool scoped = scope_begin(c, ctx, phase);                                                      \
+    call;                                                                                          \
+    if (scoped && vkprof_cmd_end(ctx, cb, phase) == VKPROF_OK) {                                   \
+        c->n_timed++;                                                                              \
+    }
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y,
+                                                  uint32_t z)
+{
+    DISPATCH_BODY(NEXT(d, CmdDispatch)(cb, x, y, z))
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by,
+                                                      uint32_t bz, uint32_t x, uint32_t y,
+                                                      uint32_t z)
+{
+    DISPATCH_BODY(NEXT(d, CmdDispatchBase)(cb, bx, by, bz, x, y, z))
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatchBaseKHR(VkCommandBuffer cb, uint32_t bx,
+                                                         uint32_t by, uint32_t bz, uint32_t x,
+                                                         uint32_t y, uint32_t z)
+{
+    DISPATCH_BODY(NEXT(d, CmdDispatchBaseKHR)(cb, bx, by, bz, x, y, z))
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatchIndirect(VkCommandBuffer cb, VkBuffer buf,
+                                                          VkDeviceSize offset)
+{
+    DISPATCH_BODY(NEXT(d, CmdDispatchIndirect)(cb, buf, offset))
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
+                                                         const VkCommandBuffer *secs)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    NEXT(d, CmdExecuteCommands)(cb, count, secs);
+    if (c == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (c->nsecs == c->capsecs) {
+            uint32_t cap = c->capsecs ? c->capsecs * 2 : 8;
+            VkCommandBuffer *n = realloc(c->secs, cap * sizeof *n);
+            if (n == NULL) {
+                return;
+            }
+            c->secs = n;
+            c->capsecs = cap;
+        }
+        c->secs[c->nsecs++] = secs[i];
+    }
+}
+
+/* ---- labels ------------------------------------------------------------------- */
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
+                                                                 const VkDebugUtilsLabelEXT *l)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    if (d == NULL || NEXT(d, CmdBeginDebugUtilsLabelEXT) == NULL) {
+        return;
+    }
+    NEXT(d, CmdBeginDebugUtilsLabelEXT)(cb, l);
+    if (c == NULL) {
+        return;
+    }
+    c->n_simul += c->simultaneous && c->rctx == NULL && lyr_cfg.mode == LYR_MODE_LABEL;
+    if (c->depth < LYR_LABEL_DEPTH) {
+        uint32_t i = c->depth;
+        c->label_scoped[i] = false;
+        c->label_phase[i] = LYR_NO_PHASE;
+        if (c->timed && l != NULL && l->pLabelName != NULL && l->pLabelName[0] != '\0') {
+            c->label_phase[i] = lyr_phase(d, c->rctx, l->pLabelName);
+            if (lyr_cfg.mode == LYR_MODE_LABEL) {
+                c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i]);
+            }
+        }
+    }
+    c->depth++;
+}
+
+static VKAPI_ATTR void VKAPI_CALL lyr_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
+{
+    lyr_cmd *c = cmd_get(cb);
+    lyr_device *d = cmd_dev(c, cb);
+    if (d == NULL || NEXT(d, CmdEndDebugUtilsLabelEXT) == NULL) {
+        return;
+    }
+    if (c != NULL && c->depth > 0) {
+        c->depth--;
+        if (c->depth < LYR_LABEL_DEPTH && c->label_scoped[c->depth]) {
+            (void)vkprof_cmd_end(c->rctx, cb, c->label_phase[c->depth]);
+            c->label_scoped[c->depth] = false;
+        }
+    }
+    NEXT(d, CmdEndDebugUtilsLabelEXT)(cb);
+}
+
+#define P(name)                                                                                    \
+    {                                                                                              \
+        "vk" #name, (PFN_vkVoidFunction)lyr_##name, offsetof(lyr_next, name)                       \
+    }
+const lyr_proc lyr_record_procs[] = {
+    P(CreateCommandPool),
+    P(DestroyCommandPool),
+    P(ResetCommandPool),
+    P(AllocateCommandBuffers),
+    P(FreeCommandBuffers),
+    P(BeginCommandBuffer),
+    P(EndCommandBuffer),
+    P(ResetCommandBuffer),
+    P(CmdBindPipeline),
+    P(CmdDispatch),
+    P(CmdDispatchBase),
+    P(CmdDispatchBaseKHR),
+    P(CmdDispatchIndirect),
+    P(CmdExecuteCommands),
+    P(CmdBeginDebugUtilsLabelEXT),
+    P(CmdEndDebugUtilsLabelEXT),
+    P(SetDebugUtilsObjectNameEXT),
+    P(CreateShaderModule),
+    P(DestroyShaderModule),
+    P(CreateComputePipelines),
+    P(DestroyPipeline),
+    {NULL, NULL, 0},
+};

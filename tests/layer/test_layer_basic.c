@@ -1,0 +1,605 @@
+/* VK_LAYER_vkprof on lavapipe, in one process per case, with the Khronos
+ * validation layer above ours (first listed) or below it; any validation
+ * message fails. The app records T tokens of work under two pipelines made
+ * from one module (one named with debug utils, one not), a command-buffer
+ * label, a secondary buffer and a re-submitted buffer; it waits with
+ * vkWaitForFences, with a vkGetFenceStatus spin and on an empty submit that
+ * only signals a fence; then it destroys the device and reads the summary
+ * JSON the layer wrote: dispatch counts per phase name, steps, nothing lost,
+ * the name rules, sampling, label mode, off, and garbage env values.
+ *
+ *   test_layer_basic CASE LAYER_DIR OUT_DIR
+ * CASE: above | below | off | garbage | sample | label | steplabel */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "harness.h"
+#include "names.h"
+/* the busy shader's words, under a name of our own (vkutil.c has busy_spv) */
+#define busy_spv test_busy_spv
+#include "busy_spv.h"
+#undef busy_spv
+
+enum { T = 4, K1 = 2, K2 = 3, K3 = 2, K4 = 3, K5 = 2 };
+
+static const char *tcase;
+static char out_dir[1024];
+static uint32_t messages;
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *d,
+                                                 void *user)
+{
+    (void)user;
+    if (vku_message_counts(sev, types, d)) {
+        messages++;
+        fprintf(stderr, "VALIDATION: %s\n", d->pMessage);
+    }
+    return VK_FALSE;
+}
+
+static bool is(const char *c)
+{
+    return strcmp(tcase, c) == 0;
+}
+
+typedef struct app {
+    VkInstance inst;
+    VkDebugUtilsMessengerEXT messenger;
+    vku_device dev;
+    vku_busy named, plain;
+    VkCommandPool pool, pool2; /* a's, reset every token; b's and the secondary's */
+    VkCommandBuffer a, b, sec, sim;
+    VkFence fa, fb, fc;
+    bool sync2;
+} app;
+
+static void create_instance(app *p)
+{
+    VkDebugUtilsMessengerCreateInfoEXT mci = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_message};
+    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                            .pApplicationName = "test_layer_basic",
+                            .apiVersion = VK_API_VERSION_1_3};
+    const char *above[] = {"VK_LAYER_KHRONOS_validation", "VK_LAYER_vkprof"};
+    const char *below[] = {"VK_LAYER_vkprof", "VK_LAYER_KHRONOS_validation"};
+    const char *ext[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pNext = &mci,
+                               .pApplicationInfo = &ai,
+                               .enabledLayerCount = 2,
+                               .ppEnabledLayerNames = is("above") ? above : below,
+                               .enabledExtensionCount = 1,
+                               .ppEnabledExtensionNames = ext};
+    CHECK_VK(vkCreateInstance(&ci, NULL, &p->inst));
+    volkLoadInstance(p->inst);
+    CHECK_VK(vkCreateDebugUtilsMessengerEXT(p->inst, &mci, NULL, &p->messenger));
+}
+
+/* A second instance that only lists devices, as ggml does. */
+static void list_only_instance(void)
+{
+    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                            .apiVersion = VK_API_VERSION_1_2};
+    const char *layers[] = {"VK_LAYER_vkprof"};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pApplicationInfo = &ai,
+                               .enabledLayerCount = 1,
+                               .ppEnabledLayerNames = layers};
+    VkInstance inst = VK_NULL_HANDLE;
+    CHECK_VK(vkCreateInstance(&ci, NULL, &inst));
+    PFN_vkEnumeratePhysicalDevices enumerate =
+        (PFN_vkEnumeratePhysicalDevices)vkGetInstanceProcAddr(inst, "vkEnumeratePhysicalDevices");
+    PFN_vkDestroyInstance destroy =
+        (PFN_vkDestroyInstance)vkGetInstanceProcAddr(inst, "vkDestroyInstance");
+    uint32_t n = 0;
+    CHECK_VK(enumerate(inst, &n, NULL));
+    CHECK(n > 0);
+    destroy(inst, NULL);
+}
+
+/* Like ggml: the app's own Vulkan 1.1/1.2 feature structs, no calibrated
+ * timestamps, synchronization2 only in the "below" case. */
+static void create_device(app *p)
+{
+    vku_device *d = &p->dev;
+    memset(d, 0, sizeof *d);
+    uint32_t n = 1;
+    VkResult r = vkEnumeratePhysicalDevices(p->inst, &n, &d->phys);
+    CHECK(r == VK_SUCCESS || r == VK_INCOMPLETE);
+    vkGetPhysicalDeviceProperties(d->phys, &d->props);
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
+    d->family = vku_compute_family(d->phys);
+    p->sync2 = is("below");
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                  .queueFamilyIndex = d->family,
+                                  .queueCount = 1,
+                                  .pQueuePriorities = &prio};
+    VkPhysicalDeviceVulkan13Features f13 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+        .synchronization2 = VK_TRUE};
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = p->sync2 ? &f13 : NULL,
+        .timelineSemaphore = VK_TRUE};
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &f11};
+    VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = &f2,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qi};
+    CHECK_VK(vkCreateDevice(d->phys, &ci, NULL, &d->device));
+    /* the layer edited its copy, never the app's structs */
+    CHECK(f12.hostQueryReset == VK_FALSE);
+    CHECK(ci.enabledExtensionCount == 0);
+    volkLoadDevice(d->device);
+    VkDeviceQueueInfo2 q2 = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_INFO_2,
+                             .queueFamilyIndex = d->family};
+    vkGetDeviceQueue2(d->device, &q2, &d->queue);
+}
+
+static void name_pipeline(app *p, VkPipeline pl, const char *name)
+{
+    VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                        .objectType = VK_OBJECT_TYPE_PIPELINE,
+                                        .objectHandle = (uint64_t)pl,
+                                        .pObjectName = name};
+    CHECK_VK(vkSetDebugUtilsObjectNameEXT(p->dev.device, &ni));
+}
+
+static void begin(VkCommandBuffer c, VkCommandBufferUsageFlags flags,
+                  const VkCommandBufferInheritanceInfo *inh)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = flags,
+                                   .pInheritanceInfo = inh};
+    CHECK_VK(vkBeginCommandBuffer(c, &bi));
+}
+
+static void dispatches(app *p, VkCommandBuffer c, vku_busy *b, int k)
+{
+    for (int i = 0; i < k; i++) {
+        vku_busy_record(&p->dev, b, c, 20);
+        vku_compute_barrier(c);
+    }
+}
+
+static void record_a(app *p, bool with_secondary)
+{
+    begin(p->a, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL);
+    VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+                              .pLabelName = "lbl"};
+    vkCmdBeginDebugUtilsLabelEXT(p->a, &l);
+    dispatches(p, p->a, &p->named, K1);
+    vkCmdEndDebugUtilsLabelEXT(p->a);
+    dispatches(p, p->a, &p->named, K2);
+    dispatches(p, p->a, &p->plain, K3);
+    if (with_secondary) {
+        vkCmdExecuteCommands(p->a, 1, &p->sec);
+        vku_compute_barrier(p->a);
+    }
+    CHECK_VK(vkEndCommandBuffer(p->a));
+}
+
+static void submit(app *p, VkCommandBuffer c, VkFence f, bool use2)
+{
+    if (use2) {
+        VkCommandBufferSubmitInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                         .commandBuffer = c};
+        VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                            .commandBufferInfoCount = 1,
+                            .pCommandBufferInfos = &cbi};
+        CHECK_VK(vkQueueSubmit2(p->dev.queue, 1, &si, f));
+    } else {
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = c != VK_NULL_HANDLE ? 1u : 0u,
+                           .pCommandBuffers = &c};
+        CHECK_VK(vkQueueSubmit(p->dev.queue, c != VK_NULL_HANDLE ? 1u : 0u, &si, f));
+    }
+}
+
+static void run_app(app *p)
+{
+    create_instance(p);
+    list_only_instance();
+    create_device(p);
+    vku_device *d = &p->dev;
+    CHECK_VK(vku_busy_create(d, 256, &p->named));
+    CHECK_VK(vku_busy_create(d, 256, &p->plain));
+    name_pipeline(p, p->named.pipeline, "named_pipe");
+
+    if (is("below") || is("off")) {
+        /* ours is the first layer: the app gets our vkCmdDispatch, or the
+         * next layer's when the layer is off */
+        Dl_info info;
+        PFN_vkVoidFunction f = vkGetDeviceProcAddr(d->device, "vkCmdDispatch");
+        CHECK(f != NULL && dladdr((void *)f, &info) != 0);
+        bool ours = info.dli_fname != NULL && strstr(info.dli_fname, "VkLayer_vkprof") != NULL;
+        CHECK(ours == is("below"));
+        /* what no layer below has stays NULL */
+        CHECK(vkGetDeviceProcAddr(d->device, "vkCmdNoSuchFunctionVKPROF") == NULL);
+    }
+
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = d->family};
+    CHECK_VK(vkCreateCommandPool(d->device, &pci, NULL, &p->pool));
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = p->pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    CHECK_VK(vkAllocateCommandBuffers(d->device, &cai, &p->a));
+    CHECK_VK(vkCreateCommandPool(d->device, &pci, NULL, &p->pool2));
+    cai.commandPool = p->pool2;
+    CHECK_VK(vkAllocateCommandBuffers(d->device, &cai, &p->b));
+    CHECK_VK(vkAllocateCommandBuffers(d->device, &cai, &p->sim));
+    cai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    CHECK_VK(vkAllocateCommandBuffers(d->device, &cai, &p->sec));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    CHECK_VK(vkCreateFence(d->device, &fci, NULL, &p->fa));
+    CHECK_VK(vkCreateFence(d->device, &fci, NULL, &p->fb));
+    CHECK_VK(vkCreateFence(d->device, &fci, NULL, &p->fc));
+
+    bool full = !is("sample"); /* sample: one submit per token, buffer a alone */
+    if (full) {
+        VkCommandBufferInheritanceInfo inh = {
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+        begin(p->sec, 0, &inh);
+        dispatches(p, p->sec, &p->plain, K5);
+        CHECK_VK(vkEndCommandBuffer(p->sec));
+        begin(p->b, 0, NULL);
+        dispatches(p, p->b, &p->plain, K4);
+        CHECK_VK(vkEndCommandBuffer(p->b));
+        /* simultaneous use, in two batches of one submit: host query resets
+         * would reset queries in use, so the layer times it in a second
+         * context that resets them in the buffer */
+        begin(p->sim, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, NULL);
+        dispatches(p, p->sim, &p->plain, 1);
+        CHECK_VK(vkEndCommandBuffer(p->sim));
+        VkSubmitInfo two[2] = {{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                .commandBufferCount = 1,
+                                .pCommandBuffers = &p->sim},
+                               {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                .commandBufferCount = 1,
+                                .pCommandBuffers = &p->sim}};
+        CHECK_VK(vkQueueSubmit(d->queue, 2, two, p->fc));
+        CHECK_VK(vkWaitForFences(d->device, 1, &p->fc, VK_TRUE, UINT64_MAX));
+        CHECK_VK(vkResetFences(d->device, 1, &p->fc));
+    }
+    for (int t = 0; t < T; t++) {
+        if (is("steplabel")) {
+            VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+                                      .pLabelName = "tok"};
+            vkQueueInsertDebugUtilsLabelEXT(d->queue, &l);
+        }
+        /* a: re-recorded every token, the pool reset first */
+        CHECK_VK(vkResetCommandPool(d->device, p->pool, 0));
+        record_a(p, full);
+        submit(p, p->a, p->fa, false);
+        CHECK_VK(vkWaitForFences(d->device, 1, &p->fa, VK_TRUE, UINT64_MAX));
+        CHECK_VK(vkResetFences(d->device, 1, &p->fa));
+        if (!full) {
+            continue;
+        }
+        /* b: submitted with vkQueueSubmit2 where synchronization2 is on; a spin */
+        submit(p, p->b, p->fb, p->sync2);
+        VkResult r;
+        while ((r = vkGetFenceStatus(d->device, p->fb)) == VK_NOT_READY) {
+        }
+        CHECK_VK(r);
+        CHECK_VK(vkGetFenceStatus(d->device, p->fb)); /* polled again: no second collect */
+        CHECK_VK(vkResetFences(d->device, 1, &p->fb));
+        /* an empty submit that only signals a fence: no work, no step */
+        submit(p, VK_NULL_HANDLE, p->fc, false);
+        CHECK_VK(vkWaitForFences(d->device, 1, &p->fc, VK_TRUE, UINT64_MAX));
+        CHECK_VK(vkResetFences(d->device, 1, &p->fc));
+    }
+    CHECK_VK(vkDeviceWaitIdle(d->device));
+    vkDestroyFence(d->device, p->fa, NULL);
+    vkDestroyFence(d->device, p->fb, NULL);
+    vkDestroyFence(d->device, p->fc, NULL);
+    vkDestroyCommandPool(d->device, p->pool, NULL);
+    vkDestroyCommandPool(d->device, p->pool2, NULL);
+    vku_busy_destroy(d, &p->named);
+    vku_busy_destroy(d, &p->plain);
+    vkDestroyDevice(d->device, NULL);
+    vkDestroyDebugUtilsMessengerEXT(p->inst, p->messenger, NULL);
+    vkDestroyInstance(p->inst, NULL);
+}
+
+/* ---- the summary ---------------------------------------------------------- */
+
+static cJSON *load_json(const char *path)
+{
+    char *text = th_read_file(path);
+    if (text == NULL) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return NULL;
+    }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    return j;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+}
+
+static uint64_t phase_count(const cJSON *snap, const char *name)
+{
+    const cJSON *ph;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(snap, "phases"))
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(ph, "name");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+            return (uint64_t)num(ph, "count");
+        }
+    }
+    return UINT64_MAX;
+}
+
+/* every GPU slice lies after the start of a submit span and before the end
+ * of a wait span that ends after that submit */
+static void check_trace(const char *path, uint64_t expect_gpu)
+{
+    cJSON *tr = load_json(path);
+    CHECK(tr != NULL);
+    if (tr == NULL) {
+        return;
+    }
+    const cJSON *ev, *events = cJSON_GetObjectItemCaseSensitive(tr, "traceEvents");
+    uint64_t gpu = 0, submits = 0, waits = 0, bad = 0;
+    cJSON_ArrayForEach(ev, events)
+    {
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+        if (!cJSON_IsString(cat) || !cJSON_IsString(name)) {
+            continue;
+        }
+        if (strcmp(cat->valuestring, "host") == 0) {
+            submits += strcmp(name->valuestring, "vkQueueSubmit") == 0;
+            waits += strncmp(name->valuestring, "vkWait", 6) == 0 ||
+                     strcmp(name->valuestring, "vkGetFenceStatus") == 0;
+        }
+        if (strcmp(cat->valuestring, "gpu") != 0) {
+            continue;
+        }
+        gpu++;
+        double g0 = num(ev, "ts"), g1 = g0 + num(ev, "dur");
+        double sub = -1.0, wait = -1.0;
+        const cJSON *h;
+        cJSON_ArrayForEach(h, events)
+        {
+            const cJSON *hc = cJSON_GetObjectItemCaseSensitive(h, "cat");
+            const cJSON *hn = cJSON_GetObjectItemCaseSensitive(h, "name");
+            if (!cJSON_IsString(hc) || strcmp(hc->valuestring, "host") != 0 ||
+                !cJSON_IsString(hn)) {
+                continue;
+            }
+            double h0 = num(h, "ts"), h1 = h0 + num(h, "dur");
+            if (strcmp(hn->valuestring, "vkQueueSubmit") == 0 && h0 <= g0 && h0 > sub) {
+                sub = h0;
+            }
+            bool is_wait = strncmp(hn->valuestring, "vkWait", 6) == 0 ||
+                           strcmp(hn->valuestring, "vkGetFenceStatus") == 0 ||
+                           strcmp(hn->valuestring, "vkDeviceWaitIdle") == 0;
+            if (is_wait && h1 >= g1 && (wait < 0 || h1 < wait)) {
+                wait = h1;
+            }
+        }
+        if (sub < 0 || wait < 0 || wait < sub) {
+            bad++;
+        }
+    }
+    CHECK_EQ_U64(gpu, expect_gpu);
+    CHECK_EQ_U64(bad, 0);
+    CHECK(submits > 0 && waits > 0);
+    cJSON_Delete(tr);
+}
+
+static void check_summary(void)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/test_layer_basic-%ld.summary.json", out_dir, (long)getpid());
+    cJSON *s = load_json(path);
+    CHECK(s != NULL);
+    if (s == NULL) {
+        return;
+    }
+    CHECK_EQ_U64(num(s, "vkprof_layer_summary"), 1);
+    CHECK_EQ_U64(num(s, "pid"), getpid());
+    const cJSON *active = cJSON_GetObjectItemCaseSensitive(s, "active");
+    CHECK(cJSON_IsBool(active) && cJSON_IsTrue(active) == !is("off"));
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(s, "mode");
+    CHECK(cJSON_IsString(mode) &&
+          strcmp(mode->valuestring, is("label") ? "label" : "dispatch") == 0);
+    CHECK_EQ_U64(num(s, "sample_every"), is("sample") ? 2 : 1);
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(s, "devices");
+    CHECK(cJSON_GetArraySize(devs) == 1);
+    const cJSON *dev = cJSON_GetArrayItem(devs, 0);
+    const cJSON *ctxs = cJSON_GetObjectItemCaseSensitive(dev, "contexts");
+    const cJSON *fams = cJSON_GetObjectItemCaseSensitive(dev, "queue_families");
+    CHECK(cJSON_GetArraySize(fams) == 1);
+    const cJSON *fam = cJSON_GetArrayItem(fams, 0);
+    const cJSON *timed = cJSON_GetObjectItemCaseSensitive(fam, "timed");
+    CHECK(cJSON_IsBool(timed) && cJSON_IsTrue(timed) == !is("off"));
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(dev, "trace");
+    if (is("off")) {
+        CHECK(cJSON_GetArraySize(ctxs) == 0);
+        CHECK(cJSON_IsNull(trace));
+        cJSON_Delete(s);
+        return;
+    }
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "calibrated_timestamps")));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "host_query_reset")));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "synchronization2")) == is("below"));
+    bool full = !is("sample");
+    uint64_t steps = is("steplabel") ? T : full ? 2 * T + 1 : T;
+    CHECK_EQ_U64(num(dev, "steps"), steps);
+    /* the family's context, and (full runs) its simultaneous-use buffers' */
+    CHECK(cJSON_GetArraySize(ctxs) == (full ? 2 : 1));
+    const cJSON *ctx = cJSON_GetArrayItem(ctxs, 0);
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(ctx, "simultaneous_use")));
+    const cJSON *snap = cJSON_GetObjectItemCaseSensitive(ctx, "snapshot");
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(snap, "timing");
+    const cJSON *lost = cJSON_GetObjectItemCaseSensitive(tm, "lost");
+    CHECK_EQ_U64(num(tm, "scopes_dropped"), 0);
+    CHECK_EQ_U64(num(tm, "scopes_pending"), 0);
+    CHECK_EQ_U64(num(tm, "samples"), num(tm, "scopes_collected"));
+    CHECK_EQ_U64(num(lost, "overwritten") + num(lost, "reset") + num(lost, "never_submitted"), 0);
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tm, "host_reset")));
+
+    uint64_t hash = vkl_spirv_hash(test_busy_spv, sizeof test_busy_spv / 4);
+    char hname[32];
+    vkl_hash_name(hash, hname);
+    const char *plain = is("above") ? "mapped_pipe" : hname;
+    uint64_t recorded =
+        full ? (uint64_t)(K1 + K2 + K3) * T + K4 + K5 + 1 : (uint64_t)(K1 + K2 + K3) * T;
+    CHECK_EQ_U64(num(ctx, "dispatches"), recorded);
+    const cJSON *untimed = cJSON_GetObjectItemCaseSensitive(ctx, "untimed");
+    CHECK_EQ_U64(num(untimed, "simultaneous_use"), 0);
+    CHECK_EQ_U64(num(untimed, "phase_table_full"), 0);
+    if (full) {
+        /* run twice in one submit, over one set of queries that each
+         * execution resets in the buffer: which run's values are read is
+         * ambiguous, so both samples are counted as lost (overwritten) */
+        const cJSON *sc = cJSON_GetArrayItem(ctxs, 1);
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "simultaneous_use")));
+        const cJSON *ss = cJSON_GetObjectItemCaseSensitive(sc, "snapshot");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(ss, "timing");
+        uint64_t n = is("label") ? 0 : 2;
+        CHECK_EQ_U64(num(st, "samples"), n);
+        CHECK_EQ_U64(num(st, "scopes_collected"), 0);
+        CHECK_EQ_U64(num(cJSON_GetObjectItemCaseSensitive(st, "lost"), "overwritten"), n);
+        CHECK_EQ_U64(num(st, "scopes_pending"), 0);
+        CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(st, "host_reset")));
+    }
+    if (is("label")) {
+        CHECK_EQ_U64(phase_count(snap, "lbl"), T);
+        CHECK_EQ_U64(phase_count(snap, "named_pipe"), UINT64_MAX); /* never registered */
+        CHECK_EQ_U64(num(ctx, "dispatches_timed"), 0);
+        CHECK_EQ_U64(num(tm, "scopes_collected"), T);
+    } else {
+        uint64_t tokens = is("sample") ? T / 2 : T; /* 1 submit in 2: tokens 0 and 2 */
+        CHECK_EQ_U64(phase_count(snap, "lbl"), K1 * tokens);
+        CHECK_EQ_U64(phase_count(snap, "named_pipe"), K2 * tokens);
+        uint64_t plain_n = full ? (uint64_t)(K3 + K4 + K5) * T : (uint64_t)K3 * tokens;
+        CHECK_EQ_U64(phase_count(snap, plain), plain_n);
+        uint64_t timed_rec =
+            full ? (uint64_t)(K1 + K2 + K3) * T + K4 + K5 + 1 : (uint64_t)(K1 + K2 + K3) * tokens;
+        CHECK_EQ_U64(num(ctx, "dispatches_timed"), timed_rec);
+        CHECK_EQ_U64(num(tm, "scopes_collected"), (K1 + K2) * tokens + plain_n);
+    }
+    CHECK(cJSON_IsString(trace));
+    if (cJSON_IsString(trace)) {
+        char tpath[1400];
+        snprintf(tpath, sizeof tpath, "%s/%s", out_dir, trace->valuestring);
+        check_trace(tpath, (uint64_t)num(tm, "scopes_collected"));
+    }
+    cJSON_Delete(s);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) {
+        n++;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_layer_basic CASE LAYER_DIR OUT_DIR\n");
+        return 2;
+    }
+    tcase = argv[1];
+    th_case = tcase;
+    snprintf(out_dir, sizeof out_dir, "%s/%s", argv[3], tcase);
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", out_dir, out_dir);
+    if (system(cmd) != 0) {
+        return 2;
+    }
+    setenv("VK_ADD_LAYER_PATH", argv[2], 1);
+    setenv("VKPROF_LAYER_OUTPUT_DIR", out_dir, 1);
+    unsetenv("VK_INSTANCE_LAYERS");
+    if (is("above")) {
+        char map[1400];
+        snprintf(map, sizeof map, "%s/names.txt", out_dir);
+        FILE *f = fopen(map, "w");
+        CHECK(f != NULL);
+        fprintf(f, "# the plain busy pipeline\n%016llx mapped_pipe\n",
+                (unsigned long long)vkl_spirv_hash(test_busy_spv, sizeof test_busy_spv / 4));
+        fclose(f);
+        setenv("VKPROF_LAYER_NAMES", map, 1);
+    }
+    if (is("off")) {
+        setenv("VKPROF_LAYER", "off", 1);
+    }
+    if (is("sample")) {
+        setenv("VKPROF_LAYER_SAMPLE", "2", 1);
+    }
+    if (is("label")) {
+        setenv("VKPROF_LAYER_MODE", "label", 1);
+    }
+    if (is("steplabel")) {
+        setenv("VKPROF_LAYER_STEPS", "label:tok", 1);
+    }
+    char errpath[1400];
+    int saved = -1;
+    if (is("garbage")) {
+        setenv("VKPROF_LAYER", "maybe", 1);
+        setenv("VKPROF_LAYER_MODE", "fast", 1);
+        setenv("VKPROF_LAYER_SAMPLE", "0", 1);
+        setenv("VKPROF_LAYER_STEPS", "sometimes", 1);
+        setenv("VKPROF_LAYER_NAMES", "/nonexistent/vkprof-names.txt", 1);
+        snprintf(errpath, sizeof errpath, "%s/stderr.txt", out_dir);
+        fflush(stderr);
+        saved = dup(2);
+        FILE *e = freopen(errpath, "w", stderr);
+        CHECK(e != NULL);
+    }
+    CHECK_VK(volkInitialize());
+    app p;
+    memset(&p, 0, sizeof p);
+    run_app(&p);
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        char *text = th_read_file(errpath);
+        CHECK(text != NULL);
+        if (text != NULL) {
+            fputs(text, stdout);
+            CHECK(count_of(text, "VKPROF_LAYER='maybe'") == 1);
+            CHECK(count_of(text, "VKPROF_LAYER_MODE='fast'") == 1);
+            CHECK(count_of(text, "VKPROF_LAYER_SAMPLE='0'") == 1);
+            CHECK(count_of(text, "VKPROF_LAYER_STEPS='sometimes'") == 1);
+            CHECK(count_of(text, "VKPROF_LAYER_NAMES") == 1);
+            free(text);
+        }
+    }
+    CHECK_EQ_U64(messages, 0);
+    check_summary();
+    return th_done();
+}

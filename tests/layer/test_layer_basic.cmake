@@ -1,0 +1,22 @@
+# VK_LAYER_vkprof's own test app (tests/layer/test_layer_basic.c): one process
+# per case, the layer found through VK_ADD_LAYER_PATH=<build>/layer and
+# enabled by name, the Khronos validation layer above ours (first listed) or
+# below it; the summary JSON the layer writes is checked. And the layer .so
+# exports only the loader interface's three entry points.
+if(TARGET VkLayer_vkprof)
+  include(${PROJECT_SOURCE_DIR}/src/layer/names.cmake)
+  add_executable(test_layer_basic ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_layer_basic.c)
+  target_link_libraries(test_layer_basic PRIVATE vkprof_testlib vkprof_cjson vkprof_layer_names
+                        ${CMAKE_DL_LIBS})
+  target_include_directories(test_layer_basic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_options(test_layer_basic PRIVATE ${VKPROF_WARNINGS})
+  add_dependencies(test_layer_basic VkLayer_vkprof)
+  foreach(c above below off garbage sample label steplabel)
+    add_test(NAME test_layer_basic_${c}
+      COMMAND test_layer_basic ${c} ${CMAKE_BINARY_DIR}/layer ${CMAKE_CURRENT_BINARY_DIR}/layer_basic)
+    set_tests_properties(test_layer_basic_${c} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+  endforeach()
+  add_test(NAME test_layer_basic_exports
+    COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:VkLayer_vkprof>
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_layer_basic_exports.cmake)
+endif()
