@@ -6,8 +6,9 @@
  *     (two per thread role, alternating) and re-record: A a one-time-submit
  *     primary PA that executes a one-time-submit secondary SA; B a primary PB;
  *   - one buffer S, recorded once (simultaneous use), is submitted 2 times
- *     per iteration, 3 when i % 3 == 0, never re-recorded;
- *   - the main thread submits {PA} {S, PB} {S} in one call, vkQueueSubmit on
+ *     per iteration, 3 when i % 3 == 0, never re-recorded; another, R
+ *     (recorded once, no simultaneous use), once per iteration, with PA;
+ *   - the main thread submits {PA, R} {S, PB} {S} in one call, vkQueueSubmit on
  *     even iterations and vkQueueSubmit2 on odd ones (where synchronization2
  *     is offered; --no-submit2 or without it: always vkQueueSubmit); the
  *     first batch waits on the copy queue's timeline value i (its previous
@@ -59,9 +60,18 @@
 #define COUNT 256u /* floats per storage buffer (busy.comp: 64 per group) */
 #define TIMEOUT_NS UINT64_C(60000000000)
 
-enum { PIPE_ALPHA, PIPE_BETA, PIPE_GAMMA, PIPE_DELTA, PIPE_EPSILON, PIPE_COPYPREP, NPIPE };
-static const char *const pipe_names[NPIPE] = {"app_alpha", "app_beta",    "app_gamma",
-                                              "app_delta", "app_epsilon", "app_copyprep"};
+enum {
+    PIPE_ALPHA,
+    PIPE_BETA,
+    PIPE_GAMMA,
+    PIPE_DELTA,
+    PIPE_EPSILON,
+    PIPE_ZETA,
+    PIPE_COPYPREP,
+    NPIPE
+};
+static const char *const pipe_names[NPIPE] = {"app_alpha",   "app_beta", "app_gamma",   "app_delta",
+                                              "app_epsilon", "app_zeta", "app_copyprep"};
 enum { LAB_ATTN, LAB_FFN, LAB_SEC, LAB_STATIC, NLAB };
 static const char *const label_names[NLAB] = {"attn", "ffn", "sec", "static_region"};
 /* phase index: a pipeline's (0..NPIPE-1), or NPIPE + a label's */
@@ -94,7 +104,7 @@ static void rec_add(rec *to, const rec *r, uint64_t times)
     to->cmdbufs += r->cmdbufs * times;
 }
 
-enum { BUF_A, BUF_B, BUF_S, BUF_C, NSET, BUF_HOST = NSET, NBUF };
+enum { BUF_A, BUF_B, BUF_S, BUF_C, BUF_R, NSET, BUF_HOST = NSET, NBUF };
 
 typedef struct app {
     VkInstance inst;
@@ -119,8 +129,9 @@ typedef struct app {
     uint32_t busy_iters;
     /* submission objects */
     VkCommandPool pool_a[2], pool_b[2], pool_s, pool_c;
-    VkCommandBuffer pa[2], sa[2], pb[2], s, c;
-    rec rec_s;
+    VkCommandBuffer pa[2], sa[2], pb[2], s, c, r;
+    rec rec_s, rec_r;
+    rec simultaneous; /* what S's executions add to the totals */
     VkSemaphore sem_compute, timeline;
     VkFence f_work, f_empty;
     /* main <-> copy thread */
@@ -655,6 +666,17 @@ static void record_static(app *a)
     CHECK_VK(vkEndCommandBuffer(a->s));
 }
 
+/* R, once: zeta; no simultaneous use: submitted once an iteration, never
+ * pending twice (every iteration ends with a wait that retires it), so each
+ * of its executions can be timed. */
+static void record_resubmitted(app *a)
+{
+    begin(a->r, 0, false, &a->rec_r);
+    barrier(a->r);
+    dispatch(a, a->r, &a->rec_r, PIPE_ZETA, BUF_R);
+    CHECK_VK(vkEndCommandBuffer(a->r));
+}
+
 /* ---- the copy thread ------------------------------------------------------------------ */
 
 static void wait_value(app *a, uint64_t value)
@@ -819,9 +841,10 @@ static void run(app *a, rec *total)
             s_times++;
         }
         uint32_t method = i % 4;
-        batch b[3] = {{.ncmd = 1, .cmd = {a->pa[slot]}, .wait_timeline = i > 0, .wait_value = i},
-                      {.ncmd = 2, .cmd = {a->s, a->pb[slot]}},
-                      {.ncmd = 1, .cmd = {a->s}, .signal = true}};
+        batch b[3] = {
+            {.ncmd = 2, .cmd = {a->pa[slot], a->r}, .wait_timeline = i > 0, .wait_value = i},
+            {.ncmd = 2, .cmd = {a->s, a->pb[slot]}},
+            {.ncmd = 1, .cmd = {a->s}, .signal = true}};
         submit(a, use2, 3, b, method == 0 ? a->f_work : VK_NULL_HANDLE);
         pthread_mutex_lock(&a->mu);
         a->main_submitted = i + 1;
@@ -830,6 +853,8 @@ static void run(app *a, rec *total)
         rec_add(total, &ja.r, 1);
         rec_add(total, &jb.r, 1);
         rec_add(total, &a->rec_s, s_times);
+        rec_add(&a->simultaneous, &a->rec_s, s_times);
+        rec_add(total, &a->rec_r, 1);
 
         switch (method) {
         case 0:
@@ -917,6 +942,23 @@ static void print_json(FILE *f, const app *a, const rec *t)
             first = false;
         }
     }
+    /* of those, what executions of S (simultaneous use, pending up to 3 times
+     * at once) add: a layer that keeps its stamps in the buffer can time only
+     * one of overlapping executions, and must count the others as lost */
+    fprintf(f, "},\n \"by_phase_simultaneous\": {");
+    first = true;
+    for (int k = 0; k < NPHASE; k++) {
+        if (a->simultaneous.by_phase[k] != 0) {
+            fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", phase_name(k),
+                    (unsigned long long)a->simultaneous.by_phase[k]);
+            first = false;
+        }
+    }
+    fprintf(f, "},\n \"label_regions_simultaneous\": {");
+    for (int k = 0; k < NLAB; k++) {
+        fprintf(f, "%s\"%s\": %llu", k ? ", " : "", label_names[k],
+                (unsigned long long)a->simultaneous.regions[k]);
+    }
     fprintf(f, "},\n \"label_regions\": {");
     for (int k = 0; k < NLAB; k++) {
         fprintf(f, "%s\"%s\": %llu", k ? ", " : "", label_names[k],
@@ -978,6 +1020,7 @@ int main(int argc, char **argv)
     a.pool_s = make_pool(&a, a.fam, 0);
     a.pool_c = make_pool(&a, a.copy_fam, 0);
     a.s = make_cmd(&a, a.pool_s, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
+    a.r = make_cmd(&a, a.pool_s, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
     a.c = make_cmd(&a, a.pool_c, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
     VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
@@ -989,6 +1032,7 @@ int main(int argc, char **argv)
     CHECK_VK(vkCreateFence(a.dev, &fci, NULL, &a.f_work));
     CHECK_VK(vkCreateFence(a.dev, &fci, NULL, &a.f_empty));
     record_static(&a);
+    record_resubmitted(&a);
 
     rec total;
     memset(&total, 0, sizeof total);
