@@ -256,11 +256,12 @@ static char *device_json(lyr_device *d, bool write_traces)
             sb_add(&b,
                    ", \"dispatches\": %llu, \"dispatches_timed\": %llu, "
                    "\"untimed\": {\"phase_table_full\": %llu, \"simultaneous_use\": %llu}, "
-                   "\"submits\": %llu",
+                   "\"untimed_phase_table_full\": %llu, \"submits\": %llu",
                    (unsigned long long)atomic_load(&fa->dispatches),
                    (unsigned long long)atomic_load(&fa->dispatches_timed),
                    (unsigned long long)atomic_load(&fa->phase_full),
                    (unsigned long long)atomic_load(&fa->simultaneous),
+                   (unsigned long long)atomic_load(&fa->phase_full), /* read by older checks */
                    (unsigned long long)atomic_load(&fa->submits));
         }
         sb_add(&b, ", \"snapshot\": %s}", snap != NULL ? snap : "null");

@@ -565,7 +565,8 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
         uint32_t i = c->depth;
         c->label_scoped[i] = false;
         c->label_phase[i] = LYR_NO_PHASE;
-        if (c->timed && l != NULL && l->pLabelName != NULL && l->pLabelName[0] != '\0') {
+        if (c->timed && lyr_cfg.mode != LYR_MODE_CMDBUF && l != NULL && l->pLabelName != NULL &&
+            l->pLabelName[0] != '\0') {
             c->label_phase[i] = lyr_phase(d, c->rctx, l->pLabelName);
             if (lyr_cfg.mode == LYR_MODE_LABEL) {
                 c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i]);

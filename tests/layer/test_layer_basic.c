@@ -9,7 +9,7 @@
  * the name rules, sampling, label mode, off, and garbage env values.
  *
  *   test_layer_basic CASE LAYER_DIR OUT_DIR
- * CASE: above | below | off | garbage | sample | label | steplabel */
+ * CASE: above | below | off | garbage | sample | label | cmdbuf | steplabel */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -429,8 +429,9 @@ static void check_summary(void)
     const cJSON *active = cJSON_GetObjectItemCaseSensitive(s, "active");
     CHECK(cJSON_IsBool(active) && cJSON_IsTrue(active) == !is("off"));
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive(s, "mode");
-    CHECK(cJSON_IsString(mode) &&
-          strcmp(mode->valuestring, is("label") ? "label" : "dispatch") == 0);
+    CHECK(cJSON_IsString(mode) && strcmp(mode->valuestring, is("label")    ? "label"
+                                                            : is("cmdbuf") ? "cmdbuf"
+                                                                           : "dispatch") == 0);
     CHECK_EQ_U64(num(s, "sample_every"), is("sample") ? 2 : 1);
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(s, "devices");
     CHECK(cJSON_GetArraySize(devs) == 1);
@@ -492,7 +493,14 @@ static void check_summary(void)
         CHECK_EQ_U64(num(st, "scopes_pending"), 0);
         CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(st, "host_reset")));
     }
-    if (is("label")) {
+    if (is("cmdbuf")) {
+        /* each execution of a primary: a (re-recorded) and b (re-submitted)
+         * every token; the secondary runs inside a's scope */
+        CHECK_EQ_U64(phase_count(snap, "command_buffer"), 2 * T);
+        CHECK_EQ_U64(phase_count(snap, "lbl"), UINT64_MAX);
+        CHECK_EQ_U64(num(ctx, "dispatches_timed"), 0);
+        CHECK_EQ_U64(num(tm, "scopes_collected"), 2 * T);
+    } else if (is("label")) {
         CHECK_EQ_U64(phase_count(snap, "lbl"), T);
         CHECK_EQ_U64(phase_count(snap, "named_pipe"), UINT64_MAX); /* never registered */
         CHECK_EQ_U64(num(ctx, "dispatches_timed"), 0);
@@ -561,6 +569,9 @@ int main(int argc, char **argv)
     }
     if (is("label")) {
         setenv("VKPROF_LAYER_MODE", "label", 1);
+    }
+    if (is("cmdbuf")) {
+        setenv("VKPROF_LAYER_MODE", "cmdbuf", 1);
     }
     if (is("steplabel")) {
         setenv("VKPROF_LAYER_STEPS", "label:tok", 1);

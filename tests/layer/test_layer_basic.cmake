@@ -11,7 +11,7 @@ if(TARGET VkLayer_vkprof)
   target_include_directories(test_layer_basic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_options(test_layer_basic PRIVATE ${VKPROF_WARNINGS})
   add_dependencies(test_layer_basic VkLayer_vkprof)
-  foreach(c above below off garbage sample label steplabel)
+  foreach(c above below off garbage sample label cmdbuf steplabel)
     add_test(NAME test_layer_basic_${c}
       COMMAND test_layer_basic ${c} ${CMAKE_BINARY_DIR}/layer ${CMAKE_CURRENT_BINARY_DIR}/layer_basic)
     set_tests_properties(test_layer_basic_${c} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
