@@ -112,7 +112,7 @@ static const char *exe_name(void)
 static void trace_name(char *out, size_t cap, const lyr_device *d, uint32_t family, bool primary,
                        bool sim)
 {
-    char dev[24] = "", fam[24] = "";
+    char dev[24] = "", fam[48] = "";
     if (d->index > 0) {
         snprintf(dev, sizeof dev, "-d%u", d->index);
     }
@@ -124,7 +124,7 @@ static void trace_name(char *out, size_t cap, const lyr_device *d, uint32_t fami
 
 static bool write_atomic(const char *path, const char *data, size_t n)
 {
-    char tmp[1200];
+    char tmp[1600];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
