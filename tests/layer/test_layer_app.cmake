@@ -50,7 +50,8 @@ if(TARGET VkLayer_vkprof OR TARGET vkprof_layer)
       COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DLAYER_DIR=${LAYER_BUILD_DIR}
               -DWORK=${LAYER_TEST_DIR}/decode_validation -DLAYERS=VK_LAYER_vkprof:${VAL}
               -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_decode_run.cmake)
+    # alone (RUN_SERIAL): the share comparison is a timing one
     set_tests_properties(test_layer_decode test_layer_decode_validation PROPERTIES
-      ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+      ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 400 RUN_SERIAL TRUE)
   endif()
 endif()
