@@ -310,9 +310,13 @@ struct vkprof_context_T {
     _Atomic bool lost_warned; /* the logger warned once that samples were lost */
     _Atomic uint64_t stamps_written, shared_stamps;
 
+    /* VKPROF_MAX_PHASES entries, allocated once (never moved, so a phase id
+     * read on one thread stays valid while another registers); phase_count
+     * is published with release after its entry is written, and
+     * registrations are serialised by phase_lock. */
     vkprof_phase_acc *phases;
-    uint32_t phase_count;
-    uint32_t phase_cap;
+    _Atomic uint32_t phase_count;
+    atomic_flag phase_lock;
 
     vkprof_error_atomics errors; /* read with vkprof__errors_read */
 

@@ -25,8 +25,7 @@ static void acc_clear(vkprof_phase_acc *a)
 
 vkprof_result vkprof__phases_init(vkprof_context ctx)
 {
-    ctx->phase_cap = 32;
-    ctx->phases = calloc(ctx->phase_cap, sizeof *ctx->phases);
+    ctx->phases = calloc(VKPROF_MAX_PHASES, sizeof *ctx->phases);
     if (ctx->phases == NULL) {
         return VKPROF_ERROR_OUT_OF_MEMORY;
     }
@@ -34,7 +33,8 @@ vkprof_result vkprof__phases_init(vkprof_context ctx)
         snprintf(ctx->phases[i].name, sizeof ctx->phases[i].name, "%s", default_names[i]);
         acc_clear(&ctx->phases[i]);
     }
-    ctx->phase_count = VKPROF_PHASE_DEFAULT_COUNT;
+    atomic_flag_clear(&ctx->phase_lock);
+    atomic_store_explicit(&ctx->phase_count, VKPROF_PHASE_DEFAULT_COUNT, memory_order_release);
     return VKPROF_OK;
 }
 
@@ -42,12 +42,12 @@ void vkprof__phases_free(vkprof_context ctx)
 {
     free(ctx->phases);
     ctx->phases = NULL;
-    ctx->phase_count = ctx->phase_cap = 0;
+    atomic_store(&ctx->phase_count, 0);
 }
 
 bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase)
 {
-    return phase < ctx->phase_count;
+    return phase < atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
 }
 
 void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks)
@@ -70,31 +70,30 @@ vkprof_result vkprof_register_phase(vkprof_context ctx, const char *name, vkprof
         return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
                             "vkprof_register_phase: name must be 1..%u bytes", VKPROF_MAX_NAME);
     }
-    for (uint32_t i = 0; i < ctx->phase_count; i++) {
+    while (atomic_flag_test_and_set_explicit(&ctx->phase_lock, memory_order_acquire)) {
+        /* another thread is registering: a few dozen instructions */
+    }
+    uint32_t n = atomic_load_explicit(&ctx->phase_count, memory_order_relaxed);
+    for (uint32_t i = 0; i < n; i++) {
         if (strcmp(ctx->phases[i].name, name) == 0) {
+            atomic_flag_clear_explicit(&ctx->phase_lock, memory_order_release);
             *out = i;
             return VKPROF_OK;
         }
     }
-    if (ctx->phase_count >= VKPROF_MAX_PHASES) {
+    if (n >= VKPROF_MAX_PHASES) {
+        atomic_flag_clear_explicit(&ctx->phase_lock, memory_order_release);
         return vkprof__fail(ctx, VKPROF_ERROR_TOO_MANY_PHASES,
                             "vkprof_register_phase('%s'): %u phases already", name,
                             VKPROF_MAX_PHASES);
     }
-    if (ctx->phase_count == ctx->phase_cap) {
-        uint32_t cap = ctx->phase_cap * 2;
-        vkprof_phase_acc *p = realloc(ctx->phases, cap * sizeof *p);
-        if (p == NULL) {
-            return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "vkprof_register_phase");
-        }
-        ctx->phases = p;
-        ctx->phase_cap = cap;
-    }
-    vkprof_phase_acc *a = &ctx->phases[ctx->phase_count];
+    vkprof_phase_acc *a = &ctx->phases[n];
     memset(a, 0, sizeof *a);
     memcpy(a->name, name, strlen(name) + 1);
     acc_clear(a);
-    *out = ctx->phase_count++;
+    atomic_store_explicit(&ctx->phase_count, n + 1, memory_order_release);
+    atomic_flag_clear_explicit(&ctx->phase_lock, memory_order_release);
+    *out = n;
     return VKPROF_OK;
 }
 
