@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -175,6 +176,26 @@ static void release(worker *w)
     W_CHECK(w, res == VKPROF_OK);
 }
 
+/* Phases registered while other threads record and collect (as the layer
+ * does at a pipeline's first use): a name shared by every thread, and one of
+ * the thread's own. Each must come back with its own name, the same id for
+ * the same name. */
+#define SHARED_NAMES 6
+static void register_names(worker *w, int token)
+{
+    char name[32];
+    vkprof_phase id, again;
+    snprintf(name, sizeof name, "shared-%d", token % SHARED_NAMES);
+    W_CHECK(w, vkprof_register_phase(ctx, name, &id) == VKPROF_OK);
+    const char *got = vkprof_phase_name(ctx, id);
+    W_CHECK(w, got != NULL && strcmp(got, name) == 0);
+    snprintf(name, sizeof name, "thread-%d", w->id);
+    W_CHECK(w, vkprof_register_phase(ctx, name, &id) == VKPROF_OK);
+    W_CHECK(w, vkprof_register_phase(ctx, name, &again) == VKPROF_OK && again == id);
+    got = vkprof_phase_name(ctx, id);
+    W_CHECK(w, got != NULL && strcmp(got, name) == 0);
+}
+
 static void *run(void *arg)
 {
     worker *w = arg;
@@ -183,6 +204,7 @@ static void *run(void *arg)
         record(w);
     }
     for (int token = 0; token < TOKENS; token++) {
+        register_names(w, token);
         if (!w->resubmit) {
             if (token > 0) {
                 if (w->release) {
@@ -306,6 +328,8 @@ int main(void)
     }
     pthread_barrier_destroy(&start);
     CHECK_EQ_U64(submits, (uint64_t)THREADS * TOKENS);
+    /* each name registered once, whichever thread came first */
+    CHECK_EQ_U64(vkprof_phase_count(ctx), VKPROF_PHASE_DEFAULT_COUNT + SHARED_NAMES + THREADS);
 
     /* every thread collected after its own fence: nothing is left */
     check_final("after join");
