@@ -5,9 +5,14 @@ pkgs=(gcc g++ cmake ninja-build pkg-config
       libvulkan-dev libvulkan-volk-dev glslang-tools libcjson-dev
       mesa-vulkan-drivers vulkan-validationlayers)
 # the tests also fuzz the trace reader (clang's libFuzzer), check the formatting
-# (clang-format) and check SVGs with python3
+# (clang-format), check SVGs and make GGUF models with python3, validate
+# SPIR-V (spirv-tools), cross-build for arm64 and run that under qemu
+# (scripts/cross-arm64.sh), and drive llama.cpp from npm with node
+# (scripts/setup-llama.sh; node >= 20 and npm must already be there: Debian
+# 12's own nodejs is 18)
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev clang-format python3)
+  pkgs+=(clang libclang-rt-14-dev clang-format python3 spirv-tools
+         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

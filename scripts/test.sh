@@ -5,10 +5,14 @@
 # VK_INSTANCE_LAYERS, and with synchronization validation); then a short fuzz
 # of the trace reader, the suite again under ASan+UBSan, and the threaded tests
 # under TSan.
-#   VKPROF_SKIP_SANITIZERS=1 / VKPROF_SKIP_FUZZ=1 skip those parts.
+# Also: llama.cpp's Vulkan backend (npm) as a client, with and without the
+# vkprof layer, and an arm64 cross-build run under qemu.
+#   VKPROF_SKIP_SANITIZERS=1 / VKPROF_SKIP_FUZZ=1 / VKPROF_SKIP_ARM64=1 skip those parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
+# llama.cpp's Vulkan backend from npm, a real unmodified client (tests/clients)
+./scripts/setup-llama.sh
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 jobs=$(nproc)
 log=$(mktemp)
@@ -49,6 +53,12 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
         -DVKPROF_SANITIZE=thread
   cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads
   run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline_trace|test_submit_threads)$'
+fi
+
+# The library and its tests that need no Vulkan, cross-built for arm64 and run
+# under qemu (phones are arm64: the host clock there is cntvct_el0).
+if [ "${VKPROF_SKIP_ARM64:-0}" != 1 ]; then
+  ./scripts/cross-arm64.sh build-arm64 2>&1 | tee -a "$log"
 fi
 
 # One closing line over every ctest run above.
