@@ -4,6 +4,9 @@
 #define _GNU_SOURCE
 #include "layer.h"
 
+#include "base/json.h"
+#include "export/atomic_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -24,35 +27,22 @@ typedef struct done_dev {
 } done_dev;
 static done_dev *done_list;
 
-/* ---- a growable string ---------------------------------------------------- */
+/* ---- JSON into memory (base/json.h writes it, one writer for all) -------- */
 typedef struct sbuf {
     char *p;
     size_t n, cap;
     bool failed;
 } sbuf;
 
-static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(sbuf *b, const char *fmt, ...)
+static void sb_sink(void *sink, const char *data, size_t n)
 {
+    sbuf *b = sink;
     if (b->failed) {
         return;
     }
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k =
-            vsnprintf(b->p != NULL ? b->p + b->n : NULL, b->p != NULL ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->failed = true;
-            return;
-        }
-        if (b->p != NULL && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->n + (size_t)k + 1) {
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n + 1) {
             cap *= 2;
         }
         char *p = realloc(b->p, cap);
@@ -63,21 +53,19 @@ static void sb_add(sbuf *b, const char *fmt, ...)
         b->p = p;
         b->cap = cap;
     }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+    b->p[b->n] = '\0';
 }
 
-static void sb_str(sbuf *b, const char *s)
+/* The text, or NULL (freed) when the writer or the memory failed. */
+static char *sb_take(sbuf *b, const vkprof_json *j)
 {
-    sb_add(b, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\') {
-            sb_add(b, "\\%c", *c);
-        } else if (*c < 0x20) {
-            sb_add(b, "\\u%04x", *c);
-        } else {
-            sb_add(b, "%c", *c);
-        }
+    if (b->failed || !vkprof__json_ok(j) || b->p == NULL) {
+        free(b->p);
+        return NULL;
     }
-    sb_add(b, "\"");
+    return b->p;
 }
 
 /* ---- names -------------------------------------------------------------------- */
@@ -122,37 +110,6 @@ static void trace_name(char *out, size_t cap, const lyr_device *d, uint32_t fami
     snprintf(out, cap, "%s-%ld%s%s.trace.json", exe_name(), (long)getpid(), dev, fam);
 }
 
-static bool write_atomic(const char *path, const char *data, size_t n)
-{
-    char tmp[1600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        lyr_warn("cannot write %s: %s", tmp, strerror(errno));
-        return false;
-    }
-    size_t off = 0;
-    while (off < n) {
-        ssize_t k = write(fd, data + off, n - off);
-        if (k < 0 && errno == EINTR) {
-            continue;
-        }
-        if (k <= 0) {
-            lyr_warn("cannot write %s: %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return false;
-        }
-        off += (size_t)k;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-        lyr_warn("cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return false;
-    }
-    return true;
-}
-
 /* ---- one device ------------------------------------------------------------------ */
 
 static int primary_family(const lyr_device *d)
@@ -187,21 +144,20 @@ static char *device_json(lyr_device *d, bool write_traces)
             }
         }
     }
-    sb_add(&b, "{\"index\": %u, \"name\": ", d->index);
-    sb_str(&b, d->name);
-    sb_add(&b, ", \"trace\": ");
-    if (prim >= 0 && d->fam[prim].trace_file[0] != '\0') {
-        sb_str(&b, d->fam[prim].trace_file);
-    } else {
-        sb_add(&b, "null");
-    }
-    sb_add(&b,
-           ", \"profiled\": %s, \"calibrated_timestamps\": %s, \"host_query_reset\": %s, "
-           "\"synchronization2\": %s",
-           d->intercept ? "true" : "false", d->calibrated ? "true" : "false",
-           d->host_reset ? "true" : "false", d->sync2 ? "true" : "false");
-    sb_add(&b, ", \"queue_families\": [");
-    bool first = true;
+    vkprof_json jw, *j = &jw;
+    vkprof__json_to_sink(j, sb_sink, &b);
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "index", d->index);
+    vkprof__json_kv_str(j, "name", d->name);
+    vkprof__json_kv_str(j, "trace",
+                        prim >= 0 && d->fam[prim].trace_file[0] != '\0' ? d->fam[prim].trace_file
+                                                                        : NULL);
+    vkprof__json_kv_bool(j, "profiled", d->intercept);
+    vkprof__json_kv_bool(j, "calibrated_timestamps", d->calibrated);
+    vkprof__json_kv_bool(j, "host_query_reset", d->host_reset);
+    vkprof__json_kv_bool(j, "synchronization2", d->sync2);
+    vkprof__json_key(j, "queue_families");
+    vkprof__json_arr(j);
     for (uint32_t f = 0; f < d->nfamilies; f++) {
         lyr_family *fa = &d->fam[f];
         if (!fa->used) {
@@ -210,21 +166,23 @@ static char *device_json(lyr_device *d, bool write_traces)
         vkprof_context ctx = atomic_load(&fa->ctx);
         bool timed = d->intercept && !fa->ctx_failed && fa->valid_bits != 0 &&
                      (ctx == NULL || vkprof_active(ctx));
-        sb_add(&b, "%s{\"family\": %u, \"timed\": %s", first ? "" : ", ", f,
-               timed ? "true" : "false");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "family", f);
+        vkprof__json_kv_bool(j, "timed", timed);
         if (timed) {
-            sb_add(&b, ", \"valid_bits\": %u", fa->valid_bits);
+            vkprof__json_kv_u64(j, "valid_bits", fa->valid_bits);
         } else {
-            sb_add(&b, ", \"reason\": ");
-            sb_str(&b, !d->intercept   ? "VKPROF_LAYER=off"
-                       : fa->reason[0] ? fa->reason
-                                       : "no timestamps");
+            vkprof__json_kv_str(j, "reason",
+                                !d->intercept   ? "VKPROF_LAYER=off"
+                                : fa->reason[0] ? fa->reason
+                                                : "no timestamps");
         }
-        sb_add(&b, "}");
-        first = false;
+        vkprof__json_end(j);
     }
-    sb_add(&b, "], \"steps\": %llu, \"contexts\": [", (unsigned long long)atomic_load(&d->steps));
-    first = true;
+    vkprof__json_end(j);
+    vkprof__json_kv_u64(j, "steps", atomic_load(&d->steps));
+    vkprof__json_key(j, "contexts");
+    vkprof__json_arr(j);
     for (uint32_t k = 0; k < 2 * d->nfamilies; k++) {
         uint32_t f = k / 2;
         bool sim = k % 2 == 1;
@@ -244,36 +202,35 @@ static char *device_json(lyr_device *d, bool write_traces)
             }
         }
         const char *tf = sim ? fa->trace_file_sim : fa->trace_file;
-        sb_add(&b, "%s{\"family\": %u, \"simultaneous_use\": %s, \"trace\": ", first ? "" : ", ", f,
-               sim ? "true" : "false");
-        if (tf[0]) {
-            sb_str(&b, tf);
-        } else {
-            sb_add(&b, "null");
-        }
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "family", f);
+        vkprof__json_kv_bool(j, "simultaneous_use", sim);
+        vkprof__json_kv_str(j, "trace", tf[0] ? tf : NULL);
         if (!sim) {
             /* the family's counts (both contexts' recordings) */
-            sb_add(&b,
-                   ", \"dispatches\": %llu, \"dispatches_timed\": %llu, "
-                   "\"untimed\": {\"phase_table_full\": %llu, \"simultaneous_use\": %llu}, "
-                   "\"untimed_phase_table_full\": %llu, \"submits\": %llu",
-                   (unsigned long long)atomic_load(&fa->dispatches),
-                   (unsigned long long)atomic_load(&fa->dispatches_timed),
-                   (unsigned long long)atomic_load(&fa->phase_full),
-                   (unsigned long long)atomic_load(&fa->simultaneous),
-                   (unsigned long long)atomic_load(&fa->phase_full), /* read by older checks */
-                   (unsigned long long)atomic_load(&fa->submits));
+            vkprof__json_kv_u64(j, "dispatches", atomic_load(&fa->dispatches));
+            vkprof__json_kv_u64(j, "dispatches_timed", atomic_load(&fa->dispatches_timed));
+            vkprof__json_key(j, "untimed");
+            vkprof__json_obj(j);
+            vkprof__json_kv_u64(j, "phase_table_full", atomic_load(&fa->phase_full));
+            vkprof__json_kv_u64(j, "simultaneous_use", atomic_load(&fa->simultaneous));
+            vkprof__json_end(j);
+            /* read by older checks */
+            vkprof__json_kv_u64(j, "untimed_phase_table_full", atomic_load(&fa->phase_full));
+            vkprof__json_kv_u64(j, "submits", atomic_load(&fa->submits));
         }
-        sb_add(&b, ", \"snapshot\": %s}", snap != NULL ? snap : "null");
+        vkprof__json_key(j, "snapshot");
+        if (snap != NULL) {
+            vkprof__json_raw(j, snap); /* the library's own document */
+        } else {
+            vkprof__json_null(j);
+        }
+        vkprof__json_end(j);
         free(snap);
-        first = false;
     }
-    sb_add(&b, "]}");
-    if (b.failed) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+    return sb_take(&b, j);
 }
 
 void lyr_finish_device(lyr_device *d)
@@ -345,14 +302,20 @@ static void write_summary(bool write_live_traces)
     uint32_t nlive = lyr_live_devices(live, 64);
     sbuf b = {0};
     char st[160];
-    sb_add(&b, "{\"vkprof_layer_summary\": 1, \"pid\": %ld, \"exe\": ", (long)getpid());
-    sb_str(&b, exe_name());
-    sb_add(&b, ", \"active\": %s, \"mode\": \"%s\", \"sample_every\": %u, \"steps_rule\": ",
-           lyr_cfg.on ? "true" : "false", lyr_mode_name(lyr_cfg.mode), lyr_cfg.sample);
-    sb_str(&b, steps_text(st, sizeof st));
-    sb_add(&b, ", \"name_map_entries\": %zu, \"devices\": [", vkl_name_map_count(lyr_cfg.names));
+    vkprof_json jw, *j = &jw;
+    vkprof__json_to_sink(j, sb_sink, &b);
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "vkprof_layer_summary", 1);
+    vkprof__json_kv_i64(j, "pid", (int64_t)getpid());
+    vkprof__json_kv_str(j, "exe", exe_name());
+    vkprof__json_kv_bool(j, "active", lyr_cfg.on);
+    vkprof__json_kv_str(j, "mode", lyr_mode_name(lyr_cfg.mode));
+    vkprof__json_kv_u64(j, "sample_every", lyr_cfg.sample);
+    vkprof__json_kv_str(j, "steps_rule", steps_text(st, sizeof st));
+    vkprof__json_kv_u64(j, "name_map_entries", vkl_name_map_count(lyr_cfg.names));
+    vkprof__json_key(j, "devices");
+    vkprof__json_arr(j);
     pthread_mutex_lock(&out_lock);
-    bool first = true;
     done_dev *dn = done_list;
     /* merge finished and live devices by index */
     uint32_t li = 0;
@@ -383,22 +346,37 @@ static void write_summary(bool write_live_traces)
             live[li] = NULL;
         }
         if (json != NULL) {
-            sb_add(&b, "%s%s", first ? "" : ", ", json);
-            first = false;
+            vkprof__json_raw(j, json); /* written by device_json with the same writer */
         }
         if (owned) {
             free(json);
         }
     }
     pthread_mutex_unlock(&out_lock);
-    sb_add(&b, "]}\n");
-    if (!b.failed) {
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s-%ld.summary.json", lyr_cfg.out_dir, exe_name(),
-                 (long)getpid());
-        (void)write_atomic(path, b.p, b.n);
+    vkprof__json_end(j);
+    vkprof__json_end(j);
+    vkprof__json_newline(j);
+    char *doc = sb_take(&b, j);
+    if (doc == NULL) {
+        lyr_warn("the summary could not be written: out of memory");
+        return;
     }
-    free(b.p);
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s-%ld.summary.json", lyr_cfg.out_dir, exe_name(),
+             (long)getpid());
+    /* the library's one atomic writer: a temporary file of its own beside
+     * the target, fsync, rename (two threads writing at once each replace
+     * the file whole) */
+    vkprof_afile f;
+    int e = vkprof__afile_open(&f, path);
+    if (e == 0) {
+        vkprof__afile_write(&f, doc, strlen(doc));
+        e = vkprof__afile_commit(&f);
+    }
+    if (e != 0) {
+        lyr_warn("cannot write %s: %s", path, strerror(e));
+    }
+    free(doc);
 }
 
 void lyr_write_summary(void)

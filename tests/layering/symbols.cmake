@@ -7,7 +7,8 @@
 #   cmake -DNM=<nm> -DOBJECTS=<a.o|b.o|...> [-DLAYER_OBJECTS=<x.o|...>] -P symbols.cmake
 # LAYER_OBJECTS: the Vulkan layer's (src/layer/, a front end above core): each
 # vkprof symbol it uses must be a public vkprof_* function that libvkprof.a
-# defines; a vkprof__* internal, or anything else of the library, fails.
+# defines, or one of the two writers it shares with the tools
+# (vkprof__json_*, vkprof__afile_*); any other vkprof__* internal fails.
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED NM OR NOT DEFINED OBJECTS)
   message(FATAL_ERROR "usage: cmake -DNM=<nm> -DOBJECTS=<a.o|b.o|...> -P symbols.cmake")
@@ -88,8 +89,10 @@ if(DEFINED LAYER_OBJECTS AND NOT LAYER_OBJECTS STREQUAL "")
     foreach(l ${lines})
       if(l MATCHES "^([A-Za-z_][A-Za-z0-9_.]*) U")
         set(sym ${CMAKE_MATCH_1})
-        if(sym MATCHES "^vkprof__")
-          string(APPEND bad "  layer/${lname} calls ${sym}: an internal of the library (the layer calls the public API only)\n")
+        if(sym MATCHES "^vkprof__(json_|afile_)")
+          # the shared JSON and atomic-file writers, as the tools use them
+        elseif(sym MATCHES "^vkprof__")
+          string(APPEND bad "  layer/${lname} calls ${sym}: an internal of the library (the layer calls the public API and the shared writers only)\n")
         elseif(sym MATCHES "^vkprof_")
           if(NOT DEFINED def_${sym})
             string(APPEND bad "  layer/${lname} calls ${sym}, which libvkprof.a does not define\n")
