@@ -19,7 +19,6 @@
 #include "names.h"
 #include "outfile.h"
 
-
 #define TOOL "vkprof names"
 #define NAMES_MAX_INPUTS 4096
 #define NAMES_MAX_FILE (1ull << 31)  /* 2 GiB per input */
