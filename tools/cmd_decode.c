@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <dlfcn.h>
 #endif
 
 #include "cli.h"
@@ -48,65 +47,6 @@ static void decode_usage(FILE *f)
                "  a command-buffer label of its name and each token's submit in a queue\n"
                "  label \"token\" (needs VK_EXT_debug_utils).\n"
                "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
-}
-
-/* Whether the loader, the driver or an enabled implicit layer offers the
- * instance extension. */
-static bool instance_has_ext(const char *name)
-{
-    uint32_t n = 0;
-    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) < 0) {
-        return false;
-    }
-    VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
-    bool found = false;
-    if (p != NULL && vkEnumerateInstanceExtensionProperties(NULL, &n, p) >= 0) {
-        for (uint32_t i = 0; i < n && !found; i++) {
-            found = strcmp(p[i].extensionName, name) == 0;
-        }
-    }
-    free(p);
-    return found;
-}
-
-/* The instance, with VK_EXT_debug_utils enabled where it is offered (*debug_utils
- * says so). vku_instance_create enables it only with the validation layer, so
- * this one is created here: the same application info, no layer, and the
- * driver kept mapped under AddressSanitizer as vku_instance_create does (see
- * vkutil.c). */
-static VkResult decode_instance_create(vku_instance *out, bool *debug_utils)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
-#endif
-    memset(out, 0, sizeof *out);
-    out->print_messages = true;
-    *debug_utils = false;
-    VkResult r = volkInitialize();
-    if (r != VK_SUCCESS) {
-        fprintf(stderr, "vkprof: no Vulkan loader found (libvulkan.so.1): %s\n",
-                vku_result_name(r));
-        return r;
-    }
-    *debug_utils = instance_has_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .pApplicationName = "vkprof decode",
-                             .pEngineName = "vkprof",
-                             .apiVersion = VK_API_VERSION_1_3};
-    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                               .pApplicationInfo = &app,
-                               .enabledExtensionCount = *debug_utils ? 1u : 0u,
-                               .ppEnabledExtensionNames = exts};
-    r = vkCreateInstance(&ci, NULL, &out->instance);
-    if (r != VK_SUCCESS) {
-        fprintf(stderr, "vkprof: vkCreateInstance failed: %s\n", vku_result_name(r));
-        out->instance = VK_NULL_HANDLE;
-        *debug_utils = false;
-        return r;
-    }
-    volkLoadInstanceOnly(out->instance);
-    return VK_SUCCESS;
 }
 
 static double now_s(void)
@@ -348,9 +288,11 @@ int vkprof_cmd_decode(int argc, char **argv)
 
     vku_instance inst;
     bool debug_utils = false;
-    if (decode_instance_create(&inst, &debug_utils) != VK_SUCCESS) {
+    /* debug utils where offered: the pipelines are then named by phase */
+    if (vku_instance_create_ex(&inst, false, "vkprof decode", true) != VK_SUCCESS) {
         return 1;
     }
+    debug_utils = inst.debug_utils;
     int rc = 1;
     VkPhysicalDevice phys;
     char err[512] = "";

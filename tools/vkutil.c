@@ -115,7 +115,30 @@ static void keep_driver_libraries_mapped(void)
 #endif
 }
 
+bool vku_has_instance_ext(const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) < 0) {
+        return false;
+    }
+    VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
+    bool found = false;
+    if (p != NULL && vkEnumerateInstanceExtensionProperties(NULL, &n, p) >= 0) {
+        for (uint32_t i = 0; i < n && !found; i++) {
+            found = strcmp(p[i].extensionName, name) == 0;
+        }
+    }
+    free(p);
+    return found;
+}
+
 VkResult vku_instance_create(vku_instance *out, bool validation, const char *app_name)
+{
+    return vku_instance_create_ex(out, validation, app_name, false);
+}
+
+VkResult vku_instance_create_ex(vku_instance *out, bool validation, const char *app_name,
+                                bool debug_utils)
 {
     keep_driver_libraries_mapped();
     memset(out, 0, sizeof *out);
@@ -147,12 +170,14 @@ VkResult vku_instance_create(vku_instance *out, bool validation, const char *app
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = on_message,
         .pUserData = out};
+    /* with validation the layer offers debug utils itself */
+    bool want_exts = validation || (debug_utils && vku_has_instance_ext(exts[0]));
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                .pNext = validation ? &mci : NULL,
                                .pApplicationInfo = &app,
                                .enabledLayerCount = validation ? 1u : 0u,
                                .ppEnabledLayerNames = &layer,
-                               .enabledExtensionCount = validation ? 1u : 0u,
+                               .enabledExtensionCount = want_exts ? 1u : 0u,
                                .ppEnabledExtensionNames = exts};
     r = vkCreateInstance(&ci, NULL, &out->instance);
     if (r != VK_SUCCESS) {
@@ -161,6 +186,7 @@ VkResult vku_instance_create(vku_instance *out, bool validation, const char *app
     }
     volkLoadInstanceOnly(out->instance);
     out->validation = validation;
+    out->debug_utils = want_exts;
     if (validation) {
         r = vkCreateDebugUtilsMessengerEXT(out->instance, &mci, NULL, &out->messenger);
         if (r != VK_SUCCESS) {

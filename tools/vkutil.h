@@ -15,6 +15,7 @@ typedef struct vku_instance {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     bool validation;   /* the Khronos validation layer is enabled */
+    bool debug_utils;  /* VK_EXT_debug_utils is enabled */
     uint32_t messages; /* validation/loader warnings and errors seen */
     uint32_t notices;  /* loader warnings printed but not counted */
     bool print_messages;
@@ -59,6 +60,16 @@ typedef struct vku_busy {
  * layer and a debug-utils messenger that counts (and prints) warnings and
  * errors are enabled; fails when the layer is missing. Returns a VkResult. */
 VkResult vku_instance_create(vku_instance *out, bool validation, const char *app_name);
+/* The same; with debug_utils, VK_EXT_debug_utils is also enabled where the
+ * loader, driver or an implicit layer offers it (out->debug_utils says
+ * whether it is), without the validation layer (object names and labels for
+ * a debug-utils consumer such as the vkprof layer). */
+VkResult vku_instance_create_ex(vku_instance *out, bool validation, const char *app_name,
+                                bool debug_utils);
+
+/* Whether the loader, the driver or an enabled implicit layer offers the
+ * instance extension (call after volkInitialize, which the above do). */
+bool vku_has_instance_ext(const char *name);
 void vku_instance_destroy(vku_instance *inst);
 
 /* Number of physical devices, and the one chosen by `selector`: NULL or ""
