@@ -66,6 +66,11 @@ typedef struct bconf {
 typedef struct host_costs {
     uint64_t off_iters, span_iters, clock_iters;
     double off_callsite_ns, empty_loop_ns, span_ns, clock_ns;
+    /* side by side in the same run (issue 12): the same span with the
+     * clock_gettime fallback (VKPROF_HOST_CLOCK=monotonic), the CPU counter
+     * read alone (0 when there is none), and which counter */
+    double span_monotonic_ns, counter_ns;
+    const char *counter_name;
     /* trace export */
     uint32_t trace_capacity;
     uint64_t trace_recorded, trace_dropped;

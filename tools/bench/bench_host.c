@@ -169,18 +169,10 @@ int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_cos
     h->span_ns = time_spans(on, h->span_iters);
     h->clock_ns = time_clock(h->clock_iters);
     /* issue 12, side by side: the span on the CPU counter (above), on the
-     * clock_gettime fallback, and the two clock reads alone. On stderr: the
-     * report's and the JSON's fields are bench.h's. */
-    double span_mono_ns = time_spans_monotonic(d, h->span_iters);
-    double counter_ns = time_counter(h->clock_iters);
-    double clock_again_ns = time_clock(h->clock_iters);
-    fprintf(stderr,
-            "vkprof bench: span begin + end %.1f ns on the default host clock (the CPU "
-            "counter where usable), %.1f ns with VKPROF_HOST_CLOCK=monotonic; clock_gettime "
-            "alone %.1f ns, %s alone %.1f ns (a whole span = %.2fx one clock_gettime)\n",
-            h->span_ns, span_mono_ns, clock_again_ns,
-            COUNTER_NAME[0] ? COUNTER_NAME : "(no counter)", counter_ns,
-            clock_again_ns > 0 ? h->span_ns / clock_again_ns : 0.0);
+     * clock_gettime fallback, and the counter read alone */
+    h->span_monotonic_ns = time_spans_monotonic(d, h->span_iters);
+    h->counter_name = COUNTER_NAME;
+    h->counter_ns = COUNTER_NAME[0] ? time_counter(h->clock_iters) : 0.0;
     vkprof_destroy(off);
     vkprof_destroy(on);
 

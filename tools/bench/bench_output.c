@@ -146,6 +146,9 @@ int bench_write_json(const char *path, const summary *s)
     vkprof__json_kv_f64(j, "span_begin_end_ns", h->span_ns);
     vkprof__json_kv_u64(j, "span_iterations", h->span_iters);
     vkprof__json_kv_f64(j, "clock_gettime_ns", h->clock_ns);
+    vkprof__json_kv_f64(j, "span_begin_end_monotonic_ns", h->span_monotonic_ns);
+    vkprof__json_kv_str(j, "counter", h->counter_name[0] ? h->counter_name : NULL);
+    vkprof__json_kv_f64(j, "counter_read_ns", h->counter_ns);
     vkprof__json_kv_f64(j, "span_begin_end_tracing_ns", h->fill_ns_per_span);
     vkprof__json_end(j);
 
@@ -240,7 +243,14 @@ void bench_print_report(const summary *s)
            h->off_callsite_ns, (unsigned long long)h->off_iters, h->empty_loop_ns);
     printf("  span begin + end (VKPROF_HOST_ALL)              %.1f ns\n", h->span_ns);
     printf("  span begin + end while tracing                  %.1f ns\n", h->fill_ns_per_span);
+    printf("  span begin + end, VKPROF_HOST_CLOCK=monotonic   %.1f ns\n", h->span_monotonic_ns);
     printf("  clock_gettime(CLOCK_MONOTONIC) alone            %.1f ns\n", h->clock_ns);
+    if (h->counter_name[0]) {
+        char what[64];
+        snprintf(what, sizeof what, "%s alone", h->counter_name);
+        printf("  %-47s %.1f ns (a whole span = %.2fx one clock_gettime)\n", what, h->counter_ns,
+               h->clock_ns > 0 ? h->span_ns / h->clock_ns : 0.0);
+    }
     printf("\nTrace export (%u-event store filled with spans):\n", h->trace_capacity);
     printf("  %llu events (%llu dropped) written in %.3f s = %.2f M events/s, %.1f MiB file\n",
            (unsigned long long)h->trace_recorded, (unsigned long long)h->trace_dropped, h->write_s,
