@@ -105,10 +105,10 @@ static bool has_layer(const char *name)
  * vkDestroyInstance, so at exit LeakSanitizer finds the buffer in an
  * "<unknown module>" that no suppression can name, and every GPU test fails.
  * Keeping the driver mapped (RTLD_NODELETE) lets the suppression match. */
-static void keep_driver_libraries_mapped(void)
+void vku_keep_driver_mapped(void)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    static const char *const libs[] = {"libvulkan_lvp.so"};
+    static const char *const libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
     for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
         (void)dlopen(libs[i], RTLD_NOW | RTLD_NODELETE); /* absent: nothing to keep */
     }
@@ -140,7 +140,7 @@ VkResult vku_instance_create(vku_instance *out, bool validation, const char *app
 VkResult vku_instance_create_ex(vku_instance *out, bool validation, const char *app_name,
                                 bool debug_utils)
 {
-    keep_driver_libraries_mapped();
+    vku_keep_driver_mapped();
     memset(out, 0, sizeof *out);
     out->print_messages = true;
     VkResult r = volkInitialize();

@@ -59,6 +59,14 @@ typedef struct vku_busy {
 /* Create an instance (Vulkan 1.3 requested). With `validation`, the Khronos
  * layer and a debug-utils messenger that counts (and prints) warnings and
  * errors are enabled; fails when the layer is missing. Returns a VkResult. */
+/* Under AddressSanitizer: keep lavapipe and the validation layer mapped
+ * for the whole process (RTLD_NODELETE), so that LeakSanitizer can name the
+ * library of their own leaks (tests/lsan.supp suppresses those by name; an
+ * unloaded library shows as "<unknown module>"). vku_instance_create calls
+ * it; an app that creates its own instances calls it first. A no-op
+ * otherwise. */
+void vku_keep_driver_mapped(void);
+
 VkResult vku_instance_create(vku_instance *out, bool validation, const char *app_name);
 /* The same; with debug_utils, VK_EXT_debug_utils is also enabled where the
  * loader, driver or an implicit layer offers it (out->debug_utils says

@@ -975,6 +975,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    vku_keep_driver_mapped(); /* ASan: leaks of lavapipe stay nameable */
     static app a;
     uint32_t iterations = 12, busy = 64;
     bool validation = false, want_submit2 = true;
