@@ -33,8 +33,10 @@ run_ctest --test-dir build
 # loader then adds its own notice, which must not count as a failure), and
 # once more with synchronization validation on: zero messages either way.
 # Serial like the first run: the timing tests measure ratios.
-VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation run_ctest --test-dir build
-VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT run_ctest --test-dir build
+# (The llama.cpp client tests, label "client", run once, in the first pass:
+# they put the validation layer above and below the vkprof layer themselves.)
+VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation run_ctest --test-dir build -LE client
+VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT run_ctest --test-dir build -LE client
 
 if [ "${VKPROF_SKIP_FUZZ:-0}" != 1 ]; then
   # A short libFuzzer run of the trace reader (exits non-zero on a crash).

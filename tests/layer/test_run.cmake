@@ -23,4 +23,7 @@ foreach(case ${RUN_CASES})
       -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_run_cli.cmake)
   set_tests_properties(test_run_${case} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300
     SKIP_REGULAR_EXPRESSION "node-llama-cpp is not installed \\(scripts/setup-llama.sh\\): skipped")
+  if(case STREQUAL "llama")
+    set_tests_properties(test_run_${case} PROPERTIES LABELS "client;llama")
+  endif()
 endforeach()
