@@ -917,6 +917,91 @@ vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
     return VK_SUCCESS;
 }
 
+/* ---- introspection, for loaders that read no manifest (Android) ----------
+ * Android's loader dlopens libVkLayer_*.so and asks each library for its
+ * layers and their extensions through these four exports; the desktop
+ * loader reads the manifest and never calls them. The layer adds no
+ * extension of its own. */
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateInstanceLayerProperties(uint32_t *count,
+                                                                             VkLayerProperties *p);
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateInstanceExtensionProperties(
+    const char *layer, uint32_t *count, VkExtensionProperties *props);
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateDeviceLayerProperties(VkPhysicalDevice phys,
+                                                                           uint32_t *count,
+                                                                           VkLayerProperties *p);
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateDeviceExtensionProperties(
+    VkPhysicalDevice phys, const char *layer, uint32_t *count, VkExtensionProperties *props);
+
+static VkResult one_layer(uint32_t *count, VkLayerProperties *props)
+{
+    if (count == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (props == NULL) {
+        *count = 1;
+        return VK_SUCCESS;
+    }
+    if (*count < 1) {
+        return VK_INCOMPLETE;
+    }
+    memset(&props[0], 0, sizeof props[0]);
+    snprintf(props[0].layerName, sizeof props[0].layerName, "%s", LYR_NAME);
+    props[0].specVersion = VK_MAKE_API_VERSION(0, 1, 3, 239); /* the manifest's api_version */
+    props[0].implementationVersion = vkprof_version();
+    snprintf(props[0].description, sizeof props[0].description, "%s",
+             "vkprof: per-dispatch GPU timing of Vulkan compute work on a drift-corrected "
+             "host timeline");
+    *count = 1;
+    return VK_SUCCESS;
+}
+
+static VkResult no_extensions(const char *layer, uint32_t *count)
+{
+    if (count == NULL) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (layer == NULL || strcmp(layer, LYR_NAME) != 0) {
+        return VK_ERROR_LAYER_NOT_PRESENT;
+    }
+    *count = 0;
+    return VK_SUCCESS;
+}
+
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateInstanceLayerProperties(uint32_t *count,
+                                                                             VkLayerProperties *p)
+{
+    return one_layer(count, p);
+}
+
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateInstanceExtensionProperties(
+    const char *layer, uint32_t *count, VkExtensionProperties *props)
+{
+    (void)props;
+    return no_extensions(layer, count);
+}
+
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateDeviceLayerProperties(VkPhysicalDevice phys,
+                                                                           uint32_t *count,
+                                                                           VkLayerProperties *p)
+{
+    (void)phys;
+    return one_layer(count, p);
+}
+
+LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkEnumerateDeviceExtensionProperties(
+    VkPhysicalDevice phys, const char *layer, uint32_t *count, VkExtensionProperties *props)
+{
+    if (layer == NULL || strcmp(layer, LYR_NAME) != 0) {
+        /* the driver's or another layer's: down the chain, where the
+         * physical device belongs to an instance the layer knows */
+        lyr_instance *in = phys != VK_NULL_HANDLE ? instance_get(phys) : NULL;
+        if (in != NULL && in->EnumerateDeviceExtensionProperties != NULL) {
+            return in->EnumerateDeviceExtensionProperties(phys, layer, count, props);
+        }
+    }
+    return no_extensions(layer, count);
+}
+
 __attribute__((destructor)) static void lyr_at_exit(void)
 {
     lyr_exit_flush();

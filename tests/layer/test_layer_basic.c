@@ -534,6 +534,66 @@ static int count_of(const char *hay, const char *needle)
     return n;
 }
 
+/* What a loader that reads no manifest (Android's) sees: the library's own
+ * exports, called through dlopen, no loader and no instance involved. */
+static int introspect(const char *layer_dir)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/libVkLayer_vkprof.so", layer_dir);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    CHECK(lib != NULL);
+    if (lib == NULL) {
+        fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+        return th_done();
+    }
+    PFN_vkEnumerateInstanceLayerProperties eil =
+        (PFN_vkEnumerateInstanceLayerProperties)dlsym(lib, "vkEnumerateInstanceLayerProperties");
+    PFN_vkEnumerateInstanceExtensionProperties eie =
+        (PFN_vkEnumerateInstanceExtensionProperties)dlsym(lib,
+                                                          "vkEnumerateInstanceExtensionProperties");
+    PFN_vkEnumerateDeviceLayerProperties edl =
+        (PFN_vkEnumerateDeviceLayerProperties)dlsym(lib, "vkEnumerateDeviceLayerProperties");
+    PFN_vkEnumerateDeviceExtensionProperties ede = (PFN_vkEnumerateDeviceExtensionProperties)dlsym(
+        lib, "vkEnumerateDeviceExtensionProperties");
+    CHECK(eil != NULL && eie != NULL && edl != NULL && ede != NULL);
+    if (eil == NULL || eie == NULL || edl == NULL || ede == NULL) {
+        return th_done();
+    }
+    uint32_t n = 7;
+    CHECK_VK(eil(&n, NULL));
+    CHECK_EQ_U64(n, 1);
+    VkLayerProperties lp[2];
+    n = 0;
+    CHECK(eil(&n, lp) == VK_INCOMPLETE);
+    CHECK_EQ_U64(n, 0);
+    n = 2;
+    memset(lp, 0, sizeof lp);
+    CHECK_VK(eil(&n, lp));
+    CHECK_EQ_U64(n, 1);
+    CHECK(strcmp(lp[0].layerName, "VK_LAYER_vkprof") == 0);
+    CHECK(lp[0].implementationVersion == vkprof_version());
+    CHECK(lp[0].description[0] != '\0');
+    n = 2;
+    CHECK_VK(edl(VK_NULL_HANDLE, &n, lp));
+    CHECK_EQ_U64(n, 1);
+    CHECK(strcmp(lp[0].layerName, "VK_LAYER_vkprof") == 0);
+    /* no extension of its own; another layer's name is not ours */
+    n = 5;
+    CHECK_VK(eie("VK_LAYER_vkprof", &n, NULL));
+    CHECK_EQ_U64(n, 0);
+    CHECK(eie("VK_LAYER_KHRONOS_validation", &n, NULL) == VK_ERROR_LAYER_NOT_PRESENT);
+    CHECK(eie(NULL, &n, NULL) == VK_ERROR_LAYER_NOT_PRESENT);
+    n = 5;
+    CHECK_VK(ede(VK_NULL_HANDLE, "VK_LAYER_vkprof", &n, NULL));
+    CHECK_EQ_U64(n, 0);
+    CHECK(ede(VK_NULL_HANDLE, NULL, &n, NULL) == VK_ERROR_LAYER_NOT_PRESENT);
+    printf("introspect: %s %s (version %u): %s\n", lp[0].layerName, path,
+           lp[0].implementationVersion, lp[0].description);
+    /* the library stays loaded (-z nodelete); dlclose only drops the handle */
+    dlclose(lib);
+    return th_done();
+}
+
 int main(int argc, char **argv)
 {
     vku_keep_driver_mapped(); /* ASan: leaks of lavapipe stay nameable */
@@ -548,6 +608,9 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", out_dir, out_dir);
     if (system(cmd) != 0) {
         return 2;
+    }
+    if (is("introspect")) {
+        return introspect(argv[2]);
     }
     setenv("VK_ADD_LAYER_PATH", argv[2], 1);
     setenv("VKPROF_LAYER_OUTPUT_DIR", out_dir, 1);

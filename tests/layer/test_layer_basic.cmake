@@ -2,7 +2,8 @@
 # per case, the layer found through VK_ADD_LAYER_PATH=<build>/layer and
 # enabled by name, the Khronos validation layer above ours (first listed) or
 # below it; the summary JSON the layer writes is checked. And the layer .so
-# exports only the loader interface's three entry points.
+# exports only the loader interface's three entry points and the four
+# introspection functions (case introspect calls those through dlopen).
 if(TARGET VkLayer_vkprof)
   include(${PROJECT_SOURCE_DIR}/src/layer/names.cmake)
   add_executable(test_layer_basic ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_layer_basic.c)
@@ -11,7 +12,7 @@ if(TARGET VkLayer_vkprof)
   target_include_directories(test_layer_basic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_options(test_layer_basic PRIVATE ${VKPROF_WARNINGS})
   add_dependencies(test_layer_basic VkLayer_vkprof)
-  foreach(c above below off garbage sample label cmdbuf steplabel)
+  foreach(c above below off garbage sample label cmdbuf steplabel introspect)
     add_test(NAME test_layer_basic_${c}
       COMMAND test_layer_basic ${c} ${CMAKE_BINARY_DIR}/layer ${CMAKE_CURRENT_BINARY_DIR}/layer_basic)
     set_tests_properties(test_layer_basic_${c} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)

@@ -1,4 +1,5 @@
-# libVkLayer_vkprof.so exports the loader interface v2 and nothing else (no
+# libVkLayer_vkprof.so exports the loader interface v2 and the four
+# introspection functions Android's loader calls, and nothing else (no
 # vkprof_* of the library it carries, no names module, no libc wrappers).
 #   cmake -DNM=<nm> -DLIB=<libVkLayer_vkprof.so> -P test_layer_basic_exports.cmake
 execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -13,7 +14,9 @@ foreach(l ${lines})
   endif()
 endforeach()
 list(SORT got)
-set(want vkGetDeviceProcAddr vkGetInstanceProcAddr vkNegotiateLoaderLayerInterfaceVersion)
+set(want vkEnumerateDeviceExtensionProperties vkEnumerateDeviceLayerProperties
+         vkEnumerateInstanceExtensionProperties vkEnumerateInstanceLayerProperties
+         vkGetDeviceProcAddr vkGetInstanceProcAddr vkNegotiateLoaderLayerInterfaceVersion)
 if(NOT got STREQUAL want)
   message(FATAL_ERROR "the layer exports [${got}], want exactly [${want}]")
 endif()
