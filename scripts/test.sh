@@ -50,11 +50,14 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   run_ctest --test-dir build-asan
 
   # ThreadSanitizer where threads meet: spans from many threads, the trace store,
-  # ring-mode recording and submits from many threads into one context.
+  # ring-mode recording and submits from many threads into one context, and
+  # the Vulkan layer under the multi-threaded test app (recording threads that
+  # change, a copy thread, phases named on first use).
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=thread
-  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads
-  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline_trace|test_submit_threads)$'
+  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads \
+        VkLayer_vkprof layer_app
+  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline_trace|test_submit_threads|test_layer_app)$'
 fi
 
 # The library and its tests that need no Vulkan, cross-built for arm64 and run
