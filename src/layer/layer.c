@@ -354,8 +354,12 @@ static PFN_vkVoidFunction VKAPI_CALL lib_gdpa(VkDevice device, const char *name)
     if (d == NULL || name == NULL) {
         return NULL;
     }
-    if (!d->calibrated && strncmp(name, "vkGetCalibratedTimestamps", 25) == 0) {
-        return NULL;
+    if (strncmp(name, "vkGetCalibratedTimestamps", 25) == 0) {
+        /* only the name of an extension the device has enabled */
+        bool khr = strcmp(name + 25, "KHR") == 0, ext = strcmp(name + 25, "EXT") == 0;
+        if (!((khr && d->cal_khr) || (ext && d->cal_ext))) {
+            return NULL;
+        }
     }
     if (!d->host_reset && strncmp(name, "vkResetQueryPool", 16) == 0) {
         return NULL;
@@ -592,12 +596,20 @@ static const VkDeviceCreateInfo *edit_create_info(lyr_device *d, const VkDeviceC
     /* calibrated timestamps: needs Vulkan 1.1 or the properties2 instance extension */
     if (has_khr || has_ext) {
         d->calibrated = true;
+        d->cal_khr = has_khr;
+        d->cal_ext = has_ext;
     } else if ((api >= VK_API_VERSION_1_1 || in->props2_ext) && app->enabledExtensionCount < 255) {
+        /* EXT first where both are offered: the same function, and a
+         * validation layer older than the KHR promotion (Vulkan 1.3.270,
+         * Debian 12 ships 1.3.239) knows only EXT; it warns that an
+         * extension it does not know "may adversely affect validation" */
         const char *want = NULL;
-        if (device_supports_ext(in, d->phys, "VK_KHR_calibrated_timestamps")) {
-            want = "VK_KHR_calibrated_timestamps";
-        } else if (device_supports_ext(in, d->phys, "VK_EXT_calibrated_timestamps")) {
+        if (device_supports_ext(in, d->phys, "VK_EXT_calibrated_timestamps")) {
             want = "VK_EXT_calibrated_timestamps";
+            d->cal_ext = true;
+        } else if (device_supports_ext(in, d->phys, "VK_KHR_calibrated_timestamps")) {
+            want = "VK_KHR_calibrated_timestamps";
+            d->cal_khr = true;
         }
         if (want != NULL) {
             for (uint32_t i = 0; i < app->enabledExtensionCount; i++) {
@@ -697,6 +709,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateDevice(VkPhysicalDevice phys,
                  "creating the app's device unchanged",
                  (int)vr);
         d->calibrated = e->app_calibrated;
+        if (!e->app_calibrated) {
+            d->cal_khr = d->cal_ext = false; /* only what the layer added is gone */
+        }
         d->host_reset = e->app_host_reset;
         vr = create(phys, ci, alloc, out);
     }

@@ -192,6 +192,7 @@ typedef struct lyr_device {
     lyr_next next;
     bool intercept; /* the layer is on for this device */
     bool calibrated, host_reset, sync2;
+    bool cal_khr, cal_ext; /* which calibrated-timestamps extension is enabled */
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     pthread_mutex_t lock;
     uint32_t nfamilies;

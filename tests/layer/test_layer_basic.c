@@ -84,7 +84,12 @@ static void create_instance(app *p)
                                .ppEnabledLayerNames = is("above") ? above : below,
                                .enabledExtensionCount = 1,
                                .ppEnabledExtensionNames = ext};
-    CHECK_VK(vkCreateInstance(&ci, NULL, &p->inst));
+    VkResult r = vkCreateInstance(&ci, NULL, &p->inst);
+    CHECK_VK(r);
+    if (r != VK_SUCCESS) {
+        /* nothing can run without it: report and stop here, not crash on it */
+        exit(th_done());
+    }
     volkLoadInstance(p->inst);
     CHECK_VK(vkCreateDebugUtilsMessengerEXT(p->inst, &mci, NULL, &p->messenger));
 }
@@ -612,7 +617,15 @@ int main(int argc, char **argv)
     if (is("introspect")) {
         return introspect(argv[2]);
     }
-    setenv("VK_ADD_LAYER_PATH", argv[2], 1);
+    {
+        /* ours first, and a path already there kept after it (the machine's
+         * own validation layer may be found only through it) */
+        const char *had = getenv("VK_ADD_LAYER_PATH");
+        char lp[4200];
+        snprintf(lp, sizeof lp, "%s%s%s", argv[2], had != NULL && had[0] ? ":" : "",
+                 had != NULL ? had : "");
+        setenv("VK_ADD_LAYER_PATH", lp, 1);
+    }
     setenv("VKPROF_LAYER_OUTPUT_DIR", out_dir, 1);
     unsetenv("VK_INSTANCE_LAYERS");
     if (is("above")) {
