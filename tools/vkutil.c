@@ -115,6 +115,21 @@ void vku_keep_driver_mapped(void)
 #endif
 }
 
+VkDebugUtilsMessengerCreateInfoEXT vku_messenger_info(PFN_vkDebugUtilsMessengerCallbackEXT fn,
+                                                      void *user)
+{
+    VkDebugUtilsMessengerCreateInfoEXT mci = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = fn,
+        .pUserData = user};
+    return mci;
+}
+
 bool vku_has_instance_ext(const char *name)
 {
     uint32_t n = 0;
@@ -161,15 +176,7 @@ VkResult vku_instance_create_ex(vku_instance *out, bool validation, const char *
                              .pEngineName = "vkprof",
                              .apiVersion = VK_API_VERSION_1_3};
     const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkDebugUtilsMessengerCreateInfoEXT mci = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_message,
-        .pUserData = out};
+    VkDebugUtilsMessengerCreateInfoEXT mci = vku_messenger_info(on_message, out);
     /* with validation the layer offers debug utils itself */
     bool want_exts = validation || (debug_utils && vku_has_instance_ext(exts[0]));
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,

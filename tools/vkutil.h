@@ -75,6 +75,11 @@ VkResult vku_instance_create(vku_instance *out, bool validation, const char *app
 VkResult vku_instance_create_ex(vku_instance *out, bool validation, const char *app_name,
                                 bool debug_utils);
 
+/* The messenger every tool and test uses: warnings and errors of the
+ * general, validation and performance kinds, to fn(user). */
+VkDebugUtilsMessengerCreateInfoEXT vku_messenger_info(PFN_vkDebugUtilsMessengerCallbackEXT fn,
+                                                      void *user);
+
 /* Whether the loader, the driver or an enabled implicit layer offers the
  * instance extension (call after volkInitialize, which the above do). */
 bool vku_has_instance_ext(const char *name);

@@ -159,21 +159,6 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
 
 /* ---- instance, device, queues -------------------------------------------------- */
 
-static bool has_instance_ext(const char *name)
-{
-    uint32_t n = 0;
-    vkEnumerateInstanceExtensionProperties(NULL, &n, NULL);
-    VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
-    bool found = false;
-    if (p != NULL && vkEnumerateInstanceExtensionProperties(NULL, &n, p) >= 0) {
-        for (uint32_t i = 0; i < n; i++) {
-            found = found || strcmp(p[i].extensionName, name) == 0;
-        }
-    }
-    free(p);
-    return found;
-}
-
 /* As ggml does: a first instance only to list the devices, destroyed before
  * the one that is used. */
 static int list_devices(void)
@@ -213,21 +198,13 @@ static int create_instance(app *a, bool validation)
     if (list_devices() != 0) {
         return 1;
     }
-    if (!has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
+    if (!vku_has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
         fprintf(stderr, "layer_app: the instance offers no VK_EXT_debug_utils\n");
         return 1;
     }
     const char *layer = "VK_LAYER_KHRONOS_validation";
     const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-    VkDebugUtilsMessengerCreateInfoEXT mci = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_message,
-        .pUserData = a};
+    VkDebugUtilsMessengerCreateInfoEXT mci = vku_messenger_info(on_message, a);
     VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                             .pApplicationName = "layer_app",
                             .apiVersion = VK_API_VERSION_1_3};

@@ -243,17 +243,24 @@ static uint64_t jnum(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
 }
 
-/* The phases and the accounting of one library snapshot document. */
-static void take_snapshot(lconf *c, const cJSON *snap)
+/* Each timed phase of an array of {"name", "count", "total_ns"} (the
+ * library's snapshot and the decode's JSON share the keys). */
+static void add_phases(lconf *c, const cJSON *phases)
 {
     const cJSON *ph;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(snap, "phases"))
+    cJSON_ArrayForEach(ph, phases)
     {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ph, "name");
         if (cJSON_IsString(nm) && jnum(ph, "count") > 0) {
             add_phase(c, nm->valuestring, jnum(ph, "total_ns"), jnum(ph, "count"));
         }
     }
+}
+
+/* The phases and the accounting of one library snapshot document. */
+static void take_snapshot(lconf *c, const cJSON *snap)
+{
+    add_phases(c, cJSON_GetObjectItemCaseSensitive(snap, "phases"));
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(snap, "timing");
     c->samples += jnum(t, "samples");
     c->lost += jnum(t, "scopes_dropped");
@@ -351,14 +358,7 @@ static int take_decode_json(lbench *b, int cfg, uint32_t round, const char *path
         lconf *c = &b->c[cfg];
         c->nph = 0;
         c->samples = c->lost = 0;
-        const cJSON *ph;
-        cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(j, "phases"))
-        {
-            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ph, "name");
-            if (cJSON_IsString(nm) && jnum(ph, "count") > 0) {
-                add_phase(c, nm->valuestring, jnum(ph, "total_ns"), jnum(ph, "count"));
-            }
-        }
+        add_phases(c, cJSON_GetObjectItemCaseSensitive(j, "phases"));
         const cJSON *lib = cJSON_GetObjectItemCaseSensitive(j, "vkprof");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(lib, "timing");
         c->samples = jnum(t, "samples");
