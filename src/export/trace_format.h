@@ -77,6 +77,14 @@
 #define VKPROF_TF_META_TIMESTAMP_PERIOD "timestamp_period_ns"
 #define VKPROF_TF_META_TIMESTAMP_BITS "timestamp_valid_bits"
 
+/* metadata.process: which process on which boot of which host wrote the
+ * trace. Traces with the same boot_id share CLOCK_MONOTONIC, so `vkprof
+ * merge` places them exactly; across boots or hosts it needs an alignment. */
+#define VKPROF_TF_META_PROCESS "process"
+#define VKPROF_TF_PROC_BOOT_ID "boot_id" /* /proc/sys/kernel/random/boot_id; "" if unreadable */
+#define VKPROF_TF_PROC_HOST "host"       /* gethostname(); "" if unknown */
+#define VKPROF_TF_PROC_PID "pid"         /* getpid() */
+
 #define VKPROF_TF_META_CALIBRATION "calibration"
 #define VKPROF_TF_CAL_METHOD "method"
 #define VKPROF_TF_CAL_EXTENSION "extension"
