@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "export/atomic_file.h"
+#include "export/export.h"
 #include "export/trace_format.h"
 
 #include <errno.h>
@@ -166,7 +167,7 @@ static const char *name_of(vkprof_context ctx, const vkprof_event *e)
     return n ? n : "?";
 }
 
-static int write_json(vkprof_context ctx, vkprof_afile *f)
+int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
 {
     vkprof_trace *t = &ctx->trace;
     uint64_t n = atomic_load(&t->next);
@@ -480,45 +481,4 @@ static int write_json(vkprof_context ctx, vkprof_afile *f)
         return -1;
     }
     return 0;
-}
-
-vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
-{
-    if (ctx == NULL || path == NULL || path[0] == '\0') {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_write: no path");
-    }
-    if (ctx->trace.events == NULL) {
-        return vkprof__fail(ctx, VKPROF_ERROR_NOT_TRACING,
-                            "trace_write('%s'): tracing was never started", path);
-    }
-    vkprof_afile out;
-    int err = vkprof__afile_open(&out, path);
-    if (err == 0) {
-        if (write_json(ctx, &out) != 0 && !vkprof__afile_failed(&out)) {
-            out.err = errno ? errno : ENOMEM;
-            out.step = "format the trace";
-        }
-        /* the first failure of any step; out.step and out.hint stay valid */
-        err = vkprof__afile_commit(&out);
-    }
-    if (err != 0) {
-        const bool in_place = out.in_place;
-        return vkprof__fail(ctx, VKPROF_ERROR_IO, "trace_write('%s'): cannot %s: %s%s%s; %s", path,
-                            out.step ? out.step : "write", strerror(err), out.hint ? ": " : "",
-                            out.hint ? out.hint : "",
-                            in_place ? "the trace is incomplete"
-                                     : "the previous file, if any, is untouched");
-    }
-    return VKPROF_OK;
-}
-
-vkprof_result vkprof_flush(vkprof_context ctx)
-{
-    if (ctx == NULL) {
-        return VKPROF_ERROR_INVALID_ARGUMENT;
-    }
-    if (ctx->trace.path[0] == '\0') {
-        return VKPROF_ERROR_NOT_TRACING;
-    }
-    return vkprof_trace_write(ctx, ctx->trace.path);
 }
