@@ -23,6 +23,12 @@ typedef struct dec_preset {
     uint32_t default_ctx;
     float rope_theta, norm_eps;
     bool tie_embeddings; /* LM head reads the embedding table (Llama 3.2 1B) */
+    /* Mixture of experts (n_experts > 0): layers first_moe.. replace the
+     * dense MLP by a router over n_experts experts (each a gated MLP of width
+     * expert_ffn), of which top_k run per token, plus, when shared_ffn > 0, a
+     * shared expert of that width that always runs. Layers before first_moe
+     * keep the dense MLP of width ffn. All 0: a dense model. */
+    uint32_t n_experts, top_k, expert_ffn, shared_ffn, first_moe;
 } dec_preset;
 
 /* NULL when unknown. */
@@ -112,6 +118,12 @@ void dec_ref_destroy(dec_ref *r);
  *   post_wait                  after the submit's fence wait
  *   step                       after each token, with its index and id
  */
+/* Where a tensor-parallel engine all-reduces (dec_hooks.all_reduce). */
+typedef enum dec_site {
+    DEC_SITE_ATTN = 0, /* after attention's output projection */
+    DEC_SITE_MLP = 1   /* after the MLP's down projection, or the MoE combine */
+} dec_site;
+
 typedef struct dec_hooks {
     void *user;
     void (*section_begin)(void *user, const char *name);
@@ -119,6 +131,17 @@ typedef struct dec_hooks {
     void (*pre_submit)(void *user, VkCommandBuffer cmd, const char *what);
     void (*post_wait)(void *user, const char *what);
     void (*step)(void *user, uint32_t index, uint32_t token);
+    /* Tensor parallel (dec_config.ranks > 1; never called otherwise, and
+     * required then). The engine has submitted the token's work up to `site`
+     * of `layer` and waited for it; `data` (host memory, n floats) holds this
+     * rank's partial sum, which the hook must replace by the sum over every
+     * rank before it returns. Returns 0, or nonzero to fail the step. */
+    int (*all_reduce)(void *user, dec_site site, uint32_t layer, float *data, uint32_t n);
+    /* MoE layers: the experts the router chose for this token, as read back
+     * on the host (ids[k], in the router's order, highest weight first) and
+     * their combine weights. Called on every rank. */
+    void (*routed)(void *user, uint32_t layer, const uint32_t *ids, const float *weights,
+                   uint32_t k);
 } dec_hooks;
 
 /* Each mode is one file behind the engine's profiling seam
@@ -173,6 +196,13 @@ typedef struct dec_config {
      * of its phase's name, and each token's submits a queue label region
      * DEC_TOKEN_LABEL. Commands and results are otherwise the same. */
     bool labels;
+    /* Tensor parallelism: this engine is rank `rank` of `ranks` (0 and 1: the
+     * whole model). It holds its share of the attention heads (n_heads and
+     * n_kv_heads divide by ranks) and of the hidden columns of the MLP, of
+     * every expert and of the shared expert (each width divides by ranks);
+     * the embedding, norms, router and LM head are replicated. Each token
+     * then all-reduces twice per layer through hooks->all_reduce. */
+    uint32_t rank, ranks;
 } dec_config;
 
 typedef struct dec_engine dec_engine;
