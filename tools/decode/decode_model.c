@@ -8,9 +8,9 @@
 #include "decode_internal.h"
 
 static const dec_preset presets[] = {
-    {"tiny", 256, 4, 8, 4, 32, 768, 4096, 256, 10000.0f, 1e-5f, false},
-    {"llama-1b", 2048, 16, 32, 8, 64, 8192, 128256, 512, 500000.0f, 1e-5f, true},
-    {"llama-8b", 4096, 32, 32, 8, 128, 14336, 128256, 512, 500000.0f, 1e-5f, false},
+    {"tiny", 256, 4, 8, 4, 32, 768, 4096, 256, 10000.0f, 1e-5f, false, 0, 0, 0, 0, 0},
+    {"llama-1b", 2048, 16, 32, 8, 64, 8192, 128256, 512, 500000.0f, 1e-5f, true, 0, 0, 0, 0, 0},
+    {"llama-8b", 4096, 32, 32, 8, 128, 14336, 128256, 512, 500000.0f, 1e-5f, false, 0, 0, 0, 0, 0},
 };
 
 const dec_preset *dec_find_preset(const char *name)
