@@ -1,4 +1,4 @@
-/* The reader of the vkprof trace (rpt_parse, rpt_read_file): see
+/* The reader of the vkprof trace (rpt_load_file, rpt_parse, rpt_read_file): see
  * trace_reader.h and docs/report.md.
  *
  * The top-level object is walked here, byte by byte; every value in it (each
@@ -1164,10 +1164,12 @@ int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t 
     return 0;
 }
 
-int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *err, size_t err_size)
+int rpt_load_file(const char *path, size_t max_bytes, char **buf_out, size_t *len_out, char *err,
+                  size_t err_size)
 {
     parser p = {.err = err, .err_size = err_size};
-    *out = NULL;
+    *buf_out = NULL;
+    *len_out = 0;
     if (err != NULL && err_size > 0) {
         err[0] = '\0';
     }
@@ -1213,6 +1215,8 @@ int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *e
             size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
             char *q = realloc(buf, ncap);
             if (q == NULL) {
+                free(buf);
+                buf = NULL;
                 break;
             }
             buf = q;
@@ -1235,7 +1239,6 @@ int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *e
         close(fd);
     }
     if (buf == NULL) {
-        free(buf);
         return fail(&p, "out of memory");
     }
     if (rc != 0) {
@@ -1246,7 +1249,24 @@ int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *e
         free(buf);
         return fail(&p, "the file is empty");
     }
-    rc = rpt_parse(buf, n, out, err, err_size);
+    if (n > max_bytes) {
+        free(buf);
+        return fail(&p, "the file is too large (more than %zu bytes)", max_bytes);
+    }
+    *buf_out = buf;
+    *len_out = n;
+    return 0;
+}
+
+int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *err, size_t err_size)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    *out = NULL;
+    if (rpt_load_file(path, max_bytes, &buf, &n, err, err_size) != 0) {
+        return -1;
+    }
+    int rc = rpt_parse(buf, n, out, err, err_size);
     free(buf);
     return rc;
 }

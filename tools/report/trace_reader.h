@@ -5,8 +5,8 @@
  *
  *   trace_reader.h  this interface: the summary's types, the limits, every
  *                   rpt_* function of the files below;
- *   trace_reader.c  rpt_parse, rpt_read_file, rpt_free, rpt_clean_string,
- *                   rpt_pick_token: the bounded reader (fuzzed:
+ *   trace_reader.c  rpt_load_file, rpt_parse, rpt_read_file, rpt_free,
+ *                   rpt_clean_string, rpt_pick_token: the bounded reader (fuzzed:
  *                   fuzz/fuzz_trace_reader.c, scripts/fuzz.sh) and the
  *                   summary it builds;
  *   report_print.c  rpt_print, rpt_loss_warning: the text summary;
@@ -33,7 +33,7 @@
 
 #include "../../src/export/trace_format.h"
 
-/** Largest file `rpt_read_file` accepts (2 GiB). */
+/** Largest file `rpt_load_file` accepts (2 GiB). */
 #define RPT_MAX_FILE_BYTES ((size_t)2 << 30)
 /** Largest single event object, in bytes of JSON text. */
 #define RPT_MAX_EVENT_BYTES ((size_t)1 << 20)
@@ -128,8 +128,17 @@ typedef struct rpt_summary {
  * err. */
 int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t err_size);
 
-/** Read a whole file (or stdin for "-"), at most max_bytes (0: the default
- * cap), and parse it. The message names what went wrong but not the file. */
+/** Load a whole trace file (or stdin for "-") into memory: the one place a
+ * trace file is read, for `vkprof report` and `vkprof merge` alike. At most
+ * max_bytes (0: RPT_MAX_FILE_BYTES); an empty file, a directory or a larger
+ * file is refused. On success returns 0, *buf (malloc'd, free it; not
+ * NUL-terminated) and *len; on failure -1 and a message in err (it names what
+ * went wrong but not the file). */
+int rpt_load_file(const char *path, size_t max_bytes, char **buf, size_t *len, char *err,
+                  size_t err_size);
+
+/** rpt_load_file, then rpt_parse. The message names what went wrong but not
+ * the file. */
 int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *err,
                   size_t err_size);
 
