@@ -137,6 +137,11 @@ typedef enum vkprof_timing_mode {
  *  shared boundaries, 1 token in 32 costs under 0.5% on the H200 (docs/performance.md). */
 #define VKPROF_DEFAULT_SAMPLE_EVERY 32u
 
+/** The rotating window the benchmark and `vkprof decode --profile
+ *  ring-rotating` use (desc.rotate_scopes): 4 phase calls, 5 stamps a token
+ *  with shared boundaries (docs/performance.md). */
+#define VKPROF_DEFAULT_ROTATE_SCOPES 4u
+
 /** How profiling is switched on when a context is created. */
 typedef enum vkprof_enable_mode {
     VKPROF_ENABLE_FROM_ENV = 0, /**< read the env var (default VKPROF_GPU_PROFILE) once */
@@ -258,6 +263,21 @@ typedef struct vkprof_context_desc {
      *  vkprof_step(); step 0 is timed). 0 or 1: every step. Per-phase figures
      *  are then over the timed steps, whose count the snapshot states. */
     uint32_t sample_every;
+    /** Ring mode: rotating sampling. K > 0: each step stamps only K phase
+     *  calls, the window of call indexes [start, start + K) within the step
+     *  (a call's index: its place among the step's vkprof_cmd_begin calls),
+     *  and the window moves on by K each step, back to 0 past the step's
+     *  last call: every call index is stamped once every P = ceil(calls / K)
+     *  steps. With shared_boundaries the window costs K + 1 stamps (the end
+     *  of the call before the window is stamped as the window's first
+     *  boundary, so each call is measured as in an every-step shared ring).
+     *  Calls outside the window record nothing and are not samples; they are
+     *  counted (vkprof_phase_stats.calls, vkprof_timing_stats.calls_*), so a
+     *  phase's mean times its calls estimates its total (est_total_ns).
+     *  0: every call of a timed step. VKPROF_RING_ROTATE=K in the environment
+     *  overrides it (0 turns it off; anything else is warned about and
+     *  ignored). Steps still obey sample_every. Default 0. */
+    uint32_t rotate_scopes;
 
     /* ---- host spans ---- */
     vkprof_host_level host_level; /**< default VKPROF_HOST_FROM_ENV */
@@ -300,7 +320,7 @@ typedef struct vkprof_context_desc {
      * default.)
      */
     vkprof_feature synchronization2;
-    uint32_t reserved[7]; /**< must be zero */
+    uint32_t reserved[6]; /**< must be zero */
 } vkprof_context_desc;
 
 /** Figures of one phase since the last reset. Times are exact GPU nanoseconds. */
@@ -312,6 +332,14 @@ typedef struct vkprof_phase_stats {
     uint64_t min_ns;      /**< shortest scope (0 when count is 0) */
     uint64_t max_ns;      /**< longest scope */
     uint64_t total_ticks; /**< the same sum in raw device ticks */
+    /** Calls of the phase executed since the last reset (ring mode: every
+     *  vkprof_cmd_begin while active, stamped or left out by sampling or
+     *  rotation; 2-slot mode: equal to count). */
+    uint64_t calls;
+    /** The estimated GPU time of all `calls`: total_ns / count * calls
+     *  (exact integer arithmetic, rounded down); total_ns when every call was
+     *  timed; 0 when none was. Per token: est_total_ns / steps. */
+    uint64_t est_total_ns;
 } vkprof_phase_stats;
 
 /**
@@ -588,6 +616,7 @@ typedef struct vkprof_timing_stats {
     vkprof_timing_mode mode;
     uint32_t ring_queries;     /**< pool size (2 in 2-slot mode) */
     uint32_t sample_every;     /**< 1: every step */
+    uint32_t rotate_scopes;    /**< K of rotating sampling; 0: not rotating */
     uint64_t timed_steps;      /**< steps whose scopes were recorded */
     uint64_t scopes_recorded;  /**< scopes whose stamps were recorded */
     uint64_t scopes_collected; /**< scopes folded into a phase */
@@ -602,6 +631,21 @@ typedef struct vkprof_timing_stats {
      * times gives K samples per scope; a scope never submitted counts once. */
     uint64_t samples;
     uint64_t submissions;          /**< command buffer executions seen (vkprof_submit...) */
+    /* Ring mode: phase calls, stamped or not (every vkprof_cmd_begin that
+     * reached the ring while active). calls_unstamped were left out by
+     * sample_every or rotation: they are not samples (neither timed nor
+     * lost). The phases' vkprof_phase_stats.calls sum to calls_executed. */
+    uint64_t calls_executed;
+    uint64_t calls_unstamped;
+    /* Rotation (rotate_scopes > 0): passes completed over every call index,
+     * the phase calls of the last step with calls, the steps a pass takes
+     * for it (ceil(calls / K)), and the steps whose number of calls differed
+     * from the step before (a different token path: the once-per-pass
+     * coverage holds only across steps of equal call counts). */
+    uint64_t rotate_cycles;
+    uint64_t rotate_calls_per_step;
+    uint64_t rotate_period;
+    uint64_t rotate_changed_steps;
     uint64_t lost_ring_full;       /**< no free query slot when the scope was recorded */
     uint64_t lost_overwritten;     /**< re-submitted before the previous execution was read */
     uint64_t lost_never_submitted; /**< recorded, never ran (seen at re-record or destroy) */

@@ -7,6 +7,7 @@
 #include "core/core.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +288,7 @@ static bool parse_host_level(const char *v, vkprof_host_level *out)
  *   host_level  -> OFF, ALL or HOT           env names   -> ctx copies
  *   ring_queries, sample_every, report_every, recalibrate_ms,
  *   calibration_tries, trace_capacity        -> their values, never 0
+ *   rotate_scopes -> VKPROF_RING_ROTATE when set and valid (else the desc)
  *   trace_path  -> the path to trace to (desc or env; ctx copy), or NULL
  *   synchronization2 -> ENABLED only when vkCmdWriteTimestamp2 is wanted
  *                       (no_synchronization2 folded in, then false)
@@ -352,6 +354,21 @@ static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc 
     if (d.sample_every == 0) {
         d.sample_every = 1;
     }
+    /* rotating sampling: VKPROF_RING_ROTATE=K overrides the desc (0: off) */
+    const char *rot = getenv("VKPROF_RING_ROTATE");
+    if (rot != NULL && rot[0] != '\0') {
+        char *endp = NULL;
+        errno = 0;
+        unsigned long long k = strtoull(rot, &endp, 10);
+        if (errno != 0 || !isdigit((unsigned char)rot[0]) || *endp != '\0' || k > (1u << 24)) {
+            vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                        "VKPROF_RING_ROTATE='%.64s' is not a count of phase calls (0..%u); "
+                        "ignored (rotate_scopes stays %u)",
+                        rot, 1u << 24, d.rotate_scopes);
+        } else {
+            d.rotate_scopes = (uint32_t)k;
+        }
+    }
     if (d.report_every == 0) {
         d.report_every = VKPROF_DEFAULT_REPORT_EVERY;
     }
@@ -416,9 +433,11 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         }
     }
     if ((unsigned)desc->timing_mode > VKPROF_TIMING_RING || desc->ring_queries > (1u << 24) ||
-        (unsigned)desc->host_level > VKPROF_HOST_HOT || desc->calibration_tries > 64) {
+        desc->rotate_scopes > (1u << 24) || (unsigned)desc->host_level > VKPROF_HOST_HOT ||
+        desc->calibration_tries > 64) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
-                    "vkprof_create: timing_mode, ring_queries (<= 2^24), host_level or "
+                    "vkprof_create: timing_mode, ring_queries or rotate_scopes (<= 2^24), "
+                    "host_level or "
                     "calibration_tries (<= 64) out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }

@@ -27,6 +27,10 @@ void vkprof__ring_shutdown(vkprof_context ctx);
 /* called by vkprof_step with the index (0-based) of the step just finished */
 void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished);
 bool vkprof__step_timed(vkprof_context ctx);
+/* vkprof_reset: the ring's call counters (phase calls, unstamped, rotation) */
+void vkprof__ring_reset_counts(vkprof_context ctx);
+/* executed calls of a phase (ring mode); UINT64_MAX in 2-slot mode */
+uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase);
 void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
 
 #endif

@@ -137,6 +137,7 @@ void vkprof_reset(vkprof_context ctx)
     ctx->lost_ring_full = ctx->lost_overwritten = ctx->lost_never_submitted = 0;
     ctx->lost_reset = ctx->lost_misuse = ctx->extra_samples = ctx->submissions = 0;
     ctx->stamps_written = ctx->shared_stamps = 0;
+    vkprof__ring_reset_counts(ctx);
 }
 
 static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
@@ -151,6 +152,13 @@ static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
     s->total_ns = vkprof_ticks_to_ns(a->total_ticks, period);
     s->min_ns = a->count ? vkprof_ticks_to_ns(a->min_ticks, period) : 0;
     s->max_ns = a->count ? vkprof_ticks_to_ns(a->max_ticks, period) : 0;
+    uint64_t calls = vkprof__ring_phase_calls(ctx, i);
+    s->calls = calls == UINT64_MAX ? a->count : calls;
+    /* The estimator: the mean of the timed calls times the calls executed.
+     * Every call timed (or lost): calls == count, the exact total. */
+    s->est_total_ns = a->count == 0          ? 0
+                      : s->calls == a->count ? s->total_ns
+                                             : vkprof__muldiv(s->total_ns, s->calls, a->count);
 }
 
 vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint32_t cap,
@@ -215,6 +223,8 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
         vkprof__json_key(j, "mean_ns");
         vkprof__json_fixed(j, mean_milli > INT64_MAX ? INT64_MAX : (int64_t)mean_milli, 3);
         vkprof__json_kv_u64(j, "total_ticks", s.total_ticks);
+        vkprof__json_kv_u64(j, "calls", s.calls);
+        vkprof__json_kv_u64(j, "est_total_ns", s.est_total_ns);
         vkprof__json_end(j);
     }
     vkprof__json_end(j);
@@ -226,6 +236,7 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     vkprof__json_kv_str(j, "mode", ts.mode == VKPROF_TIMING_RING ? "ring" : "2slot");
     vkprof__json_kv_u64(j, "queries", ts.ring_queries);
     vkprof__json_kv_u64(j, "sample_every", ts.sample_every);
+    vkprof__json_kv_u64(j, "rotate_scopes", ts.rotate_scopes);
     vkprof__json_kv_u64(j, "timed_steps", ts.timed_steps);
     vkprof__json_kv_u64(j, "scopes_recorded", ts.scopes_recorded);
     vkprof__json_kv_u64(j, "scopes_collected", ts.scopes_collected);
@@ -237,6 +248,18 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     /* one accounting: samples == scopes_collected + scopes_dropped + scopes_pending */
     vkprof__json_kv_u64(j, "samples", ts.samples);
     vkprof__json_kv_u64(j, "submissions", ts.submissions);
+    /* the estimator's inputs: calls executed, those left out (not samples) */
+    vkprof__json_kv_u64(j, "calls_executed", ts.calls_executed);
+    vkprof__json_kv_u64(j, "calls_unstamped", ts.calls_unstamped);
+    if (ts.rotate_scopes > 0) {
+        vkprof__json_key(j, "rotation");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "cycles", ts.rotate_cycles);
+        vkprof__json_kv_u64(j, "calls_per_step", ts.rotate_calls_per_step);
+        vkprof__json_kv_u64(j, "period_steps", ts.rotate_period);
+        vkprof__json_kv_u64(j, "changed_steps", ts.rotate_changed_steps);
+        vkprof__json_end(j);
+    }
     vkprof__json_key(j, "lost");
     vkprof__json_obj(j);
     vkprof__json_kv_u64(j, "ring_full", ts.lost_ring_full);

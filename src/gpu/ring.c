@@ -28,7 +28,21 @@
  * execution of one command buffer, stamps execute in order: a scope that is
  * not written while one that ended after it is, never ran (the buffer was
  * re-recorded or reset before it was submitted), and is counted as lost.
- * Slots are freed when the GPU can no longer write them. */
+ * Slots are freed when the GPU can no longer write them.
+ *
+ * Rotation (desc.rotate_scopes = K). The step's phase calls are numbered in
+ * the order their begins arrive (one counter per context, reset by
+ * vkprof_step); a step stamps the calls [start, start + K) only, and the
+ * next step's window starts K further on, or at 0 once past the last call
+ * of the step just finished: with C calls a step, windows [0, K), [K, 2K),
+ * ..., [(P-1)K, C) cover every index once every P = ceil(C / K) steps. A call
+ * outside the window records nothing: its begin and end are kept on the
+ * buffer's open stack (an entry with SKIP set) so that nesting and misuse
+ * are checked as for stamped scopes, and it is no sample. With shared
+ * boundaries the end of the call just before the window is stamped alone
+ * (no scope), and the window's first call begins at that stamp, as it would
+ * in an every-step shared ring: K + 1 stamps a step, and every call is
+ * measured exactly as the every-step ring measures it. */
 #include "base/base.h"
 #include "clock/clock.h"
 #include "timeline/store.h"
@@ -40,6 +54,11 @@
 
 #define TRACKERS 1024u /* command buffers with scopes at once (power of two) */
 #define TOMBSTONE ((uintptr_t)1)
+/* an open-stack entry of a call left out by rotation: SKIP | phase, and
+ * SKIP_EDGE when its end is the boundary before the window */
+#define SKIP (UINT64_C(1) << 63)
+#define SKIP_EDGE (UINT64_C(1) << 62)
+#define SKIP_PHASE(e) ((vkprof_phase)((e)&0xffffffffu))
 
 enum { SC_OPEN = 0, SC_ENDED = 1 };
 
@@ -77,7 +96,7 @@ typedef struct tracker {
     _Atomic uintptr_t key; /* the VkCommandBuffer; 0 free; TOMBSTONE freed */
     /* the owner's recording state */
     rrec *cur;                             /* being recorded, not yet submitted */
-    uint64_t open[VKPROF_MAX_SCOPE_DEPTH]; /* indexes of open scopes in cur */
+    uint64_t open[VKPROF_MAX_SCOPE_DEPTH]; /* indexes of open scopes in cur, or SKIP | phase */
     uint32_t depth;
     uint64_t enable_epoch; /* the enable epoch of the open scopes */
     bool boundary_valid;
@@ -107,6 +126,13 @@ struct vkprof_ring_T {
     uint64_t *readback;   /* 2 x queries (value, availability) of the last read */
     uint64_t *last_value; /* the value of the slot's previous use */
     uint8_t *has_last;
+    /* calls and rotation (relaxed atomics: counters; the window is moved by
+     * vkprof_step, and read by every begin) */
+    _Atomic uint64_t phase_calls[VKPROF_MAX_PHASES]; /* begins per phase, stamped or not */
+    _Atomic uint64_t calls_unstamped;
+    _Atomic uint64_t step_calls; /* rotation: calls begun in the current step */
+    _Atomic uint64_t rot_start;  /* rotation: the first call index stamped this step */
+    _Atomic uint64_t rot_cycles, rot_last_calls, rot_changed;
 };
 
 typedef struct vkprof_ring_T vkprof_ring;
@@ -135,6 +161,8 @@ bool vkprof_step_timed(vkprof_context ctx)
     return vkprof_active(ctx) && vkprof__step_timed(ctx);
 }
 
+static void rotate_advance(vkprof_ring *r, uint32_t k);
+
 void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished)
 {
     if (!vkprof__ring_mode(ctx) || finished % sample_every(ctx) == 0) {
@@ -144,6 +172,55 @@ void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished)
     }
     /* a step ends any shared boundary: the next token is a new recording */
     atomic_fetch_add_explicit(&ctx->step_epoch, 1, memory_order_relaxed);
+    if (vkprof__ring_mode(ctx) && ctx->desc.rotate_scopes > 0 && ctx->ring != NULL) {
+        rotate_advance(ctx->ring, ctx->desc.rotate_scopes);
+    }
+}
+
+/* Rotation: the step just finished had `n` calls; the next step's window
+ * starts K further on, or at 0 (a pass completed) once past its last call. A
+ * step without calls (not timed, or no GPU work) leaves the window. */
+static void rotate_advance(vkprof_ring *r, uint32_t k)
+{
+    uint64_t n = atomic_exchange_explicit(&r->step_calls, 0, memory_order_relaxed);
+    if (n == 0) {
+        return;
+    }
+    uint64_t last = atomic_exchange_explicit(&r->rot_last_calls, n, memory_order_relaxed);
+    if (last != 0 && last != n) {
+        atomic_fetch_add_explicit(&r->rot_changed, 1, memory_order_relaxed);
+    }
+    uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed) + k;
+    if (start >= n) {
+        start = 0;
+        atomic_fetch_add_explicit(&r->rot_cycles, 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&r->rot_start, start, memory_order_relaxed);
+}
+
+/* vkprof_reset: the call counters start again; the window stays where it is. */
+void vkprof__ring_reset_counts(vkprof_context ctx)
+{
+    vkprof_ring *r = ctx->ring;
+    if (r == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < VKPROF_MAX_PHASES; i++) {
+        atomic_store_explicit(&r->phase_calls[i], 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&r->calls_unstamped, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->rot_cycles, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->rot_changed, 0, memory_order_relaxed);
+}
+
+/* A phase's executed calls: ring mode counts every begin; UINT64_MAX in
+ * 2-slot mode (every call there is a scope: its count). */
+uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase)
+{
+    if (!vkprof__ring_mode(ctx) || ctx->ring == NULL || phase >= VKPROF_MAX_PHASES) {
+        return UINT64_MAX;
+    }
+    return atomic_load_explicit(&ctx->ring->phase_calls[phase], memory_order_relaxed);
 }
 
 static void add(_Atomic uint64_t *c, uint64_t n)
@@ -437,6 +514,9 @@ static void drop_open(vkprof_context ctx, tracker *t)
     }
     uint64_t n = 0;
     for (uint32_t i = 0; i < t->depth; i++) {
+        if (t->open[i] & SKIP) {
+            continue; /* left out by rotation: no sample */
+        }
         rscope *sc = &t->cur->scopes[t->open[i]];
         if (sc->phase < VKPROF_MAX_PHASES) {
             n++; /* a scope that was already dropped (ring full) was counted then */
@@ -458,10 +538,65 @@ static bool boundary_usable(vkprof_context ctx, const tracker *t)
            t->boundary_epoch == atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
 }
 
+/* Rotation: a begin outside this step's window. Nothing is recorded; the
+ * buffer is being recorded anew (its next submit runs what is stamped now). */
+static vkprof_result skip_begin(vkprof_context ctx, vkprof_phase phase, VkCommandBuffer cmd,
+                                bool edge)
+{
+    vkprof_ring *r = ctx->ring;
+    add(&r->calls_unstamped, 1);
+    tracker *t = tracker_find(r, cmd, true);
+    if (t == NULL) {
+        return VKPROF_DISABLED; /* the table is full; its end is taken as left out too */
+    }
+    uint64_t epoch = atomic_load_explicit(&ctx->enable_epoch, memory_order_relaxed);
+    if (t->depth > 0 && t->enable_epoch != epoch) {
+        drop_open(ctx, t);
+    }
+    if (t->depth >= VKPROF_MAX_SCOPE_DEPTH) {
+        return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
+                            "begin('%s'): scopes nest at most %u deep in one command buffer",
+                            ctx->phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
+    }
+    atomic_store_explicit(&t->rerecorded, true, memory_order_relaxed);
+    t->open[t->depth++] = SKIP | (edge ? SKIP_EDGE : 0) | (uint64_t)phase;
+    t->enable_epoch = epoch;
+    t->boundary_valid = false;
+    return VKPROF_DISABLED;
+}
+
+/* Rotation with shared boundaries: the end of the call before the window is
+ * the window's first boundary, one stamp that belongs to no scope. Not a
+ * sample: when the ring is full the window's first call stamps its own
+ * begin (or is lost there, counted). */
+static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
+{
+    vkprof_ring *r = ctx->ring;
+    if (ring_ready(ctx) != VKPROF_OK) {
+        return;
+    }
+    if (t->cur == NULL && (t->cur = rec_new()) == NULL) {
+        return;
+    }
+    uint64_t pos;
+    if (!position_take(r, t->cur, &pos)) {
+        return;
+    }
+    if (!ctx->host_reset) {
+        ctx->vk.CmdResetQueryPool(cmd, r->pool, slot_at(r, t->cur, pos), 1);
+    }
+    ring_stamp(ctx, cmd, t->cur, pos);
+    t->boundary_valid = true;
+    t->boundary_pos = pos;
+    t->boundary_epoch = atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
+}
+
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
     vkprof_ring *r = ctx->ring;
+    add(&r->phase_calls[phase], 1);
     if (!vkprof__step_timed(ctx)) {
+        add(&r->calls_unstamped, 1);
         /* sampling: this step is not timed. A buffer that held scopes is
          * being recorded anew without stamps: its next submit runs none. */
         tracker *u = tracker_find(r, cmd, false);
@@ -470,6 +605,15 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
             atomic_store_explicit(&u->rerecorded, true, memory_order_relaxed);
         }
         return VKPROF_DISABLED;
+    }
+    uint32_t k = ctx->desc.rotate_scopes;
+    if (k > 0) {
+        uint64_t idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
+        uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
+        if (idx < start || idx - start >= k) {
+            /* the call just before the window ends at the window's first boundary */
+            return skip_begin(ctx, phase, cmd, ctx->desc.shared_boundaries && idx + 1 == start);
+        }
     }
     tracker *t = tracker_find(r, cmd, true);
     if (t == NULL) {
@@ -560,12 +704,27 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         drop_open(ctx, t);
     }
     if (t == NULL || t->depth == 0) {
-        if (!vkprof__step_timed(ctx)) {
+        if (!vkprof__step_timed(ctx) || (t == NULL && ctx->desc.rotate_scopes > 0)) {
             return VKPROF_DISABLED;
         }
         return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN,
                             "end('%s') without begin in this command buffer",
                             ctx->phases[phase].name);
+    }
+    uint64_t top = t->open[t->depth - 1];
+    if (top & SKIP) {
+        /* a call left out by rotation: no sample, nothing to fold or lose */
+        t->depth--;
+        t->boundary_valid = false;
+        if (SKIP_PHASE(top) != phase) {
+            return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
+                                "end('%s') but begin was '%s' (a call left out by rotation)",
+                                ctx->phases[phase].name, ctx->phases[SKIP_PHASE(top)].name);
+        }
+        if (top & SKIP_EDGE) {
+            edge_stamp(ctx, t, cmd);
+        }
+        return VKPROF_DISABLED;
     }
     rrec *rec = t->cur;
     rscope *sc = &rec->scopes[t->open[--t->depth]];
@@ -1216,6 +1375,7 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
                                                                         : ctx->desc.ring_queries)
                              : 2u;
     out->sample_every = sample_every(ctx);
+    out->rotate_scopes = ring ? ctx->desc.rotate_scopes : 0;
     out->timed_steps = atomic_load(&ctx->timed_steps);
     out->scopes_recorded = atomic_load(&ctx->scopes_recorded);
     out->scopes_collected = atomic_load(&ctx->scopes_collected);
@@ -1238,5 +1398,23 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->stamps_written = atomic_load(&ctx->stamps_written);
     out->shared_stamps = atomic_load(&ctx->shared_stamps);
     out->host_reset = ctx->host_reset;
+    vkprof_ring *r = ctx->ring;
+    if (ring && r != NULL) {
+        uint32_t np = atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
+        for (uint32_t i = 0; i < np && i < VKPROF_MAX_PHASES; i++) {
+            out->calls_executed += atomic_load_explicit(&r->phase_calls[i], memory_order_relaxed);
+        }
+        out->calls_unstamped = atomic_load_explicit(&r->calls_unstamped, memory_order_relaxed);
+        if (out->rotate_scopes > 0) {
+            uint64_t n = atomic_load_explicit(&r->rot_last_calls, memory_order_relaxed);
+            out->rotate_cycles = atomic_load_explicit(&r->rot_cycles, memory_order_relaxed);
+            out->rotate_calls_per_step = n;
+            out->rotate_period = (n + out->rotate_scopes - 1) / out->rotate_scopes;
+            out->rotate_changed_steps = atomic_load_explicit(&r->rot_changed, memory_order_relaxed);
+        }
+    } else if (!ring) {
+        /* 2-slot: every call is a scope */
+        out->calls_executed = out->scopes_recorded;
+    }
     return VKPROF_OK;
 }

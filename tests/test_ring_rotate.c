@@ -1,0 +1,372 @@
+/* Rotating sampling in the ring (desc.rotate_scopes = K), on lavapipe with
+ * validation on, through the counting function table (tests/sim.c):
+ * coverage (every call index stamped exactly once per pass of P steps), the
+ * stamps per step (K + 1 with shared boundaries, counted through the table),
+ * the estimator against the every-step shared ring on a deterministic
+ * workload (query values set per boundary through the sim's slot knobs), the
+ * sample accounting, a full ring, a step whose number of calls changes,
+ * misuse on a call left out, and the VKPROF_RING_ROTATE override. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "sim.h"
+
+static th_gpu g;
+static vku_busy busy;
+static th_log logbuf;
+
+static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.get_instance_proc_addr = sim_get_instance_proc_addr;
+    d.get_device_proc_addr = sim_get_device_proc_addr;
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.ring_queries = queries;
+    d.shared_boundaries = shared;
+    d.rotate_scopes = rotate;
+    d.host_query_reset = g.dev.host_query_reset;
+    d.report_every = UINT32_MAX;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    return ctx;
+}
+
+static uint64_t stamps_now(void)
+{
+    return g_sim.cmd_timestamp + g_sim.cmd_timestamp2;
+}
+
+static void check_accounting(vkprof_context ctx)
+{
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.samples, t.scopes_collected + t.scopes_dropped + t.scopes_pending);
+    CHECK_EQ_U64(t.scopes_dropped, t.lost_ring_full + t.lost_overwritten + t.lost_never_submitted +
+                                       t.lost_reset + t.lost_misuse);
+}
+
+/* The deterministic workload: boundary j of a step (the start of call j;
+ * j = n: the end of the last call) is at base + bnd[j] ticks. */
+#define MAXC 16
+static uint64_t bnd[MAXC + 1];
+static uint64_t token_base;
+
+/* The stamps recorded since `from` are boundary `j`: set their values. */
+static void fake_since(uint32_t from, uint32_t j)
+{
+    for (uint32_t s = from; s < g_sim.stamps && s < SIM_STAMPS; s++) {
+        uint32_t q = g_sim.stamp[s].query;
+        CHECK(q < SIM_SLOTS);
+        if (q < SIM_SLOTS) {
+            g_sim.slot[q].fake = true;
+            g_sim.slot[q].value = token_base + bnd[j];
+        }
+    }
+}
+
+/* One step: `n` calls of phases ph[0..n), a barrier between, in g.dev.cmd;
+ * submitted through vkprof_queue_submit and collected. Returns the stamps
+ * recorded. `fake`: set each boundary's value as it is stamped. */
+static uint64_t run_step(vkprof_context ctx, uint32_t n, const vkprof_phase *ph, bool fake)
+{
+    uint64_t before = stamps_now();
+    CHECK_VK(vku_begin(&g.dev));
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) {
+            vku_compute_barrier(g.dev.cmd);
+        }
+        uint32_t s0 = g_sim.stamps;
+        vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, ph[i]);
+        CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+        if (fake) {
+            fake_since(s0, i);
+        }
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+        s0 = g_sim.stamps;
+        r = vkprof_cmd_end(ctx, g.dev.cmd, ph[i]);
+        CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+        if (fake) {
+            fake_since(s0, i + 1);
+        }
+    }
+    CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &g.dev.cmd};
+    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
+    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
+    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_MAX));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_step(ctx);
+    return stamps_now() - before;
+}
+
+/* Every call index is stamped exactly once per pass of P = ceil(C / K)
+ * steps, and a step costs min(K, C - start) + 1 stamps with shared
+ * boundaries (2 per call without). */
+static void coverage(bool shared)
+{
+    enum { C = 7, K = 2, P = 4, PASSES = 3 };
+    sim_reset();
+    vkprof_context ctx = make_rot(0, shared, K);
+    vkprof_phase ph[C];
+    for (uint32_t i = 0; i < C; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "call%u", i);
+        CHECK(vkprof_register_phase(ctx, name, &ph[i]) == VKPROF_OK);
+    }
+    for (uint32_t step = 0; step < P * PASSES; step++) {
+        uint32_t start = (step % P) * K;
+        uint32_t stamped = C - start < K ? C - start : K;
+        uint64_t stamps = run_step(ctx, C, ph, false);
+        CHECK_EQ_U64(stamps, shared ? stamped + 1 : 2 * stamped);
+        uint32_t pass = step / P;
+        for (uint32_t i = 0; i < C; i++) {
+            /* stamped this pass so far: the indexes below this step's window end */
+            uint64_t want = pass + (i < start + stamped ? 1 : 0);
+            CHECK_EQ_U64(th_phase(ctx, ph[i]).count, want);
+        }
+        check_accounting(ctx);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.rotate_scopes, K);
+    CHECK_EQ_U64(t.rotate_cycles, PASSES);
+    CHECK_EQ_U64(t.rotate_period, P);
+    CHECK_EQ_U64(t.rotate_calls_per_step, C);
+    CHECK_EQ_U64(t.rotate_changed_steps, 0);
+    CHECK_EQ_U64(t.calls_executed, (uint64_t)C * P * PASSES);
+    CHECK_EQ_U64(t.calls_unstamped, (uint64_t)C * P * PASSES - (uint64_t)C * PASSES);
+    CHECK_EQ_U64(t.samples, (uint64_t)C * PASSES); /* calls left out are no samples */
+    CHECK_EQ_U64(t.scopes_collected, (uint64_t)C * PASSES);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    for (uint32_t i = 0; i < C; i++) {
+        vkprof_phase_stats s = th_phase(ctx, ph[i]);
+        CHECK_EQ_U64(s.calls, P * PASSES);
+        CHECK(s.total_ns > 0);
+        /* the estimate: mean of the timed calls times the calls executed */
+        CHECK_EQ_U64(s.est_total_ns, s.total_ns * P); /* total is PASSES calls, P * PASSES ran */
+    }
+    vkprof_destroy(ctx);
+}
+
+static void test_rotate_coverage_shared(void)
+{
+    coverage(true);
+}
+
+static void test_rotate_coverage_unshared(void)
+{
+    coverage(false);
+}
+
+/* The estimate equals the every-step shared ring's exact totals on a
+ * deterministic workload: 10 calls a step over 5 phases (each phase twice,
+ * with different durations), K = 3 (P = 4), 8 steps = 2 passes. */
+static void test_rotate_estimates(void)
+{
+    enum { C = 10, K = 3, P = 4, STEPS = 8 };
+    static const vkprof_phase base5[5] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV,
+                                          VKPROF_PHASE_ATTENTION, VKPROF_PHASE_MLP_GATE_UP,
+                                          VKPROF_PHASE_MLP_DOWN};
+    vkprof_phase ph[C];
+    bnd[0] = 0;
+    for (uint32_t i = 0; i < C; i++) {
+        ph[i] = base5[i % 5];
+        bnd[i + 1] = bnd[i] + 1000 + 137 * i; /* call i lasts 1000 + 137 i ticks */
+    }
+    vkprof_phase_stats every[5], rot[5];
+    vkprof_timing_stats te, tr;
+    for (int mode = 0; mode < 2; mode++) {
+        sim_reset();
+        g_sim.slot_knobs = true;
+        vkprof_context ctx = make_rot(128, true, mode == 0 ? 0 : K);
+        CHECK(th_stats(ctx).ring_queries <= SIM_SLOTS);
+        for (uint32_t step = 0; step < STEPS; step++) {
+            token_base = UINT64_C(1) << 40 | (uint64_t)(step + 1) << 24;
+            uint64_t stamps = run_step(ctx, C, ph, true);
+            if (mode == 1) {
+                uint32_t start = (step % P) * K;
+                uint32_t stamped = C - start < K ? C - start : K;
+                CHECK_EQ_U64(stamps, stamped + 1);
+            } else {
+                CHECK_EQ_U64(stamps, C + 1);
+            }
+        }
+        CHECK_EQ_U64(g_sim.slot_knob_skips, 0);
+        for (int k = 0; k < 5; k++) {
+            (mode == 0 ? every : rot)[k] = th_phase(ctx, base5[k]);
+        }
+        (mode == 0 ? &te : &tr)[0] = th_stats(ctx);
+        check_accounting(ctx);
+        vkprof_destroy(ctx);
+    }
+    CHECK_EQ_U64(te.scopes_collected, C * STEPS);
+    CHECK_EQ_U64(tr.scopes_collected, C * STEPS / P);
+    CHECK_EQ_U64(tr.calls_executed, C * STEPS);
+    CHECK_EQ_U64(tr.rotate_cycles, STEPS / P);
+    for (int k = 0; k < 5; k++) {
+        /* phase k: calls k and k + 5, each STEPS times */
+        uint64_t exact = STEPS * ((bnd[k + 1] - bnd[k]) + (bnd[k + 6] - bnd[k + 5]));
+        CHECK_EQ_U64(every[k].total_ns, exact);
+        CHECK_EQ_U64(every[k].est_total_ns, exact);
+        CHECK_EQ_U64(every[k].calls, 2 * STEPS);
+        CHECK_EQ_U64(every[k].count, 2 * STEPS);
+        CHECK_EQ_U64(rot[k].count, 2 * STEPS / P);
+        CHECK_EQ_U64(rot[k].calls, 2 * STEPS);
+        CHECK_EQ_U64(rot[k].est_total_ns, every[k].total_ns);
+        /* the same calls, measured the same way: the same extremes */
+        CHECK_EQ_U64(rot[k].min_ns, every[k].min_ns);
+        CHECK_EQ_U64(rot[k].max_ns, every[k].max_ns);
+    }
+}
+
+/* A ring too small for the window: the calls that find no slot are lost and
+ * counted, as in the every-step ring; the accounting balances. */
+static void test_rotate_ring_full(void)
+{
+    enum { C = 8, K = 6 };
+    static const vkprof_phase p8[C] = {
+        VKPROF_PHASE_NORM,     VKPROF_PHASE_QKV,  VKPROF_PHASE_ATTENTION, VKPROF_PHASE_MLP_GATE_UP,
+        VKPROF_PHASE_MLP_DOWN, VKPROF_PHASE_NORM, VKPROF_PHASE_QKV,       VKPROF_PHASE_ATTENTION};
+    sim_reset();
+    vkprof_context ctx = make_rot(4, true, K); /* 4 slots; the window needs 7 stamps */
+    for (int step = 0; step < 4; step++) {
+        run_step(ctx, C, p8, false);
+        check_accounting(ctx);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK(t.lost_ring_full > 0);
+    CHECK(t.scopes_collected > 0);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    /* windows [0,6) [6,8) [0,6) [6,8): 16 stamped calls, 16 left out */
+    CHECK_EQ_U64(t.samples, 16);
+    CHECK_EQ_U64(t.calls_unstamped, 16);
+    CHECK_EQ_U64(t.scopes_collected + t.lost_ring_full, 16);
+    vkprof_destroy(ctx);
+}
+
+/* A step with another number of calls (another token path) is counted; the
+ * window wraps at the calls of the step just finished; nothing is lost. */
+static void test_rotate_changed_path(void)
+{
+    static const vkprof_phase p6[6] = {VKPROF_PHASE_NORM,      VKPROF_PHASE_QKV,
+                                       VKPROF_PHASE_ATTENTION, VKPROF_PHASE_MLP_GATE_UP,
+                                       VKPROF_PHASE_MLP_DOWN,  VKPROF_PHASE_LM_HEAD};
+    sim_reset();
+    vkprof_context ctx = make_rot(0, true, 4);
+    /* calls: 6 [0,4) ; 6 [4,6) ; 4 [0,4) ; 6 [0,4) ; 6 [4,6) */
+    static const uint32_t n[5] = {6, 6, 4, 6, 6};
+    static const uint32_t want_stamps[5] = {5, 3, 5, 5, 3};
+    for (int step = 0; step < 5; step++) {
+        CHECK_EQ_U64(run_step(ctx, n[step], p6, false), want_stamps[step]);
+        check_accounting(ctx);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.rotate_changed_steps, 2);
+    CHECK_EQ_U64(t.rotate_cycles, 3);
+    CHECK_EQ_U64(t.calls_executed, 28);
+    CHECK_EQ_U64(t.samples, 4 + 2 + 4 + 4 + 2);
+    CHECK_EQ_U64(t.scopes_collected, t.samples);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_LM_HEAD).calls, 4);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_LM_HEAD).count, 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).calls, 5);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 3);
+    /* the snapshot says it */
+    size_t need = 0;
+    vkprof_snapshot_json(ctx, NULL, 0, &need);
+    char *js = malloc(need);
+    CHECK(js != NULL && vkprof_snapshot_json(ctx, js, need, &need) == VKPROF_OK);
+    CHECK(js != NULL && strstr(js, "\"changed_steps\":2") != NULL);
+    CHECK(js != NULL && strstr(js, "\"calls_executed\":28") != NULL);
+    CHECK(js != NULL && strstr(js, "\"rotate_scopes\":4") != NULL);
+    free(js);
+    vkprof_destroy(ctx);
+}
+
+/* A call left out records no Vulkan command; its end is checked against its
+ * begin; vkprof_reset restarts the counters. */
+static void test_rotate_misuse(void)
+{
+    sim_reset();
+    vkprof_context ctx = make_rot(0, false, 1);
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK); /* index 0 */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
+    uint64_t before = g_sim.cmd_calls;
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_QKV) == VKPROF_DISABLED); /* left out */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_QKV) == VKPROF_DISABLED);
+    CHECK_EQ_U64(g_sim.cmd_calls, before);
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_QKV) == VKPROF_DISABLED);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_MLP_DOWN) == VKPROF_ERROR_PHASE_MISMATCH);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_QKV) == VKPROF_ERROR_END_WITHOUT_BEGIN);
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_step(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.scopes_collected, 1);
+    CHECK_EQ_U64(t.scopes_dropped, 0); /* a misused call left out is no sample */
+    CHECK_EQ_U64(t.calls_executed, 3);
+    CHECK_EQ_U64(t.calls_unstamped, 2);
+    vkprof_reset(ctx);
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.calls_executed, 0);
+    CHECK_EQ_U64(t.calls_unstamped, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).calls, 0);
+    vkprof_destroy(ctx);
+}
+
+/* VKPROF_RING_ROTATE overrides the desc; garbage is warned about and ignored. */
+static void test_rotate_env(void)
+{
+    sim_reset();
+    setenv("VKPROF_RING_ROTATE", "3", 1);
+    vkprof_context ctx = make_rot(0, true, 0);
+    CHECK_EQ_U64(th_stats(ctx).rotate_scopes, 3);
+    vkprof_destroy(ctx);
+    setenv("VKPROF_RING_ROTATE", "0", 1);
+    ctx = make_rot(0, true, 5);
+    CHECK_EQ_U64(th_stats(ctx).rotate_scopes, 0);
+    vkprof_destroy(ctx);
+    static const char *const bad[] = {"x", "3x", "-1", "99999999999999999999", " 2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("VKPROF_RING_ROTATE", bad[i], 1);
+        int warned = logbuf.warnings;
+        ctx = make_rot(0, true, 2);
+        CHECK(logbuf.warnings == warned + 1 && strstr(logbuf.last, "VKPROF_RING_ROTATE") != NULL);
+        CHECK_EQ_U64(th_stats(ctx).rotate_scopes, 2);
+        vkprof_destroy(ctx);
+    }
+    unsetenv("VKPROF_RING_ROTATE");
+    /* the desc is range-checked */
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.rotate_scopes = (1u << 24) + 1;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);
+}
+
+int main(void)
+{
+    unsetenv("VKPROF_RING_ROTATE");
+    th_gpu_init(&g);
+    th_busy_init(&g, &busy, 256);
+    logbuf.quiet = 1;
+    RUN(test_rotate_coverage_shared);
+    RUN(test_rotate_coverage_unshared);
+    RUN(test_rotate_estimates);
+    RUN(test_rotate_ring_full);
+    RUN(test_rotate_changed_path);
+    RUN(test_rotate_misuse);
+    RUN(test_rotate_env);
+    vku_busy_destroy(&g.dev, &busy);
+    th_gpu_finish(&g);
+    return th_done();
+}
