@@ -630,7 +630,7 @@ typedef struct vkprof_timing_stats {
      * is one execution of one recorded scope: a command buffer submitted K
      * times gives K samples per scope; a scope never submitted counts once. */
     uint64_t samples;
-    uint64_t submissions;          /**< command buffer executions seen (vkprof_submit...) */
+    uint64_t submissions; /**< command buffer executions seen (vkprof_submit...) */
     /* Ring mode: phase calls, stamped or not (every vkprof_cmd_begin that
      * reached the ring while active). calls_unstamped were left out by
      * sample_every or rotation: they are not samples (neither timed nor
