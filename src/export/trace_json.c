@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "export/atomic_file.h"
 #include "export/export.h"
+#include "export/export_events.h"
 #include "export/trace_format.h"
 
 #include <errno.h>
@@ -69,11 +70,6 @@ static void process_identity(char *boot, size_t boot_size, char *host, size_t ho
     host[host_size - 1] = '\0';
     keep_plain(host);
 }
-
-typedef struct out_event {
-    uint64_t start, end; /* host ns */
-    const vkprof_event *src;
-} out_event;
 
 /* ns after the trace start, as microseconds with three decimals */
 static void put_us(vkprof_json *j, const char *key, uint64_t ns)
@@ -137,84 +133,14 @@ static void flow(vkprof_json *j, bool end, uint64_t id, uint64_t pid, uint64_t t
     vkprof__json_end(j);
 }
 
-static int cmp_out(const void *a, const void *b)
-{
-    const out_event *x = a, *y = b;
-    if (x->src->kind != y->src->kind) {
-        return x->src->kind < y->src->kind ? -1 : 1;
-    }
-    if (x->src->tid != y->src->tid) {
-        return x->src->tid < y->src->tid ? -1 : 1;
-    }
-    if (x->start != y->start) {
-        return x->start < y->start ? -1 : 1;
-    }
-    /* same start: the longer (the parent) first */
-    if (x->end != y->end) {
-        return x->end > y->end ? -1 : 1;
-    }
-    return 0;
-}
-
-static const char *name_of(vkprof_context ctx, const vkprof_event *e)
-{
-    const char *n = NULL;
-    if (e->kind == VKPROF_EV_GPU) {
-        n = vkprof_phase_name(ctx, e->name);
-    } else if (e->kind == VKPROF_EV_SPAN) {
-        n = vkprof_bucket_name(ctx, e->name);
-    }
-    return n ? n : "?";
-}
-
 int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
 {
     vkprof_trace *t = &ctx->trace;
-    uint64_t n = atomic_load(&t->next);
-    if (n > t->capacity) {
-        n = t->capacity;
-    }
-    out_event *ev = n ? malloc(n * sizeof *ev) : NULL;
-    if (n && ev == NULL) {
-        errno = ENOMEM;
+    vkprof_export x;
+    if (vkprof__export_begin(&x, ctx) != 0) {
         return -1;
     }
-    uint64_t kept = 0, unmapped = 0;
-    uint64_t t0 = t->start_ns;
-    /* a host clock point now: every span recorded so far is interpolated */
-    vkprof__hclk_calibrate(&ctx->hclk);
-    for (uint64_t i = 0; i < n; i++) {
-        const vkprof_event *e = &t->events[i];
-        if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
-            continue; /* still being written by another thread */
-        }
-        out_event o = {e->start, e->end, e};
-        if (e->kind == VKPROF_EV_GPU) {
-            uint64_t hs, he;
-            if (!vkprof__cal_map(ctx, e->start, &hs) || !vkprof__cal_map(ctx, e->end, &he)) {
-                unmapped++;
-                continue;
-            }
-            /* the duration is exact from the ticks; the start is mapped */
-            o.start = hs;
-            o.end = hs + vkprof_ticks_to_ns(
-                             vkprof_tick_delta(e->start, e->end, ctx->info.timestamp_valid_bits),
-                             ctx->info.timestamp_period);
-            (void)he;
-        } else if (e->kind == VKPROF_EV_SPAN) {
-            /* both ends through the one map of the host clock (monotone, so
-             * slices nest as their ticks do); steps are CLOCK_MONOTONIC ns */
-            o.start = vkprof__hclk_ns(&ctx->hclk, e->start);
-            o.end = vkprof__hclk_ns(&ctx->hclk, e->end);
-        }
-        if (o.start < t0) {
-            t0 = o.start;
-        }
-        ev[kept++] = o;
-    }
-    if (kept > 1) {
-        qsort(ev, kept, sizeof *ev, cmp_out);
-    }
+    const uint64_t t0 = x.t0;
 
     vkprof_json js, *j = &js;
     vkprof__afile_json(j, f);
@@ -230,44 +156,22 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     snprintf(name, sizeof name, "GPU: %s", ctx->info.device_name);
     meta_name(j, VKPROF_TF_M_PROCESS_NAME, VKPROF_TF_PID_GPU, 0, name);
     meta_sort(j, VKPROF_TF_M_PROCESS_SORT, VKPROF_TF_PID_GPU, 0, 1);
-    snprintf(name, sizeof name, "queue family %u, queue %u", ctx->desc.queue_family_index,
-             ctx->desc.queue_index);
-    meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_GPU,
-              VKPROF_TF_GPU_TID(ctx->desc.queue_family_index, ctx->desc.queue_index), name);
-    /* Only the threads that recorded into this context: the thread registry
-     * is process-wide, a trace is not. */
-    uint32_t threads = vkprof__thread_count();
-    unsigned char *used = calloc((size_t)threads + 1, 1);
-    if (used == NULL) {
-        free(ev);
-        errno = ENOMEM;
-        return -1;
-    }
-    for (uint64_t i = 0; i < kept; i++) {
-        if (ev[i].src->kind != VKPROF_EV_GPU && ev[i].src->tid <= threads) {
-            used[ev[i].src->tid] = 1;
-        }
-    }
-    for (uint32_t tid = 1; tid <= threads; tid++) {
-        if (!used[tid]) {
-            continue;
-        }
-        const char *tn = vkprof__thread_name((uint16_t)tid);
+    snprintf(name, sizeof name, "queue family %u, queue %u", x.queue_family, x.queue_index);
+    meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_GPU, x.gpu_tid, name);
+    for (uint32_t i = 0; i < x.thread_count; i++) {
+        const uint16_t tid = x.threads[i];
         char fallback[32];
-        if (tn == NULL) {
-            snprintf(fallback, sizeof fallback, "thread %u", tid);
-            tn = fallback;
-        }
-        meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_HOST, tid, tn);
+        meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_HOST, tid,
+                  vkprof__export_thread_name(tid, fallback));
         meta_sort(j, VKPROF_TF_M_THREAD_SORT, VKPROF_TF_PID_HOST, tid, tid);
     }
-    free(used);
 
-    uint64_t host_spans = 0, gpu_scopes = 0, flows = 0;
-    for (uint64_t i = 0; i < kept && !vkprof__afile_failed(f); i++) {
-        const vkprof_event *e = ev[i].src;
-        uint64_t ts = ev[i].start - t0;
-        uint64_t dur = ev[i].end >= ev[i].start ? ev[i].end - ev[i].start : 0;
+    vkprof_xiter it;
+    vkprof_xevent ev, *e = &ev;
+    vkprof__export_iter(&x, &it, VKPROF_XALL);
+    while (!vkprof__afile_failed(f) && vkprof__export_next(&x, &it, e)) {
+        uint64_t ts = e->start_ns - t0;
+        uint64_t dur = e->end_ns >= e->start_ns ? e->end_ns - e->start_ns : 0;
         if (e->kind == VKPROF_EV_STEP) {
             event_begin(j, "i");
             vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_STEP);
@@ -283,97 +187,57 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
             continue;
         }
         bool gpu = e->kind == VKPROF_EV_GPU;
-        const char *ename = name_of(ctx, e);
         event_begin(j, "X");
         vkprof__json_kv_str(j, "cat", gpu ? VKPROF_TF_CAT_GPU : VKPROF_TF_CAT_HOST);
-        vkprof__json_kv_str(j, "name", ename);
+        vkprof__json_kv_str(j, "name", e->name);
         pid_tid(j, gpu ? VKPROF_TF_PID_GPU : VKPROF_TF_PID_HOST, e->tid);
         put_us(j, "ts", ts);
         put_us(j, "dur", dur);
         vkprof__json_key(j, "args");
         vkprof__json_obj(j);
         if (gpu) {
-            gpu_scopes++;
-            vkprof__json_kv_str(j, VKPROF_TF_ARG_PHASE, ename);
+            vkprof__json_kv_str(j, VKPROF_TF_ARG_PHASE, e->name);
             vkprof__json_kv_u64(j, VKPROF_TF_ARG_NS, dur);
             vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
         } else {
-            host_spans++;
-            vkprof__json_kv_str(j, VKPROF_TF_ARG_BUCKET, ename);
+            vkprof__json_kv_str(j, VKPROF_TF_ARG_BUCKET, e->name);
             vkprof__json_kv_bool(j, VKPROF_TF_ARG_HOT, (e->flags & VKPROF_EVF_HOT) != 0);
             vkprof__json_kv_bool(j, VKPROF_TF_ARG_SYNC, (e->flags & VKPROF_EVF_SYNC) != 0);
             vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
             if (e->flags & VKPROF_EVF_PROBE) {
                 vkprof__json_kv_bool(j, VKPROF_TF_ARG_PROBE, true);
             }
-            if (e->annot != 0) {
-                const vkprof_annot *an = &t->annots[e->annot - 1];
-                for (uint32_t k = 0; k < an->count; k++) {
-                    vkprof__json_kv_str(j, an->key[k], an->value[k]);
+            if (e->annot != NULL) {
+                for (uint32_t k = 0; k < e->annot->count; k++) {
+                    vkprof__json_kv_str(j, e->annot->key[k], e->annot->value[k]);
                 }
             }
         }
         vkprof__json_end(j); /* args */
         vkprof__json_end(j);
     }
+    bool failed = it.failed;
+    vkprof__export_iter_free(&it);
 
+    /* Flow arrows: each GPU scope from the span that recorded it. */
+    vkprof_xflow fl;
+    vkprof__export_iter(&x, &it, VKPROF_EV_GPU);
+    while (!failed && !vkprof__afile_failed(f) && vkprof__export_next_flow(&x, &it, &fl)) {
+        flow(j, false, x.flows, VKPROF_TF_PID_HOST, fl.span_tid, fl.span_start_ns - t0);
+        flow(j, true, x.flows, VKPROF_TF_PID_GPU, fl.gpu_tid, fl.gpu_start_ns - t0);
+    }
+    failed = failed || it.failed;
+    vkprof__export_iter_free(&it);
+    const uint64_t unmapped = x.unmapped, host_spans = x.host_spans, gpu_scopes = x.gpu_scopes,
+                   flows = x.flows;
+    vkprof__export_end(&x);
+    if (failed) {
+        errno = ENOMEM;
+        return -1;
+    }
     if (vkprof__afile_failed(f)) {
-        free(ev); /* a write failed: the rest would be formatted for nothing */
-        return 0;
+        return 0; /* a write failed: the rest would be formatted for nothing */
     }
-
-    /* Flow arrows: sort span ids, then look each GPU scope's parent up. */
-    typedef struct {
-        uint64_t id;
-        uint64_t start;
-        uint16_t tid;
-    } span_ref;
-    span_ref *refs = host_spans ? malloc(host_spans * sizeof *refs) : NULL;
-    uint64_t nrefs = 0;
-    for (uint64_t i = 0; refs != NULL && i < kept && nrefs < host_spans; i++) {
-        const vkprof_event *e = ev[i].src;
-        if (e->kind == VKPROF_EV_SPAN && e->id != 0) {
-            refs[nrefs].id = e->id;
-            refs[nrefs].start = ev[i].start - t0;
-            refs[nrefs].tid = e->tid;
-            nrefs++;
-        }
-    }
-    /* ids are handed out increasing, but spans are recorded at their end:
-     * sort by id (shell sort, in place) */
-    for (uint64_t gap = nrefs / 2; gap > 0; gap /= 2) {
-        for (uint64_t i = gap; i < nrefs; i++) {
-            span_ref tmp = refs[i];
-            uint64_t k = i;
-            for (; k >= gap && refs[k - gap].id > tmp.id; k -= gap) {
-                refs[k] = refs[k - gap];
-            }
-            refs[k] = tmp;
-        }
-    }
-    for (uint64_t i = 0; i < kept && !vkprof__afile_failed(f); i++) {
-        const vkprof_event *e = ev[i].src;
-        if (e->kind != VKPROF_EV_GPU || e->id == 0 || nrefs == 0) {
-            continue;
-        }
-        uint64_t lo = 0, hi = nrefs;
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (refs[mid].id < e->id) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if (lo >= nrefs || refs[lo].id != e->id) {
-            continue; /* the span is still open or was dropped */
-        }
-        flows++;
-        flow(j, false, flows, VKPROF_TF_PID_HOST, refs[lo].tid, refs[lo].start);
-        flow(j, true, flows, VKPROF_TF_PID_GPU, e->tid, ev[i].start - t0);
-    }
-    free(refs);
-    free(ev);
     vkprof__json_newline(j);
     vkprof__json_end(j); /* traceEvents */
     vkprof__json_newline(j);
