@@ -24,7 +24,8 @@ static void decode_usage(FILE *f)
 {
     fprintf(f, "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
                "                     [--device INDEX|NAME] [--profile off|gpu|host|all|ring|\n"
-               "                     ring-shared|ring-sampled] [--sample-every N]\n"
+               "                     ring-shared|ring-sampled|ring-rotating] [--sample-every N]\n"
+               "                     [--rotate K]\n"
                "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
                "                     [--labels]\n"
                "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
@@ -36,7 +37,10 @@ static void decode_usage(FILE *f)
                "  every 8 tokens; all = gpu + host.\n"
                "  --profile ring times every kernel family without stalling: stamps in the\n"
                "  token's one command buffer, collected after its fence; ring-shared stamps\n"
-               "  once per boundary; ring-sampled times 1 token in N (--sample-every, default\n"
+               "  once per boundary; ring-rotating stamps K phase calls a token (--rotate,\n"
+               "  default 4; K+1 stamps), the next K the next token, and reports per phase\n"
+               "  the mean of the timed calls times the calls executed;\n"
+               "  ring-sampled times 1 token in N (--sample-every, default\n"
                "  16). `vkprof bench` measures what each mode costs.\n"
                "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
                "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
@@ -215,6 +219,7 @@ int vkprof_cmd_decode(int argc, char **argv)
     const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
     const char *trace = NULL;
     uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
+    uint32_t rotate = VKPROF_DEFAULT_ROTATE_SCOPES;
     double peak = 0.0;
     bool labels = false;
     const cli_opt opts[] = {
@@ -228,6 +233,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         {"--peak-gbps", CLI_F64, .f64 = &peak, .fmin = 0.0, .fmax = 1e12},
         {"--trace", CLI_STR, .str = &trace},
         {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1},
+        {"--rotate", CLI_U32, .u32 = &rotate, .min = 1, .max = 1u << 24},
         {"--labels", CLI_FLAG, .flag = &labels},
     };
     const cli_spec spec = {.tool = "vkprof decode",
@@ -245,7 +251,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         return 2;
     }
     dec_profile mode;
-    bool host_spans = false, ring_shared = false, ring_sampled = false;
+    bool host_spans = false, ring_shared = false, ring_sampled = false, ring_rotating = false;
     if (strcmp(profile, "off") == 0) {
         mode = DEC_PROFILE_OFF;
     } else if (strcmp(profile, "gpu") == 0) {
@@ -257,14 +263,17 @@ int vkprof_cmd_decode(int argc, char **argv)
         mode = DEC_PROFILE_GPU;
         host_spans = true;
     } else if (strcmp(profile, "ring") == 0 || strcmp(profile, "ring-shared") == 0 ||
-               strcmp(profile, "ring-sampled") == 0) {
+               strcmp(profile, "ring-sampled") == 0 || strcmp(profile, "ring-rotating") == 0) {
         mode = DEC_PROFILE_RING;
         ring_shared = strcmp(profile, "ring-shared") == 0;
         ring_sampled = strcmp(profile, "ring-sampled") == 0;
+        /* rotating: K calls a token, with one stamp per boundary */
+        ring_rotating = strcmp(profile, "ring-rotating") == 0;
+        ring_shared = ring_shared || ring_rotating;
     } else {
         fprintf(stderr,
                 "vkprof decode: unknown profile '%s' "
-                "(off|gpu|host|all|ring|ring-shared|ring-sampled)\n",
+                "(off|gpu|host|all|ring|ring-shared|ring-sampled|ring-rotating)\n",
                 profile);
         return 2;
     }
@@ -331,6 +340,7 @@ int vkprof_cmd_decode(int argc, char **argv)
             d.timing_mode = VKPROF_TIMING_RING;
             d.shared_boundaries = ring_shared;
             d.sample_every = ring_sampled ? sample_every : 1;
+            d.rotate_scopes = ring_rotating ? rotate : 0;
         }
         d.host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
         d.queue = dev.queue; /* the bracket calibration fallback, where needed */
@@ -460,8 +470,10 @@ int vkprof_cmd_decode(int argc, char **argv)
         /* ring-sampled: phase figures cover the timed tokens only */
         uint64_t timed_tokens = tokens;
         vkprof_timing_stats ts;
+        bool est = false; /* rotating: each phase's mean x its calls (est_total_ns) */
         if (mode == DEC_PROFILE_RING && vkprof_get_timing_stats(prof, &ts) == VKPROF_OK) {
             timed_tokens = ts.timed_steps;
+            est = ts.rotate_scopes > 0;
         }
         double per = timed_tokens ? (double)timed_tokens : 1.0;
         vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT + 8];
@@ -473,7 +485,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         }
         uint64_t sum_ns = 0;
         for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            sum_ns += st[dec_phase_ids[k]].total_ns;
+            sum_ns += est ? st[dec_phase_ids[k]].est_total_ns : st[dec_phase_ids[k]].total_ns;
         }
         for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
             const vkprof_phase_stats *s = &st[dec_phase_ids[k]];
@@ -483,16 +495,17 @@ int vkprof_cmd_decode(int argc, char **argv)
             w->name = vkprof_phase_name(prof, s->id);
             w->count = s->count;
             w->total_ns = s->total_ns;
-            w->ms_per_token = (double)s->total_ns * 1e-6 / per;
-            w->pct = sum_ns ? 100.0 * (double)s->total_ns / (double)sum_ns : 0.0;
-            w->calls_per_token = (double)s->count / per;
+            uint64_t ns = est ? s->est_total_ns : s->total_ns;
+            w->ms_per_token = (double)ns * 1e-6 / per;
+            w->pct = sum_ns ? 100.0 * (double)ns / (double)sum_ns : 0.0;
+            w->calls_per_token = (double)(est ? s->calls : s->count) / per;
             w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
             w->bytes_per_token = c->bytes / tokens;
             w->flops_per_token = c->flops / tokens;
             w->dispatches = c->dispatches;
             /* per token over the GPU time of a timed token */
-            w->gbps = s->total_ns ? w->bytes_per_token * per / (double)s->total_ns : 0.0;
-            w->gflops = s->total_ns ? w->flops_per_token * per / (double)s->total_ns : 0.0;
+            w->gbps = ns ? w->bytes_per_token * per / (double)ns : 0.0;
+            w->gflops = ns ? w->flops_per_token * per / (double)ns : 0.0;
         }
         qsort(r.rows, r.nrows, sizeof r.rows[0], cmp_rows);
         r.phase_total_ms_per_token = (double)sum_ns * 1e-6 / per;
@@ -502,6 +515,14 @@ int vkprof_cmd_decode(int argc, char **argv)
                timed_tokens != tokens ? "timed " : "", r.phase_total_ms_per_token,
                100.0 * r.phase_total_ms_per_token / (1e3 * r.seconds / tokens),
                mode == DEC_PROFILE_GPU ? "serialised " : "");
+        if (est) {
+            printf("  rotating: %u phase calls stamped a token of %llu (a pass: %llu tokens, %llu "
+                   "passes, %llu steps whose call count changed); ms/token = mean of the "
+                   "timed calls x calls executed / tokens\n",
+                   ts.rotate_scopes, (unsigned long long)ts.rotate_calls_per_step,
+                   (unsigned long long)ts.rotate_period, (unsigned long long)ts.rotate_cycles,
+                   (unsigned long long)ts.rotate_changed_steps);
+        }
         printf("  %-12s %10s %7s %8s %10s %10s %10s%s\n", "phase", "ms/token", "%", "calls/tk",
                "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
         for (uint32_t k = 0; k < r.nrows; k++) {
