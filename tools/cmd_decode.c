@@ -16,6 +16,7 @@
 #include "outfile.h"
 #include "decode.h"
 #include "decode_spans.h"
+#include "decode_tp.h"
 #include "vkutil.h"
 
 #define SHOW_TOKENS 16u
@@ -27,7 +28,8 @@ static void decode_usage(FILE *f)
                "                     ring-shared|ring-sampled|ring-rotating] [--sample-every N]\n"
                "                     [--rotate K]\n"
                "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
-               "                     [--labels]\n"
+               "                     [--labels] [--ranks R [--skew-rank K --skew-us N]\n"
+               "                     [--no-rendezvous]]\n"
                "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
                "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
                "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
@@ -50,6 +52,13 @@ static void decode_usage(FILE *f)
                "  dispatches as --profile ring does. --labels also wraps each phase call in\n"
                "  a command-buffer label of its name and each token's submit in a queue\n"
                "  label \"token\" (needs VK_EXT_debug_utils).\n"
+               "  --ranks R splits the model over R tensor-parallel ranks (a thread and a\n"
+               "  VkDevice each, all-reducing on the host twice per layer; the tokens must\n"
+               "  agree on every rank); with host spans each all-reduce is a rendezvous\n"
+               "  probe, an enqueue and a sync span (--no-rendezvous drops the probe);\n"
+               "  --skew-rank K --skew-us N sleeps rank K before each attention all-reduce.\n"
+               "  VKPROF_HOST_PROFILE=1|2 sets the host span level (2: hot spans only);\n"
+               "  VKPROF_DECODE_ROUTE_TRACE=1 logs one line per all-reduce (--ranks > 1).\n"
                "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n");
 }
 
@@ -89,6 +98,7 @@ typedef struct run_result {
     double peak_gbps;
     uint64_t device_bytes;
     const char *snapshot; /* vkprof_snapshot_json, or NULL */
+    const dec_tp_run *tp; /* --ranks > 1: the ranks' figures, else NULL */
 } run_result;
 
 /* A figure with exactly `decimals` digits after the point, as the summary
@@ -107,6 +117,45 @@ static void kv_fixed(vkprof_json *j, const char *key, double v, unsigned decimal
     } else {
         vkprof__json_f64(j, v);
     }
+}
+
+/* --ranks > 1: "ranks" and one "rank_reports" entry per rank (the
+ * top-level figures are rank 0's, bytes and FLOPs the sum over ranks). */
+static void write_ranks_json(vkprof_json *j, const dec_tp_run *tp)
+{
+    vkprof__json_kv_u64(j, "ranks", tp->cfg.ranks);
+    vkprof__json_kv_bool(j, "rendezvous_probe", tp->r[0].probe);
+    vkprof__json_key(j, "rank_reports");
+    vkprof__json_arr(j);
+    for (uint32_t k = 0; k < tp->cfg.ranks; k++) {
+        const dec_tp_rank *rk = &tp->r[k];
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "rank", k);
+        vkprof__json_kv_u64(j, "device_bytes", dec_allocated_bytes(rk->eng));
+        vkprof__json_kv_u64(j, "all_reduces", rk->collectives);
+        vkprof__json_kv_u64(j, "rendezvous_wait_ns", rk->rendezvous_ns);
+        vkprof__json_kv_u64(j, "skew_sleeps", rk->skew_sleeps);
+        vkprof__json_kv_u64(j, "skew_slept_ns", rk->skew_slept_ns);
+        vkprof__json_kv_u64(j, "routed_calls", rk->routed_calls);
+        vkprof__json_key(j, "host_buckets");
+        vkprof__json_arr(j);
+        vkprof_bucket_stats bs[VKPROF_MAX_BUCKETS];
+        uint32_t nb = 0;
+        if (rk->prof != NULL) {
+            vkprof_bucket_snapshot(rk->prof, bs, VKPROF_MAX_BUCKETS, &nb);
+        }
+        for (uint32_t b = 0; b < nb && b < VKPROF_MAX_BUCKETS; b++) {
+            vkprof__json_obj(j);
+            vkprof__json_kv_str(j, "name", bs[b].name);
+            vkprof__json_kv_bool(j, "hot", bs[b].hot);
+            vkprof__json_kv_u64(j, "calls", bs[b].calls);
+            vkprof__json_kv_u64(j, "total_ns", bs[b].total_ns);
+            vkprof__json_end(j);
+        }
+        vkprof__json_end(j);
+        vkprof__json_end(j);
+    }
+    vkprof__json_end(j);
 }
 
 static int write_json(const char *path, const run_result *r)
@@ -189,6 +238,9 @@ static int write_json(const char *path, const run_result *r)
     } else {
         vkprof__json_null(j);
     }
+    if (r->tp != NULL) {
+        write_ranks_json(j, r->tp);
+    }
     vkprof__json_end(j);
     vkprof__json_newline(j);
     return outfile_commit_json(&o, j);
@@ -214,6 +266,350 @@ static void on_log(void *user, vkprof_log_level level, vkprof_result code, const
     }
 }
 
+/* The per-phase table of a timed run (GPU time from vkprof, per timed
+ * token) or the untimed per-phase traffic, into r->rows; the snapshot JSON
+ * in *snap (the caller frees it). Returns 0, or 1 when the snapshot fails. */
+static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile mode, bool timed,
+                        uint32_t tokens, double peak, run_result *r, char **snap)
+{
+    if (timed) {
+        /* ring-sampled: phase figures cover the timed tokens only */
+        uint64_t timed_tokens = tokens;
+        vkprof_timing_stats ts;
+        bool est = false; /* rotating: each phase's mean x its calls (est_total_ns) */
+        if (mode == DEC_PROFILE_RING && vkprof_get_timing_stats(prof, &ts) == VKPROF_OK) {
+            timed_tokens = ts.timed_steps;
+            est = ts.rotate_scopes > 0;
+        }
+        double per = timed_tokens ? (double)timed_tokens : 1.0;
+        vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT + 8];
+        uint32_t count = 0;
+        vkprof_error_counts ec;
+        if (vkprof_snapshot(prof, st, VKPROF_PHASE_DEFAULT_COUNT + 8, &count, &ec) != VKPROF_OK) {
+            fprintf(stderr, "vkprof decode: vkprof_snapshot failed\n");
+            return 1;
+        }
+        uint64_t sum_ns = 0;
+        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+            sum_ns += est ? st[dec_phase_ids[k]].est_total_ns : st[dec_phase_ids[k]].total_ns;
+        }
+        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+            const vkprof_phase_stats *s = &st[dec_phase_ids[k]];
+            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+            phase_row *w = &r->rows[r->nrows++];
+            w->id = s->id;
+            w->name = vkprof_phase_name(prof, s->id);
+            w->count = s->count;
+            w->total_ns = s->total_ns;
+            uint64_t ns = est ? s->est_total_ns : s->total_ns;
+            w->ms_per_token = (double)ns * 1e-6 / per;
+            w->pct = sum_ns ? 100.0 * (double)ns / (double)sum_ns : 0.0;
+            w->calls_per_token = (double)(est ? s->calls : s->count) / per;
+            w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
+            w->bytes_per_token = c->bytes / tokens;
+            w->flops_per_token = c->flops / tokens;
+            w->dispatches = c->dispatches;
+            /* per token over the GPU time of a timed token */
+            w->gbps = ns ? w->bytes_per_token * per / (double)ns : 0.0;
+            w->gflops = ns ? w->flops_per_token * per / (double)ns : 0.0;
+        }
+        qsort(r->rows, r->nrows, sizeof r->rows[0], cmp_rows);
+        r->phase_total_ms_per_token = (double)sum_ns * 1e-6 / per;
+        printf("\nGPU time per phase (vkprof %s, %llu %stokens; sum %.3f ms/token = %.0f%% of "
+               "the %swall time):\n",
+               mode == DEC_PROFILE_RING ? "ring" : "2-slot", (unsigned long long)timed_tokens,
+               timed_tokens != tokens ? "timed " : "", r->phase_total_ms_per_token,
+               100.0 * r->phase_total_ms_per_token / (1e3 * r->seconds / tokens),
+               mode == DEC_PROFILE_GPU ? "serialised " : "");
+        if (est) {
+            printf("  rotating: %u phase calls stamped a token of %llu (a pass: %llu tokens, %llu "
+                   "passes, %llu steps whose call count changed); ms/token = mean of the "
+                   "timed calls x calls executed / tokens\n",
+                   ts.rotate_scopes, (unsigned long long)ts.rotate_calls_per_step,
+                   (unsigned long long)ts.rotate_period, (unsigned long long)ts.rotate_cycles,
+                   (unsigned long long)ts.rotate_changed_steps);
+        }
+        printf("  %-12s %10s %7s %8s %10s %10s %10s%s\n", "phase", "ms/token", "%", "calls/tk",
+               "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
+        for (uint32_t k = 0; k < r->nrows; k++) {
+            const phase_row *w = &r->rows[k];
+            printf("  %-12s %10.4f %7.2f %8.1f %10.2f %10.2f %10.2f", w->name, w->ms_per_token,
+                   w->pct, w->calls_per_token, w->us_per_call, w->gbps, w->gflops);
+            if (peak > 0) {
+                printf("  %5.1f%%", 100.0 * w->gbps / peak);
+            }
+            printf("\n");
+        }
+        if (ec.vulkan_errors || ec.not_ready || ec.discarded) {
+            printf("  (vkprof errors: vulkan %llu, not ready %llu, discarded %llu)\n",
+                   (unsigned long long)ec.vulkan_errors, (unsigned long long)ec.not_ready,
+                   (unsigned long long)ec.discarded);
+        }
+        size_t need = 0;
+        vkprof_snapshot_json(prof, NULL, 0, &need);
+        *snap = malloc(need ? need : 1);
+        if (*snap != NULL && vkprof_snapshot_json(prof, *snap, need, &need) == VKPROF_OK) {
+            r->snapshot = *snap;
+        }
+    } else {
+        /* per-phase traffic without timing: still useful to read */
+        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
+            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+            phase_row *w = &r->rows[r->nrows++];
+            memset(w, 0, sizeof *w);
+            w->id = dec_phase_ids[k];
+            static const char *names[] = {
+#define VKPROF_X_(id, name) name,
+                VKPROF_DEFAULT_PHASES(VKPROF_X_)
+#undef VKPROF_X_
+            };
+            w->name = names[dec_phase_ids[k]];
+            w->calls_per_token = (double)c->calls / tokens;
+            w->dispatches = c->dispatches;
+            w->bytes_per_token = c->bytes / tokens;
+            w->flops_per_token = c->flops / tokens;
+        }
+    }
+    return 0;
+}
+
+/* The host-span report over the whole run (every bucket of `prof`). */
+static void host_report(vkprof_context prof, uint32_t tokens, double wall_s)
+{
+    vkprof_bucket_stats bs[VKPROF_MAX_BUCKETS];
+    vkprof_report_row rows[VKPROF_MAX_BUCKETS];
+    uint32_t nb = 0;
+    vkprof_bucket_snapshot(prof, bs, VKPROF_MAX_BUCKETS, &nb);
+    for (uint32_t k = 0; k < nb && k < VKPROF_MAX_BUCKETS; k++) {
+        rows[k].name = bs[k].name;
+        rows[k].calls = bs[k].calls;
+        rows[k].total_ns = bs[k].total_ns;
+    }
+    size_t need = vkprof_format_report(NULL, 0, 1, tokens, (uint64_t)(wall_s * 1e9), rows, nb);
+    char *text = malloc(need + 1);
+    if (text != NULL) {
+        vkprof_format_report(text, need + 1, 1, tokens, (uint64_t)(wall_s * 1e9), rows, nb);
+        printf("\nHost spans over the whole run (nested: token > layer > phase; a "
+               "span's %% includes its children):\n%s",
+               text);
+        free(text);
+    }
+}
+
+/* ---- --ranks R > 1: the tensor-parallel driver (decode_tp.c) ------------------ */
+
+typedef struct ranks_args {
+    const dec_preset *p;
+    uint32_t ctx, seed, tokens;
+    const char *profile;
+    dec_profile mode;
+    bool timed, ring_shared;
+    uint32_t sample_every;
+    vkprof_host_level host_level;
+    const char *trace, *json;
+    double peak;
+    bool labels, debug_utils, tty;
+    uint32_t ranks, skew_rank, skew_us;
+    bool probe, route_trace;
+} ranks_args;
+
+/* The ranks' logger: route lines as they are, reports and messages named by
+ * rank (one fprintf each, so lines of two ranks do not mix). */
+static void ranks_log(void *user, uint32_t rank, vkprof_log_level level, vkprof_result code,
+                      const char *msg)
+{
+    const bool *tty = user;
+    if (*tty) {
+        fputs("\r\033[K", stderr);
+    }
+    if (level == VKPROF_LOG_REPORT) {
+        if (strncmp(msg, "route:", 6) == 0) {
+            fputs(msg, stderr);
+        } else {
+            fprintf(stderr, "rank %u: %s", rank, msg);
+        }
+    } else {
+        fprintf(stderr, "vkprof %s (rank %u): %s (%s)\n",
+                level == VKPROF_LOG_ERROR  ? "error"
+                : level == VKPROF_LOG_WARN ? "warning"
+                                           : "info",
+                rank, msg, vkprof_result_name(code));
+    }
+}
+
+static int decode_ranks(const ranks_args *a, const vku_instance *inst, VkPhysicalDevice phys,
+                        uint32_t fam)
+{
+    static bool log_tty;
+    log_tty = a->tty;
+    const dec_preset *p = a->p;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(phys, &props);
+    dec_mem_plan plan = dec_plan_memory(p, a->ctx);
+    printf("device:    %s\n", props.deviceName);
+    printf("preset:    %s (dim %u, %u layers, %u/%u heads, head dim %u, ffn %u, vocab %u, "
+           "%.2fB params%s)\n",
+           p->name, p->dim, p->n_layers, p->n_heads, p->n_kv_heads, p->head_dim, p->ffn, p->vocab,
+           (double)dec_param_count(p) * 1e-9, p->tie_embeddings ? ", tied embeddings" : "");
+    printf("precision: %s\n", DEC_PRECISION);
+    printf("ranks:     %u (tensor parallel: a thread and a VkDevice each on this device; "
+           "all-reduce on the host, %s)\n",
+           a->ranks,
+           a->host_level == VKPROF_HOST_OFF ? "not profiled"
+           : a->probe                       ? "rendezvous probe + enqueue + sync spans"
+                                            : "enqueue + sync spans, no rendezvous probe");
+    if (a->skew_us > 0) {
+        printf("skew:      rank %u sleeps %u us before each attention all-reduce\n", a->skew_rank,
+               a->skew_us);
+    }
+    printf("memory:    %.1f MiB for the whole model (weights %.1f, KV cache %.1f for %u "
+           "positions, activations %.1f), split over the ranks\n",
+           (double)plan.total / 1048576.0, (double)plan.weights / 1048576.0,
+           (double)plan.kv_cache / 1048576.0, a->ctx, (double)plan.activations / 1048576.0);
+    fflush(stdout);
+
+    dec_tp_config cfg = {.preset = p,
+                         .ctx = a->ctx,
+                         .seed = a->seed,
+                         .tokens = a->tokens,
+                         .first_token = 1,
+                         .ranks = a->ranks,
+                         .mode = a->mode,
+                         .ring_shared = a->ring_shared,
+                         .sample_every = a->sample_every,
+                         .timed = a->timed,
+                         .host_level = a->host_level,
+                         .trace = a->trace != NULL,
+                         .probe = a->probe,
+                         .skew_rank = a->skew_rank,
+                         .skew_us = a->skew_us,
+                         .route_trace = a->route_trace,
+                         .debug_utils = a->debug_utils,
+                         .labels = a->labels,
+                         .log = ranks_log,
+                         .log_user = &log_tty};
+    if (a->trace != NULL && !a->timed && a->host_level == VKPROF_HOST_OFF) {
+        fprintf(stderr, "vkprof decode: note: --profile off: the trace holds only the "
+                        "token marks (use --profile all)\n");
+    }
+    dec_tp_run run;
+    char err[640] = "";
+    char *snap = NULL;
+    int rc = 1;
+    if (a->tty) {
+        fprintf(stderr, "generating weights on the GPU (%u ranks)...", a->ranks);
+    }
+    int dr = dec_tp_run_decode(&run, &cfg, inst, phys, fam, err, sizeof err);
+    if (a->tty) {
+        fprintf(stderr, "\r\033[K");
+    }
+    if (dr != 0) {
+        fprintf(stderr, "vkprof decode: %s\n", err);
+        goto done;
+    }
+    const dec_tp_rank *r0 = &run.r[0];
+    uint64_t device_bytes = 0;
+    for (uint32_t k = 0; k < a->ranks; k++) {
+        device_bytes += dec_allocated_bytes(run.r[k].eng);
+    }
+    run_result r = {.p = p,
+                    .device = props.deviceName,
+                    .ctx = a->ctx,
+                    .seed = a->seed,
+                    .tokens = a->tokens,
+                    .first_token = 1,
+                    .profile = a->profile,
+                    .seconds = run.seconds,
+                    .init_seconds = run.init_seconds,
+                    .tokens_per_s = a->tokens / run.seconds,
+                    .ids = r0->ids,
+                    .peak_gbps = a->peak,
+                    .device_bytes = device_bytes,
+                    .tp = &run};
+    for (uint32_t k = 0; k < a->ranks; k++) {
+        for (uint32_t f = 0; f < DEC_NUM_PHASES; f++) {
+            const dec_phase_cost *c = dec_costs(run.r[k].eng, dec_phase_ids[f]);
+            r.bytes_per_token += c->bytes / a->tokens;
+            r.flops_per_token += c->flops / a->tokens;
+        }
+    }
+    printf("init:      %.2f s (pipelines, weights generated on the GPU, %.1f MiB allocated "
+           "over %u ranks)\n",
+           r.init_seconds, (double)device_bytes / 1048576.0, a->ranks);
+    printf("tokens:    %u in %.3f s = %.2f tokens/s (%.3f ms/token, positions 0..%u; every "
+           "rank chose the same token at every step)\n",
+           a->tokens, r.seconds, r.tokens_per_s, 1e3 * r.seconds / a->tokens, a->tokens - 1);
+    if (a->mode == DEC_PROFILE_GPU) {
+        printf("           --profile gpu submits and waits once per phase call (2-slot mode): "
+               "this throughput\n           is serialised and NOT a serving figure; run "
+               "--profile off for that\n");
+    } else {
+        printf("effective: %.2f GB/s, %.2f GFLOP/s (bytes and FLOPs per token of all ranks / "
+               "token time)\n",
+               r.bytes_per_token * r.tokens_per_s * 1e-9,
+               r.flops_per_token * r.tokens_per_s * 1e-9);
+    }
+    printf("token ids:");
+    for (uint32_t i = 0; i < a->tokens && i < SHOW_TOKENS; i++) {
+        printf(" %u", r0->ids[i]);
+    }
+    printf("%s\n", a->tokens > SHOW_TOKENS ? " ..." : "");
+    for (uint32_t k = 0; k < a->ranks; k++) {
+        const dec_tp_rank *rk = &run.r[k];
+        printf("\n== rank %u: %llu all-reduces, rendezvous wait %.3f ms", k,
+               (unsigned long long)rk->collectives, (double)rk->rendezvous_ns * 1e-6);
+        if (rk->skew_sleeps > 0) {
+            printf(", %llu skew sleeps of %.3f ms in all", (unsigned long long)rk->skew_sleeps,
+                   (double)rk->skew_slept_ns * 1e-6);
+        }
+        printf(" ==\n");
+        /* the top-level rows and snapshot are rank 0's; the others print */
+        run_result rr = r;
+        rr.nrows = 0;
+        char *rsnap = NULL;
+        run_result *dst = k == 0 ? &r : &rr;
+        char **sp = k == 0 ? &snap : &rsnap;
+        if (a->timed || k == 0) {
+            if (phase_report(rk->prof, rk->eng, a->mode, a->timed, a->tokens, a->peak, dst, sp) !=
+                0) {
+                free(rsnap);
+                goto done;
+            }
+        }
+        free(rsnap);
+        if (a->host_level != VKPROF_HOST_OFF) {
+            host_report(rk->prof, a->tokens, run.seconds);
+        }
+    }
+    if (a->trace != NULL) {
+        for (uint32_t k = 0; k < a->ranks; k++) {
+            char path[1200];
+            if (dec_tp_rank_path(path, sizeof path, a->trace, k) != 0 ||
+                vkprof_trace_write(run.r[k].prof, path) != VKPROF_OK) {
+                fprintf(stderr, "vkprof decode: rank %u's trace could not be written (%s)\n", k,
+                        a->trace);
+                goto done;
+            }
+            uint64_t kept = 0, dropped = 0;
+            vkprof_trace_counts(run.r[k].prof, &kept, &dropped);
+            printf("trace:     %s (rank %u: %llu events%s)\n", path, k, (unsigned long long)kept,
+                   dropped ? ", SOME DROPPED: see its metadata" : "");
+        }
+        printf("           one trace per rank; summarise each with vkprof report\n");
+    }
+    if (a->json != NULL) {
+        if (write_json(a->json, &r) != 0) {
+            goto done;
+        }
+        printf("json:      %s\n", a->json);
+    }
+    rc = 0;
+done:
+    dec_tp_cleanup(&run);
+    free(snap);
+    return rc;
+}
+
 int vkprof_cmd_decode(int argc, char **argv)
 {
     const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
@@ -221,7 +617,8 @@ int vkprof_cmd_decode(int argc, char **argv)
     uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     uint32_t rotate = VKPROF_DEFAULT_ROTATE_SCOPES;
     double peak = 0.0;
-    bool labels = false;
+    bool labels = false, no_rendezvous = false;
+    uint32_t ranks = 1, skew_rank = UINT32_MAX, skew_us = 0;
     const cli_opt opts[] = {
         {"--preset", CLI_STR, .str = &preset_name},
         {"--tokens", CLI_U32, .u32 = &tokens, .min = 1},
@@ -235,6 +632,10 @@ int vkprof_cmd_decode(int argc, char **argv)
         {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1},
         {"--rotate", CLI_U32, .u32 = &rotate, .min = 1, .max = 1u << 24},
         {"--labels", CLI_FLAG, .flag = &labels},
+        {"--ranks", CLI_U32, .u32 = &ranks, .min = 1, .max = 64},
+        {"--skew-rank", CLI_U32, .u32 = &skew_rank, .max = 63},
+        {"--skew-us", CLI_U32, .u32 = &skew_us, .min = 1, .max = 10000000},
+        {"--no-rendezvous", CLI_FLAG, .flag = &no_rendezvous},
     };
     const cli_spec spec = {.tool = "vkprof decode",
                            .opts = opts,
@@ -278,6 +679,37 @@ int vkprof_cmd_decode(int argc, char **argv)
         return 2;
     }
     bool timed = mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING;
+    /* the host span level: --profile's, unless VKPROF_HOST_PROFILE says 1 or 2 */
+    vkprof_host_level host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
+    const char *hp = getenv("VKPROF_HOST_PROFILE");
+    if (hp != NULL && hp[0] != '\0') {
+        if (strcmp(hp, "1") == 0) {
+            host_level = VKPROF_HOST_ALL;
+        } else if (strcmp(hp, "2") == 0) {
+            host_level = VKPROF_HOST_HOT;
+        } else {
+            fprintf(stderr,
+                    "vkprof decode: warning: VKPROF_HOST_PROFILE='%.32s' is neither 1 (every "
+                    "span) nor 2 (hot spans only): ignored\n",
+                    hp);
+        }
+    }
+    host_spans = host_level != VKPROF_HOST_OFF;
+    if (ranks == 1 && (skew_rank != UINT32_MAX || skew_us != 0 || no_rendezvous)) {
+        fprintf(stderr, "vkprof decode: --skew-rank, --skew-us and --no-rendezvous need "
+                        "--ranks 2 or more\n");
+        return 2;
+    }
+    if ((skew_rank != UINT32_MAX) != (skew_us != 0)) {
+        fprintf(stderr, "vkprof decode: --skew-rank and --skew-us go together\n");
+        return 2;
+    }
+    if (skew_rank != UINT32_MAX && skew_rank >= ranks) {
+        fprintf(stderr, "vkprof decode: --skew-rank %u: the ranks are 0..%u\n", skew_rank,
+                ranks - 1);
+        return 2;
+    }
+    bool route_trace = ranks > 1 && dec_tp_route_trace_env(NULL, NULL);
     if (ctx == 0) {
         ctx = p->default_ctx;
     }
@@ -326,6 +758,31 @@ int vkprof_cmd_decode(int argc, char **argv)
         goto done;
     }
     uint32_t fam = vku_compute_family(phys);
+    if (ranks > 1 && fam != UINT32_MAX) {
+        ranks_args ra = {.p = p,
+                         .ctx = ctx,
+                         .seed = seed,
+                         .tokens = tokens,
+                         .profile = profile,
+                         .mode = mode,
+                         .timed = timed,
+                         .ring_shared = ring_shared,
+                         .sample_every = ring_sampled ? sample_every : 1,
+                         .host_level = host_level,
+                         .trace = trace,
+                         .json = json,
+                         .peak = peak,
+                         .labels = labels,
+                         .debug_utils = debug_utils,
+                         .tty = tty,
+                         .ranks = ranks,
+                         .skew_rank = skew_rank,
+                         .skew_us = skew_us,
+                         .probe = !no_rendezvous,
+                         .route_trace = route_trace};
+        rc = decode_ranks(&ra, &inst, phys, fam);
+        goto done;
+    }
     if (fam == UINT32_MAX || vku_device_create(&dev, phys, fam) != VK_SUCCESS) {
         fprintf(stderr, "vkprof decode: cannot create a device with a compute queue\n");
         goto done;
@@ -342,7 +799,7 @@ int vkprof_cmd_decode(int argc, char **argv)
             d.sample_every = ring_sampled ? sample_every : 1;
             d.rotate_scopes = ring_rotating ? rotate : 0;
         }
-        d.host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
+        d.host_level = host_level;
         d.queue = dev.queue; /* the bracket calibration fallback, where needed */
         d.trace_path = "";   /* written below, not from $VKPROF_TRACE */
         d.log = on_log;
@@ -466,124 +923,11 @@ int vkprof_cmd_decode(int argc, char **argv)
     }
     printf("%s\n", tokens > SHOW_TOKENS ? " ..." : "");
 
-    if (timed) {
-        /* ring-sampled: phase figures cover the timed tokens only */
-        uint64_t timed_tokens = tokens;
-        vkprof_timing_stats ts;
-        bool est = false; /* rotating: each phase's mean x its calls (est_total_ns) */
-        if (mode == DEC_PROFILE_RING && vkprof_get_timing_stats(prof, &ts) == VKPROF_OK) {
-            timed_tokens = ts.timed_steps;
-            est = ts.rotate_scopes > 0;
-        }
-        double per = timed_tokens ? (double)timed_tokens : 1.0;
-        vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT + 8];
-        uint32_t count = 0;
-        vkprof_error_counts ec;
-        if (vkprof_snapshot(prof, st, VKPROF_PHASE_DEFAULT_COUNT + 8, &count, &ec) != VKPROF_OK) {
-            fprintf(stderr, "vkprof decode: vkprof_snapshot failed\n");
-            goto done;
-        }
-        uint64_t sum_ns = 0;
-        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            sum_ns += est ? st[dec_phase_ids[k]].est_total_ns : st[dec_phase_ids[k]].total_ns;
-        }
-        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            const vkprof_phase_stats *s = &st[dec_phase_ids[k]];
-            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
-            phase_row *w = &r.rows[r.nrows++];
-            w->id = s->id;
-            w->name = vkprof_phase_name(prof, s->id);
-            w->count = s->count;
-            w->total_ns = s->total_ns;
-            uint64_t ns = est ? s->est_total_ns : s->total_ns;
-            w->ms_per_token = (double)ns * 1e-6 / per;
-            w->pct = sum_ns ? 100.0 * (double)ns / (double)sum_ns : 0.0;
-            w->calls_per_token = (double)(est ? s->calls : s->count) / per;
-            w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
-            w->bytes_per_token = c->bytes / tokens;
-            w->flops_per_token = c->flops / tokens;
-            w->dispatches = c->dispatches;
-            /* per token over the GPU time of a timed token */
-            w->gbps = ns ? w->bytes_per_token * per / (double)ns : 0.0;
-            w->gflops = ns ? w->flops_per_token * per / (double)ns : 0.0;
-        }
-        qsort(r.rows, r.nrows, sizeof r.rows[0], cmp_rows);
-        r.phase_total_ms_per_token = (double)sum_ns * 1e-6 / per;
-        printf("\nGPU time per phase (vkprof %s, %llu %stokens; sum %.3f ms/token = %.0f%% of "
-               "the %swall time):\n",
-               mode == DEC_PROFILE_RING ? "ring" : "2-slot", (unsigned long long)timed_tokens,
-               timed_tokens != tokens ? "timed " : "", r.phase_total_ms_per_token,
-               100.0 * r.phase_total_ms_per_token / (1e3 * r.seconds / tokens),
-               mode == DEC_PROFILE_GPU ? "serialised " : "");
-        if (est) {
-            printf("  rotating: %u phase calls stamped a token of %llu (a pass: %llu tokens, %llu "
-                   "passes, %llu steps whose call count changed); ms/token = mean of the "
-                   "timed calls x calls executed / tokens\n",
-                   ts.rotate_scopes, (unsigned long long)ts.rotate_calls_per_step,
-                   (unsigned long long)ts.rotate_period, (unsigned long long)ts.rotate_cycles,
-                   (unsigned long long)ts.rotate_changed_steps);
-        }
-        printf("  %-12s %10s %7s %8s %10s %10s %10s%s\n", "phase", "ms/token", "%", "calls/tk",
-               "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
-        for (uint32_t k = 0; k < r.nrows; k++) {
-            const phase_row *w = &r.rows[k];
-            printf("  %-12s %10.4f %7.2f %8.1f %10.2f %10.2f %10.2f", w->name, w->ms_per_token,
-                   w->pct, w->calls_per_token, w->us_per_call, w->gbps, w->gflops);
-            if (peak > 0) {
-                printf("  %5.1f%%", 100.0 * w->gbps / peak);
-            }
-            printf("\n");
-        }
-        if (ec.vulkan_errors || ec.not_ready || ec.discarded) {
-            printf("  (vkprof errors: vulkan %llu, not ready %llu, discarded %llu)\n",
-                   (unsigned long long)ec.vulkan_errors, (unsigned long long)ec.not_ready,
-                   (unsigned long long)ec.discarded);
-        }
-        size_t need = 0;
-        vkprof_snapshot_json(prof, NULL, 0, &need);
-        snap = malloc(need ? need : 1);
-        if (snap != NULL && vkprof_snapshot_json(prof, snap, need, &need) == VKPROF_OK) {
-            r.snapshot = snap;
-        }
-    } else {
-        /* per-phase traffic without timing: still useful to read */
-        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
-            phase_row *w = &r.rows[r.nrows++];
-            memset(w, 0, sizeof *w);
-            w->id = dec_phase_ids[k];
-            static const char *names[] = {
-#define VKPROF_X_(id, name) name,
-                VKPROF_DEFAULT_PHASES(VKPROF_X_)
-#undef VKPROF_X_
-            };
-            w->name = names[dec_phase_ids[k]];
-            w->calls_per_token = (double)c->calls / tokens;
-            w->dispatches = c->dispatches;
-            w->bytes_per_token = c->bytes / tokens;
-            w->flops_per_token = c->flops / tokens;
-        }
+    if (phase_report(prof, eng, mode, timed, tokens, peak, &r, &snap) != 0) {
+        goto done;
     }
     if (host_spans) {
-        vkprof_bucket_stats bs[VKPROF_MAX_BUCKETS];
-        vkprof_report_row rows[VKPROF_MAX_BUCKETS];
-        uint32_t nb = 0;
-        vkprof_bucket_snapshot(prof, bs, VKPROF_MAX_BUCKETS, &nb);
-        for (uint32_t k = 0; k < nb && k < VKPROF_MAX_BUCKETS; k++) {
-            rows[k].name = bs[k].name;
-            rows[k].calls = bs[k].calls;
-            rows[k].total_ns = bs[k].total_ns;
-        }
-        size_t need =
-            vkprof_format_report(NULL, 0, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows, nb);
-        char *text = malloc(need + 1);
-        if (text != NULL) {
-            vkprof_format_report(text, need + 1, 1, tokens, (uint64_t)((t2 - t1) * 1e9), rows, nb);
-            printf("\nHost spans over the whole run (nested: token > layer > phase; a "
-                   "span's %% includes its children):\n%s",
-                   text);
-            free(text);
-        }
+        host_report(prof, tokens, t2 - t1);
     }
     if (trace != NULL) {
         if (vkprof_trace_write(prof, trace) != VKPROF_OK) {

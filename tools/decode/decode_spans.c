@@ -24,9 +24,8 @@ static bool bucket_for(dec_span_glue *g, const char *name, vkprof_bucket *out)
     return true;
 }
 
-static void on_section_begin(void *user, const char *name)
+void dec_span_section_begin(dec_span_glue *g, const char *name)
 {
-    dec_span_glue *g = user;
     if (g->depth >= DEC_SPAN_DEPTH) {
         g->overflow++;
         return;
@@ -38,12 +37,12 @@ static void on_section_begin(void *user, const char *name)
     } else {
         g->untimed++; /* an empty token: its end does nothing */
     }
+    g->stack_names[g->depth] = name;
     g->stack[g->depth++] = s;
 }
 
-static void on_section_end(void *user, const char *name)
+void dec_span_section_end(dec_span_glue *g, const char *name)
 {
-    dec_span_glue *g = user;
     (void)name;
     if (g->overflow > 0) {
         g->overflow--;
@@ -54,11 +53,37 @@ static void on_section_end(void *user, const char *name)
     }
 }
 
+void dec_span_step(dec_span_glue *g)
+{
+    vkprof_step(g->prof);
+}
+
+bool dec_span_annotate_ids(dec_span_glue *g, const char *section, const char *key,
+                           const uint32_t *ids, uint32_t n)
+{
+    for (uint32_t i = g->depth; i-- > 0;) {
+        if (g->stack_names[i] == section || strcmp(g->stack_names[i], section) == 0) {
+            return g->stack[i].start_ns != 0 && vkprof_span_annotate_ids(&g->stack[i], key, ids, n);
+        }
+    }
+    return false;
+}
+
+static void on_section_begin(void *user, const char *name)
+{
+    dec_span_section_begin(user, name);
+}
+
+static void on_section_end(void *user, const char *name)
+{
+    dec_span_section_end(user, name);
+}
+
 static void on_step(void *user, uint32_t index, uint32_t token)
 {
     (void)index;
     (void)token;
-    vkprof_step(((dec_span_glue *)user)->prof);
+    dec_span_step(user);
 }
 
 dec_hooks dec_span_hooks(dec_span_glue *g, vkprof_context prof, bool spans)
