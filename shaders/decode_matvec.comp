@@ -14,9 +14,12 @@ layout(std430, binding = 2) buffer Y { float y[]; };
 layout(push_constant) uniform PC {
     uint rows;        // rows in this buffer (chunk)
     uint cols;        // multiple of 8
-    uint out_base;    // y index of row 0 of this chunk
+    uint out_base;    // y index of row 0 of this chunk (mod 2^32: a block of
+                      // rows that starts inside the chunk may map below 0)
     uint accumulate;  // 1: y += (residual add), 0: y =
-    uint group_base;  // first workgroup of this dispatch (split dispatches)
+    uint group_base;  // first workgroup of this dispatch (split dispatches,
+                      // or a block of rows starting at row 4 * group_base)
+    uint x_base;      // vec4 index of x[0] in the X buffer (an expert's slot)
 } pc;
 shared float red[ROWS][WG];
 void main()
@@ -27,8 +30,8 @@ void main()
     float acc[ROWS];
     for (uint r = 0u; r < ROWS; r++) acc[r] = 0.0;
     for (uint c = tid; c < n8; c += WG) {
-        vec4 xa = x[2u * c];
-        vec4 xb = x[2u * c + 1u];
+        vec4 xa = x[pc.x_base + 2u * c];
+        vec4 xb = x[pc.x_base + 2u * c + 1u];
         for (uint r = 0u; r < ROWS; r++) {
             if (r0 + r < pc.rows) {
                 uvec4 p = w[(r0 + r) * n8 + c];

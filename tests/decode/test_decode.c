@@ -5,6 +5,7 @@
  *   test_decode --cli VKPROF CLI cases, running the given vkprof binary */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,316 @@ static void test_errors(void)
     dec_destroy(e);
 }
 
+/* ---- tensor parallelism ---------------------------------------------------------- */
+
+/*
+ * R ranks, each its own VkDevice (of the one physical device), engine and
+ * thread, all-reducing through a test hook: every rank puts its partial sum
+ * in its slot, waits for all, adds the slots in rank order 0..R-1 (so every
+ * rank gets the same bits), and waits again before the slots are reused.
+ * The tokens must equal the ranks=1 engine's and its logits agree within
+ * TP_LOGIT_REL_TOL of their RMS: the only difference is the order of fp32
+ * additions (a dot product over q_dim (ffn) is cut into R partial dot
+ * products, summed on the host, instead of one 128-lane tree), so each
+ * residual element differs by a few ulp of its magnitude; 4 layers and the
+ * norms keep that near 1e-6 of the logit scale (the observed figure is
+ * printed). 1e-4 is far below what a wrong slice does: a missing head or a
+ * residual added twice moves logits by the order of their RMS.
+ */
+#define TP_LOGIT_REL_TOL 1e-4
+#define TP_MAX_RANKS 4
+#define TP_STEPS 16u
+
+typedef struct tp_world {
+    uint32_t ranks, dim;
+    pthread_barrier_t bar;
+    float *slot[TP_MAX_RANKS];
+    uint64_t calls[TP_MAX_RANKS];
+    int bad_call; /* a rank reduced at another site/layer than rank 0 */
+    uint32_t site_seen[TP_MAX_RANKS][2];
+} tp_world;
+
+typedef struct tp_rank {
+    tp_world *w;
+    uint32_t rank;
+    const dec_preset *p;
+    vku_device dev;
+    vkprof_context prof; /* gpu and ring modes: this rank's */
+    dec_engine *e;
+    uint32_t steps;
+    uint32_t tokens[TP_STEPS];
+    float *logits; /* steps x vocab */
+    int rc;
+    char err[256];
+} tp_rank;
+
+static int tp_all_reduce(void *user, dec_site site, uint32_t layer, float *data, uint32_t n)
+{
+    tp_rank *r = user;
+    tp_world *w = r->w;
+    if (n != w->dim) {
+        return 1;
+    }
+    memcpy(w->slot[r->rank], data, n * sizeof *data);
+    w->site_seen[r->rank][0] = (uint32_t)site;
+    w->site_seen[r->rank][1] = layer;
+    pthread_barrier_wait(&w->bar);
+    if (w->site_seen[r->rank][0] != w->site_seen[0][0] ||
+        w->site_seen[r->rank][1] != w->site_seen[0][1]) {
+        w->bad_call = 1; /* written by the mismatching rank only */
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        float acc = w->slot[0][i];
+        for (uint32_t k = 1; k < w->ranks; k++) {
+            acc += w->slot[k][i];
+        }
+        data[i] = acc;
+    }
+    w->calls[r->rank]++;
+    pthread_barrier_wait(&w->bar);
+    return 0;
+}
+
+static void *tp_thread(void *arg)
+{
+    tp_rank *r = arg;
+    const dec_preset *p = r->p;
+    uint32_t tok = 1;
+    for (uint32_t i = 0; i < r->steps; i++) {
+        uint32_t next = 0;
+        r->rc = dec_step(r->e, tok, &next, r->err, sizeof r->err);
+        if (r->rc != 0) {
+            /* the others wait at the barrier for ever: fail loudly instead */
+            fprintf(stderr, "  rank %u step %u: %s\n", r->rank, i, r->err);
+            exit(1);
+        }
+        r->tokens[i] = next;
+        memcpy(r->logits + (size_t)i * p->vocab, dec_logits(r->e), p->vocab * sizeof(float));
+        tok = next;
+    }
+    return NULL;
+}
+
+/* The ranks=1 engine's tokens and logits for TP_STEPS steps from token 1
+ * (computed once per preset; a case of fewer steps compares the first ones). */
+static struct {
+    const char *preset;
+    uint32_t tokens[TP_STEPS];
+    float *logits;
+} tp_ref;
+
+static void tp_reference(const char *preset, uint32_t *tokens, float *logits)
+{
+    const dec_preset *p = dec_find_preset(preset);
+    size_t nl = (size_t)TP_STEPS * p->vocab;
+    if (tp_ref.preset == NULL || strcmp(tp_ref.preset, preset) != 0) {
+        free(tp_ref.logits);
+        tp_ref.preset = NULL;
+        tp_ref.logits = calloc(nl, sizeof(float));
+        dec_config cfg = {.preset = p, .seed = SEED, .keep_logits = true};
+        dec_engine *e = NULL;
+        char err[512] = "";
+        CHECK(tp_ref.logits != NULL && dec_create(&g.dev, &cfg, &e, err, sizeof err) == 0);
+        uint32_t tok = 1;
+        bool ok = e != NULL;
+        for (uint32_t i = 0; ok && i < TP_STEPS; i++) {
+            ok = dec_step(e, tok, &tp_ref.tokens[i], err, sizeof err) == 0;
+            CHECK(ok);
+            if (ok) {
+                memcpy(tp_ref.logits + (size_t)i * p->vocab, dec_logits(e),
+                       p->vocab * sizeof(float));
+                tok = tp_ref.tokens[i];
+            }
+        }
+        dec_destroy(e);
+        if (ok) {
+            tp_ref.preset = preset;
+        }
+    }
+    if (tp_ref.preset != NULL) {
+        memcpy(tokens, tp_ref.tokens, sizeof tp_ref.tokens);
+        memcpy(logits, tp_ref.logits, nl * sizeof(float));
+    }
+}
+
+static void tp_case(const char *preset, uint32_t R, dec_profile mode, uint32_t steps)
+{
+    const dec_preset *p = dec_find_preset(preset);
+    size_t nl = (size_t)TP_STEPS * p->vocab;
+    uint32_t ref_tok[TP_STEPS] = {0};
+    float *ref_log = calloc(nl, sizeof(float));
+    tp_world w = {.ranks = R, .dim = p->dim};
+    tp_rank rk[TP_MAX_RANKS];
+    memset(rk, 0, sizeof rk);
+    CHECK(ref_log != NULL && pthread_barrier_init(&w.bar, NULL, R) == 0);
+    tp_reference(preset, ref_tok, ref_log);
+    dec_hooks hooks[TP_MAX_RANKS];
+    bool ok = true;
+    for (uint32_t r = 0; r < R && ok; r++) {
+        rk[r].w = &w;
+        rk[r].rank = r;
+        rk[r].p = p;
+        rk[r].steps = steps;
+        w.slot[r] = calloc(p->dim, sizeof(float));
+        rk[r].logits = calloc(nl, sizeof(float));
+        /* each rank its own VkDevice, on the main thread (volk loads device
+         * pointers into globals) */
+        ok = w.slot[r] != NULL && rk[r].logits != NULL &&
+             vku_device_create(&rk[r].dev, g.dev.phys, g.dev.family) == VK_SUCCESS;
+        hooks[r] = (dec_hooks){.user = &rk[r], .all_reduce = tp_all_reduce};
+        if (ok && (mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING)) {
+            vkprof_context_desc d = vku_vkprof_desc(&g.inst, &rk[r].dev);
+            d.enable = VKPROF_ENABLE_ON;
+            d.timing_mode = mode == DEC_PROFILE_RING ? VKPROF_TIMING_RING : VKPROF_TIMING_2SLOT;
+            d.shared_boundaries = mode == DEC_PROFILE_RING;
+            d.trace_path = "";
+            ok = vkprof_create(&d, &rk[r].prof) == VKPROF_OK;
+        }
+        dec_config cfg = {.preset = p,
+                          .seed = SEED,
+                          .profile = mode,
+                          .prof = rk[r].prof,
+                          .hooks = &hooks[r],
+                          .keep_logits = true,
+                          .rank = r,
+                          .ranks = R};
+        char err[512] = "";
+        if (ok && dec_create(&rk[r].dev, &cfg, &rk[r].e, err, sizeof err) != 0) {
+            fprintf(stderr, "  dec_create rank %u of %u: %s\n", r, R, err);
+            ok = false;
+        }
+        CHECK(ok);
+    }
+    pthread_t th[TP_MAX_RANKS];
+    for (uint32_t r = 0; r < R && ok; r++) {
+        CHECK(pthread_create(&th[r], NULL, tp_thread, &rk[r]) == 0);
+    }
+    for (uint32_t r = 0; r < R && ok; r++) {
+        pthread_join(th[r], NULL);
+    }
+    double worst = 0.0;
+    for (uint32_t r = 0; r < R && ok; r++) {
+        CHECK_EQ_U64(w.calls[r], 2ull * p->n_layers * steps);
+        for (uint32_t i = 0; i < steps; i++) {
+            if (rk[r].tokens[i] != ref_tok[i]) {
+                fprintf(stderr, "  rank %u of %u, step %u: token %u, ranks=1 %u\n", r, R, i,
+                        rk[r].tokens[i], ref_tok[i]);
+            }
+            CHECK_EQ_U64(rk[r].tokens[i], ref_tok[i]);
+            double ss = 0.0, maxd = 0.0;
+            const float *a = rk[r].logits + (size_t)i * p->vocab,
+                        *b = ref_log + (size_t)i * p->vocab;
+            for (uint32_t v = 0; v < p->vocab; v++) {
+                ss += (double)b[v] * b[v];
+                maxd = fmax(maxd, fabs((double)a[v] - b[v]));
+            }
+            worst = fmax(worst, maxd / sqrt(ss / p->vocab));
+        }
+    }
+    CHECK(worst <= TP_LOGIT_REL_TOL);
+    CHECK(w.bad_call == 0);
+    /* every phase call of every segment timed once: the profile's counts are
+     * the engine's calls */
+    for (uint32_t r = 0; r < R && ok && mode != DEC_PROFILE_OFF; r++) {
+        vkprof_phase_stats st[VKPROF_PHASE_DEFAULT_COUNT];
+        uint32_t n = 0;
+        if (rk[r].prof != NULL) {
+            CHECK(vkprof_snapshot(rk[r].prof, st, VKPROF_PHASE_DEFAULT_COUNT, &n, NULL) ==
+                  VKPROF_OK);
+        }
+        uint64_t total = 0;
+        for (uint32_t k = 0; k < VKPROF_PHASE_DEFAULT_COUNT; k++) {
+            uint64_t cnt = 0, ns = 0;
+            if (rk[r].prof != NULL) {
+                cnt = st[k].count;
+                ns = st[k].total_ns;
+            } else {
+                CHECK(dec_baseline_phase(rk[r].e, k, &cnt, &ns) == 0);
+            }
+            th_case = dec_phase_label(k);
+            CHECK_EQ_U64(cnt, dec_costs(rk[r].e, k)->calls);
+            CHECK(cnt == 0 || ns > 0);
+            total += cnt;
+        }
+        th_case = "tp_case";
+        CHECK_EQ_U64(total, (uint64_t)dec_calls_per_token(rk[r].e) * steps);
+    }
+    if (ok) {
+        printf("  %s, %u ranks, profile %s: %u tokens equal ranks=1's; max |logit diff| %.3g of "
+               "the RMS (tolerance %.0e)\n",
+               preset, R, dec_profile_name(mode), steps, worst, TP_LOGIT_REL_TOL);
+    }
+    for (uint32_t r = 0; r < R; r++) {
+        dec_destroy(rk[r].e);
+        vkprof_destroy(rk[r].prof);
+        if (rk[r].dev.device != VK_NULL_HANDLE) {
+            vku_device_destroy(&rk[r].dev);
+        }
+        free(rk[r].logits);
+        free(w.slot[r]);
+    }
+    pthread_barrier_destroy(&w.bar);
+    free(ref_log);
+}
+
+static void test_tensor_parallel(void)
+{
+    tp_case("tiny", 2, DEC_PROFILE_OFF, TP_STEPS);
+    tp_case("tiny", 4, DEC_PROFILE_OFF, TP_STEPS);
+    /* several submits per token in every kind of profiling mode (fewer
+     * steps: the 2-slot mode submits each of the 40 calls of a token) */
+    tp_case("tiny", 2, DEC_PROFILE_GPU, 4);
+    tp_case("tiny", 2, DEC_PROFILE_RING, 4);
+    tp_case("tiny", 2, DEC_PROFILE_BASELINE_SHARED, 4);
+    free(tp_ref.logits);
+    tp_ref.logits = NULL;
+    tp_ref.preset = NULL;
+}
+
+static int never_reduce(void *user, dec_site site, uint32_t layer, float *data, uint32_t n)
+{
+    (void)user;
+    (void)site;
+    (void)layer;
+    (void)data;
+    (void)n;
+    return 1;
+}
+
+static void test_tensor_parallel_errors(void)
+{
+    char err[512] = "";
+    dec_engine *e = NULL;
+    dec_hooks h = {.all_reduce = never_reduce};
+    /* tiny has 8 heads and 4 kv heads: 3 ranks do not divide them */
+    dec_config cfg = {.preset = dec_find_preset("tiny"), .seed = 1, .hooks = &h, .ranks = 3};
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) == 2);
+    CHECK(e == NULL);
+    CHECK(strstr(err, "do not divide") != NULL);
+    printf("  %s\n", err);
+    /* 8 ranks divide the 8 heads, not the 4 kv heads */
+    cfg.ranks = 8;
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) == 2);
+    CHECK(strstr(err, "do not divide") != NULL);
+    /* a rank beyond the ranks, and no all-reduce hook */
+    cfg.ranks = 2;
+    cfg.rank = 2;
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) == 2);
+    cfg.rank = 1;
+    cfg.hooks = NULL;
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) == 2);
+    CHECK(strstr(err, "all_reduce") != NULL);
+    /* a failing all-reduce fails the step */
+    cfg.hooks = &h;
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) == 0);
+    if (e != NULL) {
+        uint32_t t = 1;
+        CHECK(dec_step(e, t, &t, err, sizeof err) != 0);
+        CHECK(strstr(err, "all-reduce") != NULL);
+    }
+    dec_destroy(e);
+}
+
 /* ---- CLI ------------------------------------------------------------------------ */
 
 static const char *vkprof_bin;
@@ -393,6 +704,8 @@ int main(int argc, char **argv)
     RUN(test_matches_reference);
     RUN(test_profile_gpu);
     RUN(test_errors);
+    RUN(test_tensor_parallel);
+    RUN(test_tensor_parallel_errors);
     th_gpu_finish(&g);
     return th_done();
 }

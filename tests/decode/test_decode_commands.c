@@ -16,7 +16,14 @@
  *   gpu (2-slot)     off + 2 stamps per call, one command buffer, submit and
  *                    fence wait per phase call
  * Run twice: with the device's features, and told that synchronization2 and
- * hostQueryReset are off. */
+ * hostQueryReset are off.
+ *
+ * Then the same for a token of several segments (several submits): rank 0 of
+ * 2 tensor-parallel ranks alone, its all-reduce hook leaving the partial sum
+ * as it is (the commands, not the numbers, are checked): 1 + 2 x layers
+ * segments per token in the one-buffer modes, each begun and submitted, the
+ * shared-boundary modes 1 stamp more per segment; gpu keeps one buffer per
+ * phase call (the copies ride in the calls' buffers). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +46,28 @@ typedef struct counts {
 } counts;
 
 static counts n;
+
+/* The segmented case: ranks = 2 (identity all-reduce), else 0. */
+static uint32_t tp_ranks;
+static uint64_t reduces;
+
+static int identity_reduce(void *user, dec_site site, uint32_t layer, float *data, uint32_t k)
+{
+    (void)user;
+    (void)site;
+    (void)layer;
+    (void)data;
+    (void)k;
+    reduces++;
+    return 0;
+}
+
+/* Command buffers (and submits) per token in the one-buffer modes. */
+static uint64_t segments_per_token(const dec_engine *e)
+{
+    (void)e;
+    return tp_ranks > 1 ? 1 + 2ull * dec_find_preset("tiny")->n_layers : 1;
+}
 
 static PFN_vkCmdBindPipeline r_CmdBindPipeline;
 static PFN_vkCmdBindDescriptorSets r_CmdBindDescriptorSets;
@@ -197,7 +226,9 @@ static void print_counts(const char *what, const counts *c)
 static int run_mode(dec_engine *e, dec_profile mode, vkprof_context prof, counts *out,
                     const char *what)
 {
-    dec_hooks hooks = {.user = prof, .step = prof != NULL ? on_step : NULL};
+    dec_hooks hooks = {.user = prof,
+                       .step = prof != NULL ? on_step : NULL,
+                       .all_reduce = tp_ranks > 1 ? identity_reduce : NULL};
     char err[512] = "";
     if (dec_reconfigure(e, mode, prof, &hooks, err, sizeof err) != 0) {
         fprintf(stderr, "  dec_reconfigure %s: %s\n", what, err);
@@ -265,9 +296,12 @@ static void ring_case(dec_engine *e, const counts *off, bool shared, uint32_t ev
     printf("  %-24s library: %llu commands, %llu stamps, %llu resets\n", what,
            (unsigned long long)lib_cmds, (unsigned long long)ts.stamps_written,
            (unsigned long long)lib_resets);
-    uint64_t calls = dec_calls_per_token(e), every1 = every > 1 ? every : 1;
+    uint64_t calls = dec_calls_per_token(e), every1 = every > 1 ? every : 1,
+             S = segments_per_token(e);
     uint64_t timed = (T + every1 - 1) / every1;
-    CHECK_EQ_U64(ts.stamps_written, shared ? (calls + 1) * timed : 2 * calls * timed);
+    CHECK_EQ_U64(ts.stamps_written, shared ? (calls + S) * timed : 2 * calls * timed);
+    CHECK_EQ_U64(ts.scopes_collected, calls * timed); /* every segment's scopes folded */
+    CHECK_EQ_U64(ts.scopes_dropped + ts.scopes_pending, 0);
     CHECK_EQ_U64(lib_cmds, ts.stamps_written + lib_resets); /* stamps and resets only */
     if (g.dev.host_query_reset) {
         CHECK_EQ_U64(lib_resets, 0);
@@ -276,8 +310,8 @@ static void ring_case(dec_engine *e, const counts *off, bool shared, uint32_t ev
     CHECK_EQ_U64(c.stamp + c.stamp2, ts.stamps_written);
     CHECK_EQ_U64(g.dev.sync2 ? c.stamp : c.stamp2, 0);
     CHECK_EQ_U64(c.cmd_reset, lib_resets);
-    CHECK_EQ_U64(c.begin, T);
-    CHECK_EQ_U64(c.submit, T);
+    CHECK_EQ_U64(c.begin, S * T);
+    CHECK_EQ_U64(c.submit, S * T);
     vkprof_destroy(prof);
 }
 
@@ -288,8 +322,8 @@ static void baseline_case(dec_engine *e, const counts *off, dec_profile mode)
         CHECK(0);
         return;
     }
-    uint64_t calls = dec_calls_per_token(e);
-    uint64_t stamps = mode == DEC_PROFILE_BASELINE_SHARED ? (calls + 1) * T : 2 * calls * T;
+    uint64_t calls = dec_calls_per_token(e), S = segments_per_token(e);
+    uint64_t stamps = mode == DEC_PROFILE_BASELINE_SHARED ? (calls + S) * T : 2 * calls * T;
     check_same_work(&c, off);
     CHECK_EQ_U64(c.stamp + c.stamp2, stamps);
     CHECK_EQ_U64(g.dev.sync2 ? c.stamp : c.stamp2, 0);
@@ -297,8 +331,13 @@ static void baseline_case(dec_engine *e, const counts *off, dec_profile mode)
     CHECK_EQ_U64(c.cmd_reset, g.dev.host_query_reset ? 0 : T);
     CHECK_EQ_U64(c.host_reset, g.dev.host_query_reset ? T : 0);
     CHECK_EQ_U64(c.results, T);
-    CHECK_EQ_U64(c.begin, T);
-    CHECK_EQ_U64(c.submit, T);
+    CHECK_EQ_U64(c.begin, S * T);
+    CHECK_EQ_U64(c.submit, S * T);
+    for (uint32_t k = 0; k < VKPROF_PHASE_DEFAULT_COUNT; k++) { /* every call's scope summed */
+        uint64_t cnt = 0;
+        CHECK(dec_baseline_phase(e, k, &cnt, NULL) == 0);
+        CHECK_EQ_U64(cnt, dec_costs(e, k)->calls);
+    }
 }
 
 static void gpu_case(dec_engine *e, const counts *off)
@@ -328,7 +367,9 @@ static void gpu_case(dec_engine *e, const counts *off)
 
 static void test_commands(void)
 {
-    dec_config cfg = {.preset = dec_find_preset("tiny"), .seed = SEED};
+    dec_hooks h = {.all_reduce = identity_reduce};
+    dec_config cfg = {
+        .preset = dec_find_preset("tiny"), .seed = SEED, .hooks = &h, .rank = 0, .ranks = tp_ranks};
     dec_engine *e = NULL;
     char err[512] = "";
     if (dec_create(&g.dev, &cfg, &e, err, sizeof err) != 0) {
@@ -344,8 +385,11 @@ static void test_commands(void)
     CHECK(off.dispatch >= calls * T);
     CHECK_EQ_U64(off.bind_pipeline, off.dispatch);
     CHECK_EQ_U64(off.stamp + off.stamp2 + off.cmd_reset + off.host_reset + off.results, 0);
-    CHECK_EQ_U64(off.begin, T);
-    CHECK_EQ_U64(off.submit, T);
+    uint64_t S = segments_per_token(e);
+    CHECK_EQ_U64(off.begin, S * T);
+    CHECK_EQ_U64(off.submit, S * T);
+    /* each all-reduce site: the partial residual out and the sum back in */
+    CHECK_EQ_U64(off.copy, 2 * (S - 1) * T);
     ring_case(e, &off, false, 0);
     ring_case(e, &off, true, 0);
     ring_case(e, &off, false, 2);
@@ -353,9 +397,19 @@ static void test_commands(void)
     baseline_case(e, &off, DEC_PROFILE_BASELINE_SHARED);
     gpu_case(e, &off);
     counts again;
+    reduces = 0;
     CHECK(run_mode(e, DEC_PROFILE_OFF, NULL, &again, "off again") == 0);
     CHECK(memcmp(&again, &off, sizeof off) == 0);
+    CHECK_EQ_U64(reduces, (S - 1) * T);
     dec_destroy(e);
+}
+
+/* The same with 1 + 2 x layers segments per token (see the top). */
+static void test_commands_segmented(void)
+{
+    tp_ranks = 2;
+    test_commands();
+    tp_ranks = 0;
 }
 
 static void test_commands_old_paths(void)
@@ -373,6 +427,10 @@ int main(void)
     interpose();
     RUN(test_commands);
     RUN(test_commands_old_paths);
+    RUN(test_commands_segmented);
+    tp_ranks = 2;
+    RUN(test_commands_old_paths);
+    tp_ranks = 0;
     th_gpu_finish(&g);
     return th_done();
 }

@@ -92,6 +92,11 @@ typedef struct dec_mem_plan {
 } dec_mem_plan;
 
 dec_mem_plan dec_plan_memory(const dec_preset *p, uint32_t ctx);
+/* What one of `ranks` tensor-parallel ranks holds (dec_config.ranks): its
+ * share of the heads' weights, KV cache and scratch, its share of the MLP and
+ * expert columns, the replicated embedding, norms, router and LM head, and
+ * its staging buffer. ranks <= 1: dec_plan_memory. */
+dec_mem_plan dec_plan_memory_tp(const dec_preset *p, uint32_t ctx, uint32_t ranks);
 uint64_t dec_param_count(const dec_preset *p);
 
 /* ---- CPU reference --------------------------------------------------------- */

@@ -5,7 +5,10 @@
  * one's end), written with vkCmdWriteTimestamp2(ALL_COMMANDS), or
  * vkCmdWriteTimestamp(BOTTOM_OF_PIPE) without synchronization2. The pool is
  * reset from the host before each token (hostQueryReset), else at the start
- * of the command buffer; after the token's fence all results are read with
+ * of the token's first command buffer; a token of several segments (several
+ * submits) goes on in the same pool, and a segment's first call has its own
+ * begin stamp also when shared (as the ring: calls + segments stamps per
+ * token); after the token's last fence all results are read with
  * one vkGetQueryPoolResults(64_BIT | WAIT) and end - begin, masked with
  * timestampValidBits, summed in ticks per phase (ns once, when asked). */
 #include <stdlib.h>
@@ -23,6 +26,7 @@ typedef struct bl_state {
     VkQueryPool pool;
     uint32_t qcap, qnext;       /* queries in the pool; next free one this token */
     uint32_t calls_cap, ncalls; /* phase calls per token; recorded this token */
+    bool segment_start;         /* no call yet in the current segment */
     bl_call *calls;
     uint64_t *results;
     uint64_t mask;
@@ -130,9 +134,10 @@ static int token_begin(dec_prof *p)
 static int cmd_begun(dec_prof *p, VkCommandBuffer cmd)
 {
     bl_state *s = p->state;
-    if (!p->dev->host_query_reset) {
+    if (!p->dev->host_query_reset && p->segment == 0) {
         vkCmdResetQueryPool(cmd, s->pool, 0, s->qcap);
     }
+    s->segment_start = true;
     return 0;
 }
 
@@ -145,13 +150,14 @@ static int phase_begin(dec_prof *p, VkCommandBuffer cmd, uint32_t phase)
     }
     bl_call *c = &s->calls[s->ncalls];
     c->phase = phase;
-    if (s->shared && s->ncalls > 0) {
+    if (s->shared && s->ncalls > 0 && !s->segment_start) {
         c->begin = s->calls[s->ncalls - 1].end; /* one stamp per boundary */
     } else {
         c->begin = s->qnext++;
         stamp(p, cmd, c->begin);
     }
     c->end = UINT32_MAX;
+    s->segment_start = false;
     return 0;
 }
 

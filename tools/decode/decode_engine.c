@@ -24,9 +24,10 @@
 #include "decode_silu_mul_spv.h"
 #include "decode_softmax_spv.h"
 
-#define MAXC 64u    /* most buffers one matrix is split into */
-#define MV_ROWS 4u  /* rows per matvec workgroup (decode_matvec.comp) */
-#define PC_WORDS 8u /* push-constant words every pipeline declares */
+#define MAXC 64u     /* most buffers one matrix is split into */
+#define MV_ROWS 4u   /* rows per matvec workgroup (decode_matvec.comp) */
+#define PC_WORDS 12u /* push-constant words every pipeline declares */
+#define MAXSEG 264u  /* most row blocks of one matrix with their own global rows */
 
 enum {
     P_INIT,
@@ -133,9 +134,21 @@ typedef struct dbuf {
     void *map;
 } dbuf;
 
+/* A row block of a matrix: local rows [lrow, lrow + n) are the tensor's
+ * global rows [grow, grow + n) (a tensor-parallel rank's rows). */
+typedef struct dseg {
+    uint32_t lrow, n, grow;
+} dseg;
+
+/* A weight matrix as this engine holds it: `rows` x `cols` (local), split by
+ * rows into buffers. Its weights are the tensor's global elements (global
+ * row per segment) * gcols + coff + column: ranks=1 has one segment, the
+ * identity, gcols = cols and coff = 0. */
 typedef struct dmat {
     uint32_t rows, cols, shift, tensor;
     uint32_t nchunks, rows_per_chunk;
+    uint32_t gcols, coff, nseg;
+    dseg seg[MAXSEG];
     dbuf chunk[MAXC];
 } dmat;
 
@@ -153,11 +166,20 @@ typedef struct dlayer {
     VkDescriptorSet qkv_set[MAXC], o_set[MAXC], gu_set[MAXC], down_set[MAXC];
 } dlayer;
 
+/* This rank's share of the model (tensor parallelism; ranks = 1: all). */
+typedef struct dshard {
+    uint32_t rank, ranks;
+    uint32_t heads, kv_heads; /* attention heads held */
+    uint32_t q_dim, kv_dim, qkv_rows;
+    uint32_t ffn; /* dense MLP columns held */
+} dshard;
+
 struct dec_engine {
     vku_device *dev;
     dec_config cfg;
     dec_preset p;
     dec_shapes s;
+    dshard sh;
     uint32_t ctx, pos;
     uint32_t max_groups[3];
     VkDeviceSize max_range, max_chunk;
@@ -168,6 +190,7 @@ struct dec_engine {
     dmat embed, lm_own;
     dmat *lm;
     dbuf norms, rope, x, xn, qkv, att, ao, gu, h, logits, part, result, logits_host;
+    dbuf stage; /* ranks > 1: the residual's partial sum, host-visible */
     dlayer *layers;
     VkDescriptorSet embed_set[MAXC], lm_set[MAXC], norm_final, argmax1, argmax2;
     uint32_t argmax_groups;
@@ -178,6 +201,16 @@ struct dec_engine {
     VkCommandBuffer cmd;
     uint32_t calls_in_cmd;
     bool section_open;
+    bool upload_pending; /* submit_per_call: the reduced residual to copy in */
+    /* A mid-token host read-back (host_read_set): copied, if src, after the
+     * call's end stamp, then a host barrier, and submitted in host section
+     * `section`. */
+    struct {
+        bool pending;
+        const dbuf *src, *dst;
+        VkDeviceSize size;
+        const char *section;
+    } tail;
     int fail;
     char *err;
     size_t err_size;
@@ -298,6 +331,10 @@ static void mat_plan(dec_engine *e, dmat *m, uint32_t rows, uint32_t cols, uint3
     m->cols = cols;
     m->tensor = tensor;
     m->shift = shift;
+    m->gcols = cols;
+    m->coff = 0;
+    m->nseg = 1;
+    m->seg[0] = (dseg){0, rows, 0};
     VkDeviceSize row_bytes = (VkDeviceSize)cols * 2;
     VkDeviceSize rpc = e->max_chunk / row_bytes;
     if (rpc >= MV_ROWS) {
@@ -318,6 +355,30 @@ static void mat_plan(dec_engine *e, dmat *m, uint32_t rows, uint32_t cols, uint3
         set_err(e, "a %ux%u matrix has 2^32 elements or more (the weight hash index is 32-bit)",
                 rows, cols);
     }
+}
+
+/* A rank's slice of a global tensor of `grows` x `gcols`: its local columns
+ * start at global column coff, and its local rows are the segments added with
+ * mat_rows (none: every row, the identity). */
+static void mat_slice(dec_engine *e, dmat *m, uint32_t gcols, uint32_t coff, uint64_t grows)
+{
+    m->gcols = gcols;
+    m->coff = coff;
+    m->nseg = 0;
+    if (grows * gcols >= (UINT64_C(1) << 32)) {
+        set_err(e, "a %llux%u tensor has 2^32 elements or more (the weight hash index is 32-bit)",
+                (unsigned long long)grows, gcols);
+    }
+}
+
+/* Local rows [lrow, lrow + n) are global rows [grow, grow + n). */
+static void mat_rows(dec_engine *e, dmat *m, uint32_t lrow, uint32_t n, uint32_t grow)
+{
+    if (m->nseg >= MAXSEG) {
+        set_err(e, "a matrix has more than %u row blocks", MAXSEG);
+        return;
+    }
+    m->seg[m->nseg++] = (dseg){lrow, n, grow};
 }
 
 static uint32_t mat_chunk_rows(const dmat *m, uint32_t c)
@@ -474,6 +535,12 @@ static void full_barrier(VkCommandBuffer cmd)
     vkCmdPipelineBarrier(cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+static void copy_buf(VkCommandBuffer cmd, const dbuf *src, const dbuf *dst, VkDeviceSize size)
+{
+    VkBufferCopy bc = {.size = size};
+    vkCmdCopyBuffer(cmd, src->buf, dst->buf, 1, &bc);
+}
+
 static void host_barrier(VkCommandBuffer cmd)
 {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -543,21 +610,22 @@ static void device_heap(dec_engine *e, uint64_t *size, uint64_t *avail, bool *ha
 static void check_limits(dec_engine *e)
 {
     const dec_preset *p = &e->p;
+    const dshard *sh = &e->sh;
     uint32_t g = p->head_dim / 4;
-    if (p->dim % 8 || p->ffn % 8 || e->s.q_dim % 8 || p->head_dim % 8 || !is_pow2(g) || g > 128 ||
+    if (p->dim % 8 || sh->ffn % 8 || sh->q_dim % 8 || p->head_dim % 8 || !is_pow2(g) || g > 128 ||
         p->n_kv_heads == 0 || p->n_heads % p->n_kv_heads) {
-        set_err(e, "unsupported shape: dim, ffn and n_heads*head_dim must be multiples of 8, "
-                   "head_dim/4 a power of two <= 128, n_heads a multiple of n_kv_heads");
+        set_err(e, "unsupported shape: dim, ffn and n_heads*head_dim (per rank) must be multiples "
+                   "of 8, head_dim/4 a power of two <= 128, n_heads a multiple of n_kv_heads");
         return;
     }
     struct {
         const char *what;
         uint64_t bytes;
-    } ranges[] = {{"one layer's K (or V) cache", (uint64_t)e->ctx * e->s.kv_dim * 4},
-                  {"the attention scores", (uint64_t)p->n_heads * e->ctx * 4},
+    } ranges[] = {{"one layer's K (or V) cache", (uint64_t)e->ctx * sh->kv_dim * 4},
+                  {"the attention scores", (uint64_t)sh->heads * e->ctx * 4},
                   {"the RoPE table", (uint64_t)e->ctx * p->head_dim * 4},
                   {"the logits", (uint64_t)p->vocab * 4},
-                  {"the gate/up activations", (uint64_t)p->ffn * 8}};
+                  {"the gate/up activations", (uint64_t)sh->ffn * 8}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         if (ranges[i].bytes > e->max_range) {
             set_err(e,
@@ -569,25 +637,37 @@ static void check_limits(dec_engine *e)
         }
     }
     uint32_t ppw = 128 / g;
-    if (ceil_div(e->ctx, ppw) > e->max_groups[0] || p->n_heads > e->max_groups[1] ||
-        ceil_div(p->ffn, 256) > e->max_groups[0] || e->argmax_groups > e->max_groups[0] ||
+    if (ceil_div(e->ctx, ppw) > e->max_groups[0] || sh->heads > e->max_groups[1] ||
+        ceil_div(sh->ffn, 256) > e->max_groups[0] || e->argmax_groups > e->max_groups[0] ||
         e->argmax_groups > DEC_ARGMAX_MAX_GROUPS ||
-        ceil_div((uint64_t)e->s.q_dim + 2 * e->s.kv_dim, 256) > e->max_groups[0]) {
+        ceil_div((uint64_t)sh->q_dim + 2 * sh->kv_dim, 256) > e->max_groups[0]) {
         set_err(e, "the shape needs more workgroups than maxComputeWorkGroupCount (%u, %u, %u)",
                 e->max_groups[0], e->max_groups[1], e->max_groups[2]);
     }
 }
 
+/* Every chunk's weights, one dispatch per (chunk, row segment) overlap, each
+ * element from its global index (decode_init.comp). */
 static void init_matrix(dec_engine *e, const dmat *m)
 {
     for (uint32_t c = 0; c < m->nchunks && !e->fail; c++) {
         bind b[1] = {{&m->chunk[c], 0, 0}};
         VkDescriptorSet set = make_set(e, P_INIT, b);
-        uint32_t words = (uint32_t)(m->chunk[c].size / 4);
-        uint32_t pc[PC_WORDS] = {
-            words, c * m->rows_per_chunk * m->cols, m->tensor, e->cfg.seed, m->shift, 0};
-        uint32_t groups = ceil_div(words, 256);
-        dispatch(e, K_INIT, set, pc, groups < 4096 ? groups : 4096, 1);
+        uint32_t first = c * m->rows_per_chunk, last = first + mat_chunk_rows(m, c);
+        for (uint32_t s = 0; s < m->nseg && !e->fail; s++) {
+            const dseg *g = &m->seg[s];
+            uint32_t a = g->lrow > first ? g->lrow : first;
+            uint32_t z = g->lrow + g->n < last ? g->lrow + g->n : last;
+            if (a >= z) {
+                continue;
+            }
+            uint32_t words = (z - a) * (m->cols / 2);
+            uint32_t pc[PC_WORDS] = {
+                words, (a - first) * (m->cols / 2), m->tensor, e->cfg.seed, m->shift,
+                0,     g->grow + (a - g->lrow),     m->cols,   m->gcols,    m->coff};
+            uint32_t groups = ceil_div(words, 256);
+            dispatch(e, K_INIT, set, pc, groups < 4096 ? groups : 4096, 1);
+        }
     }
 }
 
@@ -596,7 +676,7 @@ static void init_gain(dec_engine *e, uint32_t index, uint32_t tensor)
     VkDeviceSize bytes = (VkDeviceSize)e->p.dim * 4;
     bind b[1] = {{&e->norms, index * bytes, bytes}};
     VkDescriptorSet set = make_set(e, P_INIT, b);
-    uint32_t pc[PC_WORDS] = {e->p.dim, 0, tensor, e->cfg.seed, 0, 1};
+    uint32_t pc[PC_WORDS] = {e->p.dim, 0, tensor, e->cfg.seed, 0, 1, 0, 1, 1, 0};
     if (!e->fail) {
         dispatch(e, K_INIT, set, pc, ceil_div(e->p.dim, 256), 1);
     }
@@ -725,6 +805,44 @@ static void build_sets(dec_engine *e)
     }
 }
 
+/* This rank's share (dec_config.rank/ranks): the heads and the MLP columns
+ * must divide evenly. Returns 0, or 2 with a message. */
+static int shard_of(const dec_preset *p, const dec_config *cfg, dshard *sh, char *err,
+                    size_t err_size)
+{
+    uint32_t R = cfg->ranks > 1 ? cfg->ranks : 1;
+    dec_shapes s = dec_shapes_of(p);
+    *sh = (dshard){.rank = R > 1 ? cfg->rank : 0, .ranks = R};
+    if (R > 1 && cfg->rank >= R) {
+        snprintf(err, err_size, "rank %u is not below ranks (%u)", cfg->rank, R);
+        return 2;
+    }
+    if (p->n_heads % R || p->n_kv_heads % R) {
+        snprintf(err, err_size,
+                 "tensor parallelism: %u ranks do not divide the %u attention heads and %u kv "
+                 "heads of %s evenly",
+                 R, p->n_heads, p->n_kv_heads, p->name);
+        return 2;
+    }
+    if (p->ffn % R) {
+        snprintf(err, err_size,
+                 "tensor parallelism: %u ranks do not divide the MLP width %u of %s evenly", R,
+                 p->ffn, p->name);
+        return 2;
+    }
+    sh->heads = p->n_heads / R;
+    sh->kv_heads = p->n_kv_heads / R;
+    sh->q_dim = s.q_dim / R;
+    sh->kv_dim = s.kv_dim / R;
+    sh->qkv_rows = sh->q_dim + 2 * sh->kv_dim;
+    sh->ffn = p->ffn / R;
+    if (R > 1 && (cfg->hooks == NULL || cfg->hooks->all_reduce == NULL)) {
+        snprintf(err, err_size, "tensor parallelism (%u ranks) needs hooks->all_reduce", R);
+        return 2;
+    }
+    return 0;
+}
+
 int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err, size_t err_size)
 {
     *out = NULL;
@@ -753,6 +871,10 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     e->err_size = err_size;
     e->lm = &e->embed;
     const dec_preset *p = &e->p;
+    if (shard_of(p, cfg, &e->sh, err, err_size) != 0) {
+        dec_destroy(e);
+        return 2;
+    }
 
     prof_check(e, dec_prof_init(&e->prof, dev, dec_calls_per_token(e), cfg->profile, cfg->prof));
 
@@ -772,8 +894,8 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     e->max_chunk &= ~(VkDeviceSize)255;
     e->argmax_groups = ceil_div(p->vocab, DEC_ARGMAX_BLOCK);
 
-    /* memory */
-    dec_mem_plan plan = dec_plan_memory(p, e->ctx);
+    /* memory (this rank's share) */
+    dec_mem_plan plan = dec_plan_memory_tp(p, e->ctx, e->sh.ranks);
     uint64_t heap, avail;
     bool budget;
     device_heap(e, &heap, &avail, &budget);
@@ -783,11 +905,11 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
             snprintf(left, sizeof left, " (VK_EXT_memory_budget leaves %.2f GiB)", gib(avail));
         }
         set_err(e,
-                "not enough device memory: preset %s with context %u needs %.2f GiB "
+                "not enough device memory: preset %s with context %u needs %.2f GiB%s "
                 "(weights %.2f GiB, KV cache %.2f GiB, activations %.3f GiB), the "
                 "device-local heap has %.2f GiB%s",
-                p->name, e->ctx, gib(plan.total), gib(plan.weights), gib(plan.kv_cache),
-                gib(plan.activations), gib(heap), left);
+                p->name, e->ctx, gib(plan.total), e->sh.ranks > 1 ? " per rank" : "",
+                gib(plan.weights), gib(plan.kv_cache), gib(plan.activations), gib(heap), left);
         dec_destroy(e);
         return 2;
     }
@@ -809,13 +931,31 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
             e->lm = &e->lm_own;
         }
         total_chunks += 2 * e->embed.nchunks + e->lm_own.nchunks;
+        const dshard *sh = &e->sh;
+        uint32_t r = sh->rank, f = sh->ffn;
         for (uint32_t l = 0; l < p->n_layers; l++) {
             dlayer *L = &e->layers[l];
             uint32_t t = DEC_T_LAYER(l);
-            mat_plan(e, &L->qkv, e->s.qkv_rows, d, t + DEC_T_QKV, dec_shift_for_fan_in(d));
-            mat_plan(e, &L->o, d, e->s.q_dim, t + DEC_T_O, dec_shift_for_fan_in(e->s.q_dim));
-            mat_plan(e, &L->gu, 2 * p->ffn, d, t + DEC_T_GATE_UP, dec_shift_for_fan_in(d));
-            mat_plan(e, &L->down, d, p->ffn, t + DEC_T_DOWN, dec_shift_for_fan_in(p->ffn));
+            /* this rank's heads: its rows of q, k and v; its columns of the
+             * output projection; its rows of gate and up, its columns of down */
+            mat_plan(e, &L->qkv, sh->qkv_rows, d, t + DEC_T_QKV, dec_shift_for_fan_in(d));
+            mat_plan(e, &L->o, d, sh->q_dim, t + DEC_T_O, dec_shift_for_fan_in(e->s.q_dim));
+            mat_plan(e, &L->gu, 2 * f, d, t + DEC_T_GATE_UP, dec_shift_for_fan_in(d));
+            mat_plan(e, &L->down, d, f, t + DEC_T_DOWN, dec_shift_for_fan_in(p->ffn));
+            if (sh->ranks > 1) {
+                mat_slice(e, &L->qkv, d, 0, e->s.qkv_rows);
+                mat_rows(e, &L->qkv, 0, sh->q_dim, r * sh->q_dim);
+                mat_rows(e, &L->qkv, sh->q_dim, sh->kv_dim, e->s.q_dim + r * sh->kv_dim);
+                mat_rows(e, &L->qkv, sh->q_dim + sh->kv_dim, sh->kv_dim,
+                         e->s.q_dim + e->s.kv_dim + r * sh->kv_dim);
+                mat_slice(e, &L->o, e->s.q_dim, r * sh->q_dim, d);
+                mat_rows(e, &L->o, 0, d, 0);
+                mat_slice(e, &L->gu, d, 0, 2ull * p->ffn);
+                mat_rows(e, &L->gu, 0, f, r * f);
+                mat_rows(e, &L->gu, f, f, p->ffn + r * f);
+                mat_slice(e, &L->down, p->ffn, r * f, d);
+                mat_rows(e, &L->down, 0, d, 0);
+            }
             total_chunks += L->qkv.nchunks + L->o.nchunks + L->gu.nchunks + L->down.nchunks;
         }
     }
@@ -859,17 +999,21 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         {&e->rope, (uint64_t)e->ctx * p->head_dim * 4, false},
         {&e->x, (uint64_t)d * 4, false},
         {&e->xn, (uint64_t)d * 4, false},
-        {&e->qkv, (uint64_t)e->s.qkv_rows * 4, false},
-        {&e->att, (uint64_t)p->n_heads * e->ctx * 4, false},
-        {&e->ao, (uint64_t)e->s.q_dim * 4, false},
-        {&e->gu, (uint64_t)p->ffn * 8, false},
-        {&e->h, (uint64_t)p->ffn * 4, false},
+        {&e->qkv, (uint64_t)e->sh.qkv_rows * 4, false},
+        {&e->att, (uint64_t)e->sh.heads * e->ctx * 4, false},
+        {&e->ao, (uint64_t)e->sh.q_dim * 4, false},
+        {&e->gu, (uint64_t)e->sh.ffn * 8, false},
+        {&e->h, (uint64_t)e->sh.ffn * 4, false},
         {&e->logits, (uint64_t)p->vocab * 4, false},
         {&e->part, (uint64_t)e->argmax_groups * 8, false},
         {&e->result, 16, true},
         {&e->logits_host, cfg->keep_logits ? (uint64_t)p->vocab * 4 : 16, true},
+        {&e->stage, e->sh.ranks > 1 ? (uint64_t)d * 4 : 0, true},
     };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && !e->fail; i++) {
+        if (bufs[i].size == 0) {
+            continue;
+        }
         VkResult r = buf_create(e, bufs[i].size, bufs[i].host, bufs[i].b);
         if (r != VK_SUCCESS) {
             set_err(e, "allocating a buffer of %llu bytes failed: %s",
@@ -886,7 +1030,7 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         mat_alloc(e, &L->o);
         mat_alloc(e, &L->gu);
         mat_alloc(e, &L->down);
-        VkDeviceSize kvb = (VkDeviceSize)e->ctx * e->s.kv_dim * 4;
+        VkDeviceSize kvb = (VkDeviceSize)e->ctx * e->sh.kv_dim * 4;
         VkResult r = buf_create(e, kvb, false, &L->kc);
         if (r == VK_SUCCESS) {
             r = buf_create(e, kvb, false, &L->vc);
@@ -952,8 +1096,9 @@ void dec_destroy(dec_engine *e)
         buf_destroy(e, &L->vc);
     }
     free(e->layers);
-    dbuf *bufs[] = {&e->norms, &e->rope, &e->x,      &e->xn,   &e->qkv,    &e->att,        &e->ao,
-                    &e->gu,    &e->h,    &e->logits, &e->part, &e->result, &e->logits_host};
+    dbuf *bufs[] = {&e->norms, &e->rope,   &e->x,           &e->xn,   &e->qkv,
+                    &e->att,   &e->ao,     &e->gu,          &e->h,    &e->logits,
+                    &e->part,  &e->result, &e->logits_host, &e->stage};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         buf_destroy(e, bufs[i]);
     }
@@ -990,6 +1135,11 @@ static void phase_begin(dec_engine *e, uint32_t phase)
         hook_begin(e, call_section(e, phase));
         e->section_open = true;
         begin_cmd(e);
+        if (!e->fail && e->upload_pending) { /* the reduced residual, before the call */
+            copy_buf(e->cmd, &e->stage, &e->x, e->stage.size);
+            full_barrier(e->cmd);
+            e->upload_pending = false;
+        }
     } else if (e->calls_in_cmd++ > 0) {
         full_barrier(e->cmd);
     }
@@ -1009,6 +1159,17 @@ static void finish_cmd(dec_engine *e)
         vkCmdCopyBuffer(e->cmd, e->logits.buf, e->logits_host.buf, 1, &bc);
     }
     host_barrier(e->cmd);
+}
+
+/* The copy the host reads mid-token (if any) and the host barrier. */
+static void record_tail(dec_engine *e)
+{
+    if (e->tail.src != NULL) {
+        full_barrier(e->cmd);
+        copy_buf(e->cmd, e->tail.src, e->tail.dst, e->tail.size);
+    }
+    host_barrier(e->cmd);
+    e->tail.pending = false;
 }
 
 /* A phase call closes; as its own submit, it is submitted and waited for
@@ -1037,7 +1198,16 @@ static void phase_end(dec_engine *e, uint32_t phase)
         if (phase == VKPROF_PHASE_SAMPLING) {
             finish_cmd(e);
         }
+        const char *tail = NULL;
+        if (e->tail.pending) { /* what the host reads next, in this call's buffer */
+            record_tail(e);
+            tail = e->tail.section;
+            hook_begin(e, tail);
+        }
         submit(e, name);
+        if (tail != NULL) {
+            hook_end(e, tail);
+        }
         if (!e->fail) {
             prof_check(e, dec_prof_call_done(&e->prof, phase));
         }
@@ -1052,27 +1222,127 @@ static void add_cost(dec_engine *e, uint32_t phase, uint32_t dispatches, double 
     e->cost[phase].flops += flops;
 }
 
-/* y (=|+=) M x over every chunk with kernel k (a matvec pipeline, its phase's);
- * dispatches split at maxComputeWorkGroupCount. */
-static void matvec(dec_engine *e, uint32_t k, const dmat *m, const VkDescriptorSet *sets,
-                   bool accumulate)
+/* y[y_base + i] (=|+=) (M x)[row0 + i] for rows [row0, row0 + nrows) of M, x
+ * read from vec4 x_base of its buffer, with kernel k (a matvec pipeline, its
+ * phase's), over the chunks holding those rows; dispatches split at
+ * maxComputeWorkGroupCount. The whole matrix: row0 = 0, nrows = rows. */
+static void matvec_rows(dec_engine *e, uint32_t k, const dmat *m, const VkDescriptorSet *sets,
+                        bool accumulate, uint32_t row0, uint32_t nrows, uint32_t y_base,
+                        uint32_t x_base)
 {
     uint32_t phase = (uint32_t)kernel_info[k].phase;
     uint32_t n = 0;
-    for (uint32_t c = 0; c < m->nchunks; c++) {
-        uint32_t rows = mat_chunk_rows(m, c);
-        uint32_t groups = ceil_div(rows, MV_ROWS);
+    for (uint32_t c = 0; c < m->nchunks && !e->fail; c++) {
+        uint32_t cf = c * m->rows_per_chunk, cl = cf + mat_chunk_rows(m, c);
+        uint32_t a = row0 > cf ? row0 : cf, z = row0 + nrows < cl ? row0 + nrows : cl;
+        if (a >= z) {
+            continue;
+        }
+        if ((a - cf) % MV_ROWS != 0) {
+            set_err(e, "a block of rows starts at row %u of a buffer, not a multiple of %u", a - cf,
+                    MV_ROWS);
+            return;
+        }
+        uint32_t groups = ceil_div(z - a, MV_ROWS), gb = (a - cf) / MV_ROWS;
         for (uint32_t g0 = 0; g0 < groups; g0 += e->max_groups[0]) {
             uint32_t ng = groups - g0 < e->max_groups[0] ? groups - g0 : e->max_groups[0];
-            uint32_t pc[PC_WORDS] = {rows, m->cols, c * m->rows_per_chunk, accumulate ? 1u : 0u,
-                                     g0};
+            /* out_base: y's index of the chunk's row 0, mod 2^32 */
+            uint32_t pc[PC_WORDS] = {z - cf,  m->cols, y_base + cf - row0, accumulate ? 1u : 0u,
+                                     gb + g0, x_base};
             dispatch(e, k, sets[c], pc, ng, 1);
             n++;
         }
     }
-    double r = m->rows, cols = m->cols;
+    double r = nrows, cols = m->cols;
     add_cost(e, phase, n, r * cols * 2 + cols * 4 + r * 4 * (accumulate ? 2 : 1),
              2 * r * cols + (accumulate ? r : 0));
+}
+
+/* y (=|+=) M x over every chunk. */
+static void matvec(dec_engine *e, uint32_t k, const dmat *m, const VkDescriptorSet *sets,
+                   bool accumulate)
+{
+    matvec_rows(e, k, m, sets, accumulate, 0, m->rows, 0, 0);
+}
+
+/* ---- mid-token host synchronisation (tensor-parallel all-reduce, MoE routing) ---- */
+
+/* The call about to end (before its phase_end) produces what the host reads
+ * next: `size` bytes copied from src to the host-visible dst (src NULL: the
+ * host reads dst itself, written by the call), submitted and waited for in
+ * host section `section`. submit_per_call: in the call's own buffer, after
+ * its end stamp (phase_end). One-buffer modes: host_sync ends the token's
+ * buffer there. */
+static void host_read_set(dec_engine *e, const dbuf *src, const dbuf *dst, VkDeviceSize size,
+                          const char *section)
+{
+    e->tail.pending = true;
+    e->tail.src = src;
+    e->tail.dst = dst;
+    e->tail.size = size;
+    e->tail.section = section;
+}
+
+/* After that call: one-buffer modes end the segment (the copy, a host
+ * barrier, submit and fence wait in the host section; the mode's
+ * segment_done). submit_per_call: done by the call's own submit. */
+static void host_sync(dec_engine *e)
+{
+    if (e->fail || dec_prof_submit_per_call(&e->prof) || !e->tail.pending) {
+        return;
+    }
+    const char *section = e->tail.section;
+    record_tail(e);
+    hook_begin(e, section);
+    submit(e, section);
+    hook_end(e, section);
+    if (!e->fail) {
+        prof_check(e, dec_prof_segment_done(&e->prof));
+    }
+}
+
+/* The host is done: one-buffer modes begin the next segment (upload: the
+ * reduced residual copied back into x first); submit_per_call copies it
+ * into the next call's buffer. */
+static void host_resume(dec_engine *e, bool upload)
+{
+    if (e->fail) {
+        return;
+    }
+    if (dec_prof_submit_per_call(&e->prof)) {
+        e->upload_pending = upload;
+        return;
+    }
+    begin_cmd(e);
+    e->prof.segment++;
+    if (!e->fail) {
+        prof_check(e, dec_prof_cmd_begun(&e->prof, e->cmd));
+    }
+    e->calls_in_cmd = 0;
+    if (!e->fail && upload) {
+        copy_buf(e->cmd, &e->stage, &e->x, e->stage.size);
+        e->calls_in_cmd = 1; /* a barrier before the next call */
+    }
+}
+
+/* Tensor parallel: after the call that wrote this rank's partial residual
+ * into x (host_read_set before its end), the host all-reduce and x back. */
+static void reduce_site(dec_engine *e, dec_site site, uint32_t layer)
+{
+    if (e->sh.ranks <= 1 || e->fail) {
+        return;
+    }
+    host_sync(e);
+    if (e->fail) {
+        return;
+    }
+    int rc = hooks(e)->all_reduce(hooks(e)->user, site, layer, e->stage.map, e->p.dim);
+    if (rc != 0) {
+        set_err(e, "the all-reduce after %s of layer %u failed (%d)",
+                site == DEC_SITE_ATTN ? "attention" : "the MLP", layer, rc);
+        return;
+    }
+    host_resume(e, true);
 }
 
 static void rmsnorm(dec_engine *e, VkDescriptorSet set)
@@ -1088,8 +1358,10 @@ static void rmsnorm(dec_engine *e, VkDescriptorSet set)
 static void record_token(dec_engine *e, uint32_t token)
 {
     const dec_preset *p = &e->p;
+    const dshard *sh = &e->sh;
     uint32_t d = p->dim, pos = e->pos, n = pos + 1, hd = p->head_dim;
-    double H = p->n_heads, q_dim = e->s.q_dim, kv = e->s.kv_dim, F = p->ffn;
+    double H = sh->heads, q_dim = sh->q_dim, kv = sh->kv_dim, F = sh->ffn;
+    bool tp = sh->ranks > 1, residual = sh->rank == 0; /* one rank adds the residual */
 
     phase_begin(e, VKPROF_PHASE_EMBEDDING);
     if (!e->fail) {
@@ -1117,7 +1389,7 @@ static void record_token(dec_engine *e, uint32_t token)
 
         phase_begin(e, VKPROF_PHASE_ROPE);
         if (!e->fail) {
-            uint32_t pc[PC_WORDS] = {pos, p->n_heads, p->n_kv_heads, hd};
+            uint32_t pc[PC_WORDS] = {pos, sh->heads, sh->kv_heads, hd};
             uint32_t threads = (uint32_t)(q_dim / 2 + kv / 2 + kv);
             dispatch(e, K_ROPE, L->rope, pc, ceil_div(threads, 256), 1);
             add_cost(e, VKPROF_PHASE_ROPE, 1, (q_dim + 2 * kv) * 4 * 2 + (double)hd / 2 * 8,
@@ -1128,15 +1400,15 @@ static void record_token(dec_engine *e, uint32_t token)
         phase_begin(e, VKPROF_PHASE_ATTENTION);
         if (!e->fail) {
             float scale = 1.0f / sqrtf((float)hd);
-            uint32_t pc[PC_WORDS] = {n, hd, p->n_heads, p->n_kv_heads, e->ctx, 0};
+            uint32_t pc[PC_WORDS] = {n, hd, sh->heads, sh->kv_heads, e->ctx, 0};
             memcpy(&pc[5], &scale, sizeof scale);
-            dispatch(e, K_SCORES, L->scores, pc, ceil_div(n, 128 / (hd / 4)), p->n_heads);
+            dispatch(e, K_SCORES, L->scores, pc, ceil_div(n, 128 / (hd / 4)), sh->heads);
             full_barrier(e->cmd);
             uint32_t ps[PC_WORDS] = {n, e->ctx};
-            dispatch(e, K_SOFTMAX, L->softmax, ps, p->n_heads, 1);
+            dispatch(e, K_SOFTMAX, L->softmax, ps, sh->heads, 1);
             full_barrier(e->cmd);
-            uint32_t pw[PC_WORDS] = {n, hd, p->n_heads, p->n_kv_heads, e->ctx};
-            dispatch(e, K_WSUM, L->wsum, pw, p->n_heads, 1);
+            uint32_t pw[PC_WORDS] = {n, hd, sh->heads, sh->kv_heads, e->ctx};
+            dispatch(e, K_WSUM, L->wsum, pw, sh->heads, 1);
             /* scores: q + K rows + scores written; softmax: 2 reads + 2 writes of
              * the scores; weighted sum: scores + V rows + output */
             double bytes = q_dim * 4 + n * kv * 4 + H * n * 4 + H * n * 4 * 4 + H * n * 4 +
@@ -1147,9 +1419,13 @@ static void record_token(dec_engine *e, uint32_t token)
 
         phase_begin(e, VKPROF_PHASE_ATTN_OUTPUT);
         if (!e->fail) {
-            matvec(e, K_ATTN_OUT, &L->o, L->o_set, true);
+            matvec(e, K_ATTN_OUT, &L->o, L->o_set, residual);
+        }
+        if (tp) {
+            host_read_set(e, &e->x, &e->stage, e->stage.size, "submit_wait");
         }
         phase_end(e, VKPROF_PHASE_ATTN_OUTPUT);
+        reduce_site(e, DEC_SITE_ATTN, l);
 
         phase_begin(e, VKPROF_PHASE_NORM);
         if (!e->fail) {
@@ -1165,17 +1441,21 @@ static void record_token(dec_engine *e, uint32_t token)
 
         phase_begin(e, VKPROF_PHASE_ACTIVATION);
         if (!e->fail) {
-            uint32_t pc[PC_WORDS] = {p->ffn};
-            dispatch(e, K_SILU, L->act, pc, ceil_div(p->ffn, 256), 1);
+            uint32_t pc[PC_WORDS] = {sh->ffn};
+            dispatch(e, K_SILU, L->act, pc, ceil_div(sh->ffn, 256), 1);
             add_cost(e, VKPROF_PHASE_ACTIVATION, 1, 3 * F * 4, 5 * F);
         }
         phase_end(e, VKPROF_PHASE_ACTIVATION);
 
         phase_begin(e, VKPROF_PHASE_MLP_DOWN);
         if (!e->fail) {
-            matvec(e, K_DOWN, &L->down, L->down_set, true);
+            matvec(e, K_DOWN, &L->down, L->down_set, residual);
+        }
+        if (tp) {
+            host_read_set(e, &e->x, &e->stage, e->stage.size, "submit_wait");
         }
         phase_end(e, VKPROF_PHASE_MLP_DOWN);
+        reduce_site(e, DEC_SITE_MLP, l);
         hook_end(e, "layer");
     }
 
@@ -1217,6 +1497,9 @@ int dec_step(dec_engine *e, uint32_t token, uint32_t *next, char *err, size_t er
         set_err(e, "token %u is outside the vocabulary (%u)", token, e->p.vocab);
         return 1;
     }
+    e->prof.segment = 0;
+    e->tail.pending = false;
+    e->upload_pending = false;
     hook_begin(e, "token");
     if (e->cfg.labels) { /* the token's submits in a queue label region */
         VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
@@ -1280,6 +1563,10 @@ int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
     e->fail = 0;
     if (err_size > 0) {
         err[0] = '\0';
+    }
+    if (e->sh.ranks > 1 && (hooks_ == NULL || hooks_->all_reduce == NULL)) {
+        set_err(e, "tensor parallelism (%u ranks) needs hooks->all_reduce", e->sh.ranks);
+        return 1;
     }
     prof_check(e, dec_prof_switch(&e->prof, profile, prof));
     if (e->fail) {

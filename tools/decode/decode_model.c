@@ -129,20 +129,27 @@ uint64_t dec_param_count(const dec_preset *p)
     return per_layer * p->n_layers + (uint64_t)p->vocab * d * (p->tie_embeddings ? 1 : 2) + d;
 }
 
-dec_mem_plan dec_plan_memory(const dec_preset *p, uint32_t ctx)
+dec_mem_plan dec_plan_memory_tp(const dec_preset *p, uint32_t ctx, uint32_t ranks)
 {
     dec_shapes s = dec_shapes_of(p);
-    uint64_t d = p->dim;
+    uint64_t R = ranks > 1 ? ranks : 1, d = p->dim;
+    uint64_t q = s.q_dim / R, kv = s.kv_dim / R, qkv = q + 2 * kv, f = p->ffn / R;
+    uint64_t heads = p->n_heads / R;
     dec_mem_plan m;
-    uint64_t mats = (uint64_t)s.qkv_rows * d + d * s.q_dim + 2ull * p->ffn * d + d * p->ffn;
+    uint64_t mats = qkv * d + d * q + 2ull * f * d + d * f;
     m.weights = mats * 2 * p->n_layers + (uint64_t)p->vocab * d * 2 * (p->tie_embeddings ? 1 : 2) +
                 (2ull * p->n_layers + 1) * d * 4;
-    m.kv_cache = 2ull * p->n_layers * ctx * s.kv_dim * 4;
-    m.activations = 4ull * (2 * d + s.qkv_rows + (uint64_t)p->n_heads * ctx + s.q_dim +
-                            3ull * p->ffn + p->vocab + 2 * DEC_ARGMAX_MAX_GROUPS) +
+    m.kv_cache = 2ull * p->n_layers * ctx * kv * 4;
+    m.activations = 4ull * (2 * d + qkv + heads * ctx + q + 3ull * f + p->vocab +
+                            2 * DEC_ARGMAX_MAX_GROUPS + (R > 1 ? d : 0)) +
                     (uint64_t)ctx * p->head_dim * 4;
     m.total = m.weights + m.kv_cache + m.activations;
     return m;
+}
+
+dec_mem_plan dec_plan_memory(const dec_preset *p, uint32_t ctx)
+{
+    return dec_plan_memory_tp(p, ctx, 1);
 }
 
 /* ---- CPU reference -------------------------------------------------------------- */

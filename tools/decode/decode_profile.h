@@ -2,8 +2,14 @@
  *
  * The engine records a token the same way in every mode: one command buffer
  * per token, a barrier opening it and one between phase calls, one submit
- * and fence wait per token. It calls the mode at fixed points, and asks it
- * one question: whether each phase call is its own command buffer, submitted
+ * and fence wait per token. Where the host must read something mid-token
+ * (a tensor-parallel all-reduce, an MoE layer's routed experts) the token is
+ * several segments: the buffer so far is ended, submitted and waited for,
+ * and the token goes on in a new buffer (the same VkCommandBuffer, begun
+ * again). A mode sees cmd_begun once per segment (p->segment says which,
+ * 0 the first) and segment_done after each fence but the last, which is
+ * token_done. Dense tokens at ranks <= 1 are one segment, as before. It calls the mode at fixed
+ * points, and asks it one question: whether each phase call is its own command buffer, submitted
  * and waited for before the next (submit_per_call: the 2-slot cycle, one
  * scope in flight). Then the barrier that separates calls opens each call's
  * buffer instead, so the device runs the same commands.
@@ -22,11 +28,13 @@
  *   token_begin   one-buffer modes: before the token's command buffer is
  *                 begun (the previous token's fence has been waited on)
  *   cmd_begun     one-buffer modes: the buffer is begun, its opening barrier
- *                 recorded
+ *                 recorded (every segment; p->segment counts them)
  *   phase_begin   after the barrier before a phase call's dispatches
  *   phase_end     after its dispatches
  *   pre_submit    just before every vkQueueSubmit of the engine (the weight
  *                 generation and readbacks too), the buffer ended
+ *   segment_done  one-buffer modes: after a segment's fence, when the token
+ *                 goes on in a next segment (the host reads, then cmd_begun)
  *   call_done     submit_per_call: after the phase call's fence
  *   token_done    one-buffer modes: after the token's fence
  *
@@ -61,6 +69,7 @@ struct dec_prof_mode {
     int (*phase_end)(dec_prof *p, VkCommandBuffer cmd, uint32_t phase);
     void (*pre_submit)(dec_prof *p, VkCommandBuffer cmd);
     int (*call_done)(dec_prof *p, uint32_t phase);
+    int (*segment_done)(dec_prof *p);
     int (*token_done)(dec_prof *p);
 };
 
@@ -71,7 +80,8 @@ struct dec_prof {
     vku_device *dev;
     vkprof_context ctx; /* the caller's (gpu, ring) */
     uint32_t calls_per_token;
-    void *state;                  /* the current mode's (NULL: none) */
+    uint32_t segment; /* one-buffer modes: the token's segment being recorded (0: first) */
+    void *state;      /* the current mode's (NULL: none) */
     void *states[DEC_PROF_MODES]; /* every mode's, by id, once created */
     char msg[256];
 };
@@ -139,6 +149,11 @@ static inline void dec_prof_pre_submit(dec_prof *p, VkCommandBuffer cmd)
 static inline int dec_prof_call_done(dec_prof *p, uint32_t phase)
 {
     return p->mode->call_done != NULL ? p->mode->call_done(p, phase) : 0;
+}
+
+static inline int dec_prof_segment_done(dec_prof *p)
+{
+    return p->mode->segment_done != NULL ? p->mode->segment_done(p) : 0;
 }
 
 static inline int dec_prof_token_done(dec_prof *p)

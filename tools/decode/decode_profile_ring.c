@@ -3,7 +3,11 @@
  * vkprof_cmd_begin/end after its barrier. The context is the caller's, with
  * its shared_boundaries and sample_every; VKPROF_DISABLED from a call is a
  * step that is not sampled. Every submit is told to the ring first (results
- * belong to executions); after the token's fence, vkprof_collect. */
+ * belong to executions); after the token's fence, vkprof_collect, and after
+ * each segment's fence too (a token of several submits), so that every
+ * segment's execution is folded before the buffer is recorded again. A new
+ * segment is a new recording: its first scope has its own begin stamp even
+ * with shared boundaries (calls + segments stamps per token). */
 #include "decode_profile.h"
 
 static int check(dec_prof *p, vkprof_context ctx)
@@ -53,4 +57,5 @@ const dec_prof_mode dec_mode_ring = {.id = DEC_PROFILE_RING,
                                      .phase_begin = phase_begin,
                                      .phase_end = phase_end,
                                      .pre_submit = pre_submit,
+                                     .segment_done = token_done,
                                      .token_done = token_done};
