@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "merge.h" /* vkprof_cmd_merge (tools/report) */
 #include "vkprof/vkprof.h"
 
 /* issue 9 (tools/cmd_names.c, tools/cmd_run.c) */
@@ -18,7 +19,11 @@ static void usage(FILE *f)
             "      timestampPeriod, calibrated-timestamp domains, one measured dispatch\n"
             "  report TRACE.json [--svg FILE]\n"
             "      time per token of each GPU phase and host bucket in a vkprof trace;\n"
-            "      --svg draws them and one token's timeline\n"
+            "      --svg draws them and one token's timeline; on a merged trace, per rank:\n"
+            "      collective time against arrival skew, the slowest rank, expert load\n"
+            "  merge A.json B.json ... -o MERGED.json [--align rendezvous] [--names N,N,...]\n"
+            "      one trace of several ranks' or processes' traces, each its own processes;\n"
+            "      exact within one boot, else aligned on the rendezvous probes' exits\n"
             "  decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N] [--device D]\n"
             "         [--profile off|gpu|host|all|ring|ring-shared|ring-sampled]\n"
             "         [--sample-every N] [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
@@ -52,6 +57,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "report") == 0) {
         return vkprof_cmd_report(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "merge") == 0) {
+        return vkprof_cmd_merge(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "decode") == 0) {
         return vkprof_cmd_decode(argc - 1, argv + 1);

@@ -57,6 +57,17 @@
 #define VKPROF_TF_ARG_SYNC "sync"     /* host span: synchronised with the GPU */
 #define VKPROF_TF_ARG_PROBE "probe"   /* host span: a rendezvous probe */
 #define VKPROF_TF_ARG_STEP "step"     /* GPU scope, host span, step: the step number */
+/* host span: the MoE expert ids the router picked (vkprof_span_annotate_ids:
+ * a string "3,17,42"; an array of integers is read too). `vkprof report`
+ * counts them on spans of VKPROF_TF_EXPERTS_BUCKET only (one per MoE layer
+ * per token), so an id list repeated on other spans is not counted twice. */
+#define VKPROF_TF_ARG_EXPERTS "experts"
+#define VKPROF_TF_EXPERTS_BUCKET "moe_host_sync" /* VKPROF_BUCKET_MOE_HOST_SYNC's name */
+/* Host buckets of collectives: the name starts with the prefix; the probe
+ * buckets (args.probe spans) end with the suffix (vkprof.h's defaults:
+ * allreduce_attn, allreduce_attn_enqueue, allreduce_attn_rendezvous, ...). */
+#define VKPROF_TF_COLLECTIVE_PREFIX "allreduce_"
+#define VKPROF_TF_PROBE_SUFFIX "_rendezvous"
 
 /* ---- metadata ---------------------------------------------------------------- */
 
@@ -84,6 +95,28 @@
 #define VKPROF_TF_PROC_BOOT_ID "boot_id" /* /proc/sys/kernel/random/boot_id; "" if unreadable */
 #define VKPROF_TF_PROC_HOST "host"       /* gethostname(); "" if unknown */
 #define VKPROF_TF_PROC_PID "pid"         /* getpid() */
+
+/* metadata.merge: written by `vkprof merge` (docs/trace-format.md, "Merging
+ * traces"). Input k (from 0) becomes host pid 2k+1 and GPU pid 2k+2, so input
+ * 0 keeps the pids of an unmerged trace. */
+#define VKPROF_TF_MERGE_HOST_PID(k) (2 * (k) + 1)
+#define VKPROF_TF_MERGE_GPU_PID(k) (2 * (k) + 2)
+#define VKPROF_TF_META_MERGE "merge"
+#define VKPROF_TF_MERGE_METHOD "method" /* "same_boot" when every input is, else "rendezvous" */
+#define VKPROF_TF_MERGE_REFERENCE "reference" /* the input whose clock is the merged one: 0 */
+#define VKPROF_TF_MERGE_INPUTS "inputs"       /* an array, one object per input: */
+#define VKPROF_TF_MERGE_FILE "file"           /* the file name as given */
+#define VKPROF_TF_MERGE_NAME "name"           /* "rank k", or from --names */
+#define VKPROF_TF_MERGE_HOST_PID_KEY "host_pid"
+#define VKPROF_TF_MERGE_GPU_PID_KEY "gpu_pid"
+#define VKPROF_TF_MERGE_OFFSET "offset_ns"           /* its clock minus the reference's */
+#define VKPROF_TF_MERGE_ERROR_BOUND "error_bound_ns" /* |offset error| <= this */
+#define VKPROF_TF_MERGE_INPUT_METHOD "method"        /* VKPROF_TF_MERGE_SAME_BOOT / _RENDEZVOUS */
+#define VKPROF_TF_MERGE_MATCHED "matched_probes"     /* probe exits the estimate used */
+#define VKPROF_TF_MERGE_SHIFT "shift_ns"      /* added to its ts (in ns) to place it in the merge */
+#define VKPROF_TF_MERGE_INPUT_META "metadata" /* its whole metadata, as it was */
+#define VKPROF_TF_MERGE_SAME_BOOT "same_boot"
+#define VKPROF_TF_MERGE_RENDEZVOUS "rendezvous"
 
 #define VKPROF_TF_META_CALIBRATION "calibration"
 #define VKPROF_TF_CAL_METHOD "method"

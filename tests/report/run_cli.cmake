@@ -1,6 +1,6 @@
 # Run the vkprof binary once and check what it did.
 # -DVKPROF= -DARGS=a;b -DWORKDIR= -DEXPECT_RC= [-DEXPECT_STDOUT=file]
-# [-DEXPECT_STDERR=regex] [-DSVG=file: must exist and be well-formed XML]
+# [-DEXPECT_STDOUT_MATCH=regex] [-DEXPECT_STDERR=regex] [-DSVG=file: must exist and be well-formed XML]
 # [-DSVG_ABSENT=file: must not exist] [-DPYTHON=python3 for the XML check]
 if(SVG)
   file(REMOVE ${SVG})
@@ -15,6 +15,11 @@ if(EXPECT_STDOUT)
   file(READ ${EXPECT_STDOUT} want)
   if(NOT "${out}" STREQUAL "${want}")
     message(FATAL_ERROR "stdout differs from ${EXPECT_STDOUT}:\n${want}")
+  endif()
+endif()
+if(EXPECT_STDOUT_MATCH)
+  if(NOT "${out}" MATCHES "${EXPECT_STDOUT_MATCH}")
+    message(FATAL_ERROR "stdout does not match: ${EXPECT_STDOUT_MATCH}")
   endif()
 endif()
 if(EXPECT_STDERR)

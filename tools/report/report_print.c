@@ -1,9 +1,216 @@
-/* The text summary of `vkprof report`: rpt_print, rpt_loss_warning. */
+/* The text summary of `vkprof report`: rpt_print, rpt_loss_warning; and the
+ * per-rank figures it prints (rpt_rank_view_build): collective time against
+ * arrival skew, the slowest rank, the expert load. */
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "trace_reader.h"
+
+/* ---- per-rank figures ---------------------------------------------------- */
+
+static bool starts_with(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool ends_with(const char *s, const char *p)
+{
+    size_t n = strlen(s), m = strlen(p);
+    return n >= m && strcmp(s + n - m, p) == 0;
+}
+
+/* The rank of a pid: its index in s->ranks, or 0 for the pids of an unmerged
+ * trace; -1: none. */
+static int rank_of(const rpt_summary *s, int64_t pid)
+{
+    if (s->n_ranks == 0) {
+        return (pid == VKPROF_TF_PID_HOST || pid == VKPROF_TF_PID_GPU) ? 0 : -1;
+    }
+    for (size_t r = 0; r < s->n_ranks; r++) {
+        if (s->ranks[r].host_pid == pid || s->ranks[r].gpu_pid == pid) {
+            return (int)r;
+        }
+    }
+    return -1;
+}
+
+typedef struct wait_rec {
+    int64_t step;
+    uint32_t rank;
+    uint64_t ns;
+} wait_rec;
+
+static int cmp_wait(const void *a, const void *b)
+{
+    const wait_rec *x = a, *y = b;
+    if (x->step != y->step) {
+        return x->step < y->step ? -1 : 1;
+    }
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+void rpt_rank_view_free(rpt_rank_view *v)
+{
+    free(v->rank);
+    free(v->steps);
+    free(v->counts);
+    memset(v, 0, sizeof *v);
+}
+
+int rpt_rank_view_build(const rpt_summary *s, rpt_rank_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->slowest = -1;
+    v->n_ranks = s->n_ranks > 0 ? s->n_ranks : 1;
+    size_t ns = s->n_slices;
+    v->rank = calloc(v->n_ranks, sizeof *v->rank);
+    bool *is_coll = calloc(ns ? ns : 1, sizeof *is_coll);
+    bool *in_coll = calloc(ns ? ns : 1, sizeof *in_coll);
+    wait_rec *w = malloc((ns ? ns : 1) * sizeof *w);
+    if (v->rank == NULL || is_coll == NULL || in_coll == NULL || w == NULL) {
+        free(is_coll);
+        free(in_coll);
+        free(w);
+        rpt_rank_view_free(v);
+        return -1;
+    }
+    /* tokens per rank */
+    for (size_t r = 0; r < v->n_ranks; r++) {
+        uint64_t n = 0;
+        int64_t pid = s->n_ranks > 0 ? s->ranks[r].host_pid : VKPROF_TF_PID_HOST;
+        for (size_t i = 0; i < s->n_token_pids; i++) {
+            n += s->token_pids[i] == pid;
+        }
+        v->rank[r].tokens = n > 0 ? n : s->tokens;
+    }
+    uint32_t max_id = 0;
+    bool any_ids = false;
+    for (size_t i = 0; i < s->n_expert_ids; i++) {
+        any_ids = true;
+        max_id = s->expert_ids[i] > max_id ? s->expert_ids[i] : max_id;
+    }
+    if (any_ids) {
+        v->n_experts = max_id + 1;
+        v->counts = calloc(v->n_ranks * v->n_experts, sizeof *v->counts);
+        if (v->counts == NULL) {
+            free(is_coll);
+            free(in_coll);
+            free(w);
+            rpt_rank_view_free(v);
+            return -1;
+        }
+    }
+    /* Slices are sorted by track, then start, parents first: a parent's flags
+     * are known before its children's. */
+    size_t nw = 0;
+    for (size_t i = 0; i < ns; i++) {
+        const rpt_slice *x = &s->slices[i];
+        if (x->is_gpu) {
+            continue;
+        }
+        int r = rank_of(s, s->tracks[x->track].pid);
+        const char *b = s->host[x->group].name;
+        is_coll[i] = !x->probe && starts_with(b, VKPROF_TF_COLLECTIVE_PREFIX) &&
+                     !ends_with(b, VKPROF_TF_PROBE_SUFFIX);
+        if (x->parent != RPT_NO_PARENT && x->parent < i) {
+            in_coll[i] = is_coll[x->parent] || in_coll[x->parent];
+        }
+        if (r < 0) {
+            continue;
+        }
+        rpt_rank_stats *rs = &v->rank[r];
+        if (is_coll[i] && !in_coll[i]) {
+            rs->collective_ns += (uint64_t)x->dur_ns;
+            rs->collectives++;
+        }
+        if (x->probe) {
+            rs->probe_ns += (uint64_t)x->dur_ns;
+            rs->probes++;
+            w[nw++] = (wait_rec){.step = x->step, .rank = (uint32_t)r, .ns = (uint64_t)x->dur_ns};
+        }
+        if (x->n_experts > 0) {
+            rs->routing_spans++;
+            for (uint32_t k = 0; k < x->n_experts; k++) {
+                uint32_t e = s->expert_ids[x->experts_at + k];
+                v->counts[(size_t)r * v->n_experts + e]++;
+                rs->routed++;
+            }
+        }
+    }
+    free(is_coll);
+    free(in_coll);
+    for (size_t r = 0; r < v->n_ranks && v->counts != NULL; r++) {
+        for (uint32_t e = 0; e < v->n_experts; e++) {
+            uint64_t c = v->counts[r * v->n_experts + e];
+            v->rank[r].max_expert = c > v->rank[r].max_expert ? c : v->rank[r].max_expert;
+        }
+    }
+    /* Per step: each rank's probe wait; the slowest rank waited least. */
+    if (nw > 0) {
+        qsort(w, nw, sizeof *w, cmp_wait);
+        /* sum the waits of one (step, rank) */
+        size_t m = 0;
+        for (size_t i = 0; i < nw; i++) {
+            if (m > 0 && w[m - 1].step == w[i].step && w[m - 1].rank == w[i].rank) {
+                w[m - 1].ns += w[i].ns;
+            } else {
+                w[m++] = w[i];
+            }
+        }
+        size_t nsteps = 0;
+        for (size_t i = 0; i < m; i++) {
+            nsteps += i == 0 || w[i].step != w[i - 1].step;
+        }
+        v->steps = calloc(nsteps, sizeof *v->steps);
+        if (v->steps == NULL) {
+            free(w);
+            rpt_rank_view_free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < m; i++) {
+            if (i == 0 || w[i].step != w[i - 1].step) {
+                v->steps[v->n_steps++] = (rpt_step_skew){.step = w[i].step,
+                                                         .slowest = (int)w[i].rank,
+                                                         .min_ns = w[i].ns,
+                                                         .max_ns = w[i].ns,
+                                                         .ranks = 1};
+                continue;
+            }
+            rpt_step_skew *st = &v->steps[v->n_steps - 1];
+            st->ranks++;
+            if (w[i].ns < st->min_ns) {
+                st->min_ns = w[i].ns;
+                st->slowest = (int)w[i].rank;
+            }
+            if (w[i].ns > st->max_ns) {
+                st->max_ns = w[i].ns;
+            }
+        }
+        for (size_t i = 0; i < v->n_steps; i++) {
+            if (v->steps[i].ranks > 1) {
+                v->rank[v->steps[i].slowest].slowest_tokens++;
+            }
+        }
+        /* overall: the least probe wait per token, among ranks with probes */
+        double best = 0;
+        for (size_t r = 0; r < v->n_ranks; r++) {
+            if (v->rank[r].probes == 0) {
+                continue;
+            }
+            double per = (double)v->rank[r].probe_ns / (double)v->rank[r].tokens;
+            if (v->slowest < 0 || per < best) {
+                best = per;
+                v->slowest = (int)r;
+            }
+        }
+    }
+    free(w);
+    return 0;
+}
+
+/* ---- the text ------------------------------------------------------------- */
 
 /* a / b rounded to nearest (b > 0). */
 static uint64_t div_round(uint64_t a, uint64_t b)
@@ -98,6 +305,156 @@ size_t rpt_loss_warning(const rpt_summary *s, char *buf, size_t size)
     put(buf, size, &len, sep[0] == ',' ? ")" : "", NULL);
     put(buf, size, &len, "; the GPU split below covers the rest only", NULL);
     return len;
+}
+
+/* The most per-token rows and per-expert rows printed, and rank columns. */
+#define MAX_STEP_ROWS 16
+#define MAX_EXPERT_ROWS 64
+#define MAX_RANK_COLS 8
+
+static void print_ranks(const rpt_summary *s, const rpt_rank_view *v, FILE *out)
+{
+    fprintf(out, "\nranks: %zu (merged by vkprof merge, %s)\n", s->n_ranks,
+            s->merge_method != NULL ? s->merge_method : "method not recorded");
+    fprintf(out, "  %-26s %8s %16s %16s %12s %14s\n", "rank", "tokens", "collective ms/tok",
+            "skew ms/token", "probes/token", "slowest tokens");
+    bool any_probe = false;
+    for (size_t r = 0; r < v->n_ranks; r++) {
+        const rpt_rank_stats *x = &v->rank[r];
+        char coll[32], skew[32];
+        fmt_ms(coll, sizeof coll, x->collective_ns, x->tokens);
+        fmt_ms(skew, sizeof skew, x->probe_ns, x->tokens);
+        fprintf(out, "  %-26s %8" PRIu64 " %16s %16s %12.2f %14" PRIu64 "\n", s->ranks[r].name,
+                x->tokens, coll, skew, (double)x->probes / (double)x->tokens, x->slowest_tokens);
+        any_probe |= x->probes > 0;
+    }
+    fprintf(out,
+            "  (collective: allreduce_* spans, outermost only; skew: the rendezvous probes'\n"
+            "   wait, *_rendezvous buckets; slowest tokens: steps at which it waited least)\n");
+    if (!any_probe || v->slowest < 0) {
+        fprintf(out, "slowest rank: unknown (no rendezvous probes in the trace)\n");
+        return;
+    }
+    char per[32];
+    const rpt_rank_stats *sl = &v->rank[v->slowest];
+    fmt_ms(per, sizeof per, sl->probe_ns, sl->tokens);
+    fprintf(out,
+            "slowest rank: %s (the least rendezvous wait, %s ms/token: the others wait for "
+            "it)\n",
+            s->ranks[v->slowest].name, per);
+    fprintf(out, "\n  %-10s %-26s %14s %14s\n", "step", "slowest (waited least)", "skew ms",
+            "least wait ms");
+    for (size_t i = 0; i < v->n_steps && i < MAX_STEP_ROWS; i++) {
+        const rpt_step_skew *st = &v->steps[i];
+        char skew[32], least[32];
+        fmt_ms(skew, sizeof skew, st->max_ns - st->min_ns, 1);
+        fmt_ms(least, sizeof least, st->min_ns, 1);
+        char step[24];
+        if (st->step < 0) {
+            snprintf(step, sizeof step, "?");
+        } else {
+            snprintf(step, sizeof step, "%" PRId64, st->step);
+        }
+        fprintf(out, "  %-10s %-26s %14s %14s%s\n", step,
+                st->ranks > 1 ? s->ranks[st->slowest].name : "(one rank)", skew, least,
+                st->ranks < v->n_ranks ? " (not every rank has probes here)" : "");
+    }
+    if (v->n_steps > MAX_STEP_ROWS) {
+        fprintf(out, "  ... %zu more steps\n", v->n_steps - MAX_STEP_ROWS);
+    }
+    fprintf(out, "  (skew: the most minus the least probe wait of a rank in the step)\n");
+}
+
+static void fmt_ratio(char *buf, size_t size, uint64_t max, uint64_t total, uint64_t n)
+{
+    if (total == 0 || n == 0) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    snprintf(buf, size, "%.2f", (double)max * (double)n / (double)total);
+}
+
+static void print_experts(const rpt_summary *s, const rpt_rank_view *v, FILE *out)
+{
+    size_t nr = v->n_ranks, cols = nr < MAX_RANK_COLS ? nr : MAX_RANK_COLS;
+    uint32_t E = v->n_experts;
+    fprintf(out,
+            "\nexpert load (args.%s of %s spans; %u experts: ids 0..%u, the largest id seen)\n",
+            VKPROF_TF_ARG_EXPERTS, VKPROF_TF_EXPERTS_BUCKET, E, E - 1);
+    fprintf(out, "  %-8s", "expert");
+    for (size_t r = 0; r < cols; r++) {
+        fprintf(out, " %12.12s", s->n_ranks > 0 ? s->ranks[r].name : "tokens");
+    }
+    if (nr > 1) {
+        fprintf(out, " %12s", "all ranks");
+    }
+    fputc('\n', out);
+    uint64_t all_max = 0, all_total = 0;
+    uint32_t rows = 0;
+    for (uint32_t e = 0; e < E; e++) {
+        uint64_t sum = 0;
+        for (size_t r = 0; r < nr; r++) {
+            sum += v->counts[r * E + e];
+        }
+        all_max = sum > all_max ? sum : all_max;
+        all_total += sum;
+        if (sum == 0 || rows >= MAX_EXPERT_ROWS) {
+            continue;
+        }
+        rows++;
+        fprintf(out, "  %-8u", e);
+        for (size_t r = 0; r < cols; r++) {
+            fprintf(out, " %12" PRIu64, v->counts[r * E + e]);
+        }
+        if (nr > 1) {
+            fprintf(out, " %12" PRIu64, sum);
+        }
+        fputc('\n', out);
+    }
+    uint32_t used = 0;
+    for (uint32_t e = 0; e < E; e++) {
+        uint64_t sum = 0;
+        for (size_t r = 0; r < nr; r++) {
+            sum += v->counts[r * E + e];
+        }
+        used += sum > 0;
+    }
+    if (used > rows) {
+        fprintf(out, "  ... %u more experts with tokens\n", used - rows);
+    }
+    if (E > used) {
+        fprintf(out, "  (%u of the %u experts got no token)\n", E - used, E);
+    }
+    char buf[32];
+    fprintf(out, "  %-8s", "routed");
+    for (size_t r = 0; r < cols; r++) {
+        fprintf(out, " %12" PRIu64, v->rank[r].routed);
+    }
+    if (nr > 1) {
+        fprintf(out, " %12" PRIu64, all_total);
+    }
+    fprintf(out, "\n  %-8s", "max/mean");
+    for (size_t r = 0; r < cols; r++) {
+        fmt_ratio(buf, sizeof buf, v->rank[r].max_expert, v->rank[r].routed, E);
+        fprintf(out, " %12s", buf);
+    }
+    if (nr > 1) {
+        fmt_ratio(buf, sizeof buf, all_max, all_total, E);
+        fprintf(out, " %12s", buf);
+    }
+    fputc('\n', out);
+    if (nr > 1) {
+        uint64_t rmax = 0;
+        for (size_t r = 0; r < nr; r++) {
+            rmax = v->rank[r].routed > rmax ? v->rank[r].routed : rmax;
+        }
+        fmt_ratio(buf, sizeof buf, rmax, all_total, nr);
+        fprintf(out, "  across ranks: the busiest rank routed %s x the mean rank's tokens\n", buf);
+    }
+    fprintf(out,
+            "  (max/mean: the busiest expert's tokens over the mean of the %u experts; 1.00 is "
+            "even)\n",
+            E);
 }
 
 int rpt_print(const rpt_summary *s, const char *path, FILE *out)
@@ -208,10 +565,32 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
                 s->n_dup_meta);
     }
     char title[64];
-    snprintf(title, sizeof title, "GPU phases");
+    if (s->n_ranks > 0) {
+        snprintf(title, sizeof title, "GPU phases (%zu ranks)", s->n_ranks);
+    } else {
+        snprintf(title, sizeof title, "GPU phases");
+    }
     print_group_table(out, title, s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, false);
-    snprintf(title, sizeof title, "host buckets");
+    if (s->n_ranks > 0) {
+        snprintf(title, sizeof title, "host buckets (%zu ranks)", s->n_ranks);
+    } else {
+        snprintf(title, sizeof title, "host buckets");
+    }
     print_group_table(out, title, s->host, s->n_host, s->host_busy_ns, s->tokens, true);
+    if (s->n_ranks > 0 || s->n_expert_ids > 0) {
+        rpt_rank_view v;
+        if (rpt_rank_view_build(s, &v) != 0) {
+            fprintf(out, "\n(the per-rank tables: out of memory)\n");
+        } else {
+            if (s->n_ranks > 0) {
+                print_ranks(s, &v, out);
+            }
+            if (v.n_experts > 0) {
+                print_experts(s, &v, out);
+            }
+            rpt_rank_view_free(&v);
+        }
+    }
     fflush(out);
     return ferror(out) ? -1 : 0;
 }

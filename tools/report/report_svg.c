@@ -143,8 +143,114 @@ typedef struct strip_track {
     size_t first, last; /* slice range of the track */
 } strip_track;
 
-static void track_label(FILE *out, const rpt_track *t)
+/* Collective against skew per rank, the slowest rank, and the expert load
+ * (merged traces; the expert load also without). Returns the next y. */
+static double rank_bars(FILE *out, double y, const rpt_summary *s)
 {
+    rpt_rank_view v;
+    if (rpt_rank_view_build(s, &v) != 0) {
+        return y;
+    }
+    if (s->n_ranks > 0) {
+        double max_ms = 0;
+        for (size_t r = 0; r < v.n_ranks; r++) {
+            double a = ms_per(v.rank[r].collective_ns, v.rank[r].tokens);
+            double b = ms_per(v.rank[r].probe_ns, v.rank[r].tokens);
+            max_ms = a > max_ms ? a : max_ms;
+            max_ms = b > max_ms ? b : max_ms;
+        }
+        y += 10;
+        fprintf(out,
+                "<text x=\"16\" y=\"%.1f\" class=\"h2\">Ranks (ms per token): collective "
+                "(allreduce_*) against arrival skew (rendezvous probes)</text>\n",
+                y);
+        y += 10;
+        size_t shown = v.n_ranks > MAX_BAR_ROWS / 2 ? MAX_BAR_ROWS / 2 : v.n_ranks;
+        for (size_t r = 0; r < shown; r++) {
+            for (int kind = 0; kind < 2; kind++) {
+                uint64_t ns = kind == 0 ? v.rank[r].collective_ns : v.rank[r].probe_ns;
+                double ms = ms_per(ns, v.rank[r].tokens);
+                double w = max_ms > 0 ? ms / max_ms * PLOT_W : 0;
+                if (w < 1 && ns > 0) {
+                    w = 1;
+                }
+                fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">",
+                        LABEL_X, y + 14);
+                xml_text(out, s->ranks[r].name);
+                fprintf(out,
+                        " %s</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" "
+                        "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" class=\"val\">%.3f ms%s</text>\n",
+                        kind == 0 ? "collective" : "skew", PLOT_X, y + 3, w,
+                        kind == 0 ? "#4e79a7" : "#e15759", PLOT_X + w + 6, y + 14, ms,
+                        kind == 1 && (int)r == v.slowest ? " (the slowest rank: least wait)" : "");
+                y += ROW_H;
+            }
+        }
+        if (shown < v.n_ranks) {
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%zu more ranks</text>\n",
+                    PLOT_X, y + 14, v.n_ranks - shown);
+            y += ROW_H;
+        }
+        y += 10;
+    }
+    if (v.n_experts > 0) {
+        uint64_t max = 0, total = 0;
+        uint32_t used = 0;
+        for (uint32_t e = 0; e < v.n_experts; e++) {
+            uint64_t c = 0;
+            for (size_t r = 0; r < v.n_ranks; r++) {
+                c += v.counts[r * v.n_experts + e];
+            }
+            max = c > max ? c : max;
+            total += c;
+            used += c > 0;
+        }
+        y += 10;
+        fprintf(out,
+                "<text x=\"16\" y=\"%.1f\" class=\"h2\">Expert load (tokens per expert, all "
+                "ranks; max/mean %.2f over %u experts)</text>\n",
+                y, total ? (double)max * v.n_experts / (double)total : 0.0, v.n_experts);
+        y += 10;
+        uint32_t rows = 0;
+        for (uint32_t e = 0; e < v.n_experts && rows < MAX_BAR_ROWS; e++) {
+            uint64_t c = 0;
+            for (size_t r = 0; r < v.n_ranks; r++) {
+                c += v.counts[r * v.n_experts + e];
+            }
+            if (c == 0) {
+                continue;
+            }
+            rows++;
+            double w = max > 0 ? (double)c / (double)max * PLOT_W : 0;
+            fprintf(out,
+                    "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">expert %u</text>"
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"#59a14f\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" class=\"val\">%" PRIu64 "</text>\n",
+                    LABEL_X, y + 14, e, PLOT_X, y + 3, w, PLOT_X + w + 6, y + 14, c);
+            y += ROW_H;
+        }
+        if (used > rows) {
+            fprintf(
+                out,
+                "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%u more experts with tokens</text>\n",
+                PLOT_X, y + 14, used - rows);
+            y += ROW_H;
+        }
+        y += 10;
+    }
+    rpt_rank_view_free(&v);
+    return y;
+}
+
+static void track_label(FILE *out, const rpt_summary *s, const rpt_track *t)
+{
+    for (size_t r = 0; r < s->n_ranks; r++) {
+        if (s->ranks[r].host_pid == t->pid || s->ranks[r].gpu_pid == t->pid) {
+            xml_text(out, s->ranks[r].name);
+            fputs(": ", out);
+            break;
+        }
+    }
     if (t->name != NULL) {
         fputs(t->is_gpu ? "GPU " : "host ", out);
         xml_text(out, t->name);
@@ -245,6 +351,9 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
     y = bars(out, y, "GPU phases", s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, true, max_ms);
     y += 10;
     y = bars(out, y, "Host buckets", s->host, s->n_host, s->host_busy_ns, s->tokens, false, max_ms);
+    if (s->n_ranks > 0 || s->n_expert_ids > 0) {
+        y = rank_bars(out, y, s);
+    }
 
     /* The timeline strip. */
     y += 20;
@@ -291,7 +400,7 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
                 PLOT_X, ty, STRIP_W, h, t->is_gpu ? "#f4f4f8" : "#f8f8f4");
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">", LABEL_X,
                 ty + 12);
-        track_label(out, t);
+        track_label(out, s, t);
         fputs("</text>\n", out);
         double lane_end[MAX_LANES];
         for (size_t l = 0; l < MAX_LANES; l++) {

@@ -28,7 +28,8 @@ typedef struct parser {
     char *err;
     size_t err_size;
     rpt_summary *s;
-    size_t cap_gpu, cap_host, cap_tracks, cap_slices, cap_tokens;
+    size_t cap_gpu, cap_host, cap_tracks, cap_slices, cap_tokens, cap_token_pids, cap_experts;
+    const rpt_walk_fns *walk; /* rpt_walk: the callbacks instead of the summary */
     uint64_t gpu_sum, host_sum;
     size_t last_track;
     bool seen_events, seen_meta;
@@ -402,6 +403,83 @@ static int event_args(parser *p, const cJSON *ev, long idx, const cJSON **args)
     return 0;
 }
 
+static int push_expert(parser *p, int64_t id, long idx)
+{
+    rpt_summary *s = p->s;
+    if (id < 0 || id > RPT_MAX_EXPERT_ID) {
+        return fail(p, "\"args.%s\" holds an id that is not an integer in 0..%d (at event #%ld)",
+                    VKPROF_TF_ARG_EXPERTS, RPT_MAX_EXPERT_ID, idx);
+    }
+    uint32_t *q = grow(s->expert_ids, &p->cap_experts, s->n_expert_ids + 1, sizeof *q);
+    if (q == NULL) {
+        return fail(p, "out of memory");
+    }
+    s->expert_ids = q;
+    q[s->n_expert_ids++] = (uint32_t)id;
+    return 0;
+}
+
+/* args.experts: "3,17,42" (vkprof_span_annotate_ids) or [3,17,42]; appended
+ * to s->expert_ids, *n of them. */
+static int expert_ids(parser *p, const cJSON *ex, long idx, uint32_t *n)
+{
+    *n = 0;
+    if (cJSON_IsArray(ex)) {
+        for (const cJSON *v = ex->child; v != NULL; v = v->next) {
+            if (*n >= RPT_MAX_EXPERT_IDS) {
+                return fail(p, "\"args.%s\" has more than %d ids (at event #%ld)",
+                            VKPROF_TF_ARG_EXPERTS, RPT_MAX_EXPERT_IDS, idx);
+            }
+            double d = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+            if (!isfinite(d) || d != floor(d) || d < 0 || d > RPT_MAX_EXPERT_ID) {
+                d = -1.0;
+            }
+            if (push_expert(p, (int64_t)d, idx) != 0) {
+                return -1;
+            }
+            (*n)++;
+        }
+        return 0;
+    }
+    if (!cJSON_IsString(ex) || ex->valuestring == NULL) {
+        return fail(p, "\"args.%s\" is neither a string of ids nor an array (at event #%ld)",
+                    VKPROF_TF_ARG_EXPERTS, idx);
+    }
+    const char *c = ex->valuestring;
+    if (*c == '\0') {
+        return 0; /* the empty list */
+    }
+    for (;;) {
+        if (*c < '0' || *c > '9') {
+            return fail(p, "\"args.%s\" is not a list of ids like \"3,17,42\" (at event #%ld)",
+                        VKPROF_TF_ARG_EXPERTS, idx);
+        }
+        int64_t v = 0;
+        while (*c >= '0' && *c <= '9') {
+            v = v * 10 + (*c++ - '0');
+            if (v > RPT_MAX_EXPERT_ID) {
+                v = -1;
+                break;
+            }
+        }
+        if (*n >= RPT_MAX_EXPERT_IDS) {
+            return fail(p, "\"args.%s\" has more than %d ids (at event #%ld)",
+                        VKPROF_TF_ARG_EXPERTS, RPT_MAX_EXPERT_IDS, idx);
+        }
+        if (push_expert(p, v, idx) != 0) {
+            return -1;
+        }
+        (*n)++;
+        if (*c == '\0') {
+            return 0;
+        }
+        if (*c++ != ',') {
+            return fail(p, "\"args.%s\" is not a list of ids like \"3,17,42\" (at event #%ld)",
+                        VKPROF_TF_ARG_EXPERTS, idx);
+        }
+    }
+}
+
 static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool gpu)
 {
     rpt_summary *s = p->s;
@@ -424,6 +502,22 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
     }
     if (gname == NULL) {
         gname = name;
+    }
+    int probe = 0;
+    uint32_t n_ids = 0;
+    size_t ids_at = s->n_expert_ids;
+    if (!gpu && args != NULL) {
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(args, VKPROF_TF_ARG_PROBE);
+        if (pr != NULL && !cJSON_IsBool(pr)) {
+            return fail(p, "\"args.%s\" is not true or false (at event #%ld)", VKPROF_TF_ARG_PROBE,
+                        idx);
+        }
+        probe = cJSON_IsTrue(pr);
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(args, VKPROF_TF_ARG_EXPERTS);
+        if (ex != NULL && strcmp(gname, VKPROF_TF_EXPERTS_BUCKET) == 0 &&
+            expert_ids(p, ex, idx, &n_ids) != 0) {
+            return -1;
+        }
     }
     uint32_t g = 0, t = 0;
     if (group_index(p, gpu, gname, idx, &g) != 0 || track_index(p, pid, tid, idx, &t) != 0) {
@@ -450,7 +544,11 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
                                  .track = t,
                                  .depth = 0,
                                  .seq = (uint32_t)s->n_slices,
-                                 .is_gpu = gpu};
+                                 .parent = RPT_NO_PARENT,
+                                 .is_gpu = gpu,
+                                 .probe = probe,
+                                 .n_experts = n_ids,
+                                 .experts_at = ids_at};
     s->n_slices++;
     return 0;
 }
@@ -512,10 +610,16 @@ static int on_instant(parser *p, const cJSON *ev, long idx, const char *name, co
         s->n_other_instants++;
         return 0;
     }
-    int64_t ts;
-    if (get_time_ns(p, ev, "ts", idx, &ts) != 0) {
+    int64_t ts, pid, tid;
+    if (get_time_ns(p, ev, "ts", idx, &ts) != 0 || event_pid_tid(p, ev, idx, &pid, &tid) != 0) {
         return -1;
     }
+    int64_t *pq = grow(s->token_pids, &p->cap_token_pids, s->n_token_pids + 1, sizeof *pq);
+    if (pq == NULL) {
+        return fail(p, "out of memory");
+    }
+    s->token_pids = pq;
+    pq[s->n_token_pids++] = pid;
     int64_t *q = grow(s->token_ts_ns, &p->cap_tokens, s->n_token_events + 1, sizeof *q);
     if (q == NULL) {
         return fail(p, "out of memory");
@@ -615,7 +719,9 @@ static int parse_events(parser *p)
         if (parse_value(p, RPT_MAX_EVENT_BYTES, "the event", idx, &ev) != 0) {
             return -1;
         }
-        int r = on_event(p, ev, idx);
+        int r = p->walk != NULL
+                    ? (p->walk->event != NULL ? p->walk->event(p->walk->user, ev, idx) : 0)
+                    : on_event(p, ev, idx);
         cJSON_Delete(ev);
         if (r != 0) {
             return -1;
@@ -707,8 +813,8 @@ static int no_duplicates(parser *p, const cJSON *obj, const char *path)
         VKPROF_TF_META_FORMAT, VKPROF_TF_META_VERSION,        VKPROF_TF_META_DEVICE,
         VKPROF_TF_META_DRIVER, VKPROF_TF_META_DROPPED_EVENTS, VKPROF_TF_META_EVENT_CAPACITY,
         VKPROF_TF_META_STEPS,  VKPROF_TF_META_CALIBRATION,    VKPROF_TF_META_SAMPLING,
-        VKPROF_TF_CAL_METHOD,  VKPROF_TF_CAL_ERROR_BOUND,     VKPROF_TF_SAMP_MODE,
-        VKPROF_TF_SAMP_EVERY_N};
+        VKPROF_TF_META_MERGE,  VKPROF_TF_CAL_METHOD,          VKPROF_TF_CAL_ERROR_BOUND,
+        VKPROF_TF_SAMP_MODE,   VKPROF_TF_SAMP_EVERY_N};
     return no_duplicates_of(p, obj, path, keys, sizeof keys / sizeof keys[0]);
 }
 
@@ -766,6 +872,63 @@ static int on_gpu_samples(parser *p, const cJSON *samp)
     return 0;
 }
 
+/* metadata.merge: the inputs' names and pids (the rest is for people). */
+static int on_merge(parser *p, const cJSON *mg)
+{
+    rpt_summary *s = p->s;
+    const char *path = META_ "." VKPROF_TF_META_MERGE ".";
+    const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(mg, VKPROF_TF_MERGE_INPUTS);
+    if (meta_string(p, mg, path, VKPROF_TF_MERGE_METHOD, &s->merge_method) != 0) {
+        return -1;
+    }
+    if (!cJSON_IsArray(inputs)) {
+        return fail(p, "%s%s is not an array", path, VKPROF_TF_MERGE_INPUTS);
+    }
+    int n = cJSON_GetArraySize(inputs);
+    if (n < 1 || n > RPT_MAX_RANKS) {
+        return fail(p, "%s%s has %d entries (1..%d are read)", path, VKPROF_TF_MERGE_INPUTS, n,
+                    RPT_MAX_RANKS);
+    }
+    s->ranks = calloc((size_t)n, sizeof *s->ranks);
+    if (s->ranks == NULL) {
+        return fail(p, "out of memory");
+    }
+    int k = 0;
+    for (const cJSON *in = inputs->child; in != NULL; in = in->next, k++) {
+        rpt_rank *r = &s->ranks[k];
+        s->n_ranks = (size_t)k + 1;
+        const char *name = NULL;
+        if (!cJSON_IsObject(in) || get_string(in, VKPROF_TF_MERGE_NAME, &name) == WRONG ||
+            get_int(in, VKPROF_TF_MERGE_HOST_PID_KEY, 0, &r->host_pid) != PRESENT ||
+            get_int(in, VKPROF_TF_MERGE_GPU_PID_KEY, 0, &r->gpu_pid) != PRESENT) {
+            return fail(p,
+                        "%s%s[%d] is not an object with a string \"%s\" and integers \"%s\", "
+                        "\"%s\"",
+                        path, VKPROF_TF_MERGE_INPUTS, k, VKPROF_TF_MERGE_NAME,
+                        VKPROF_TF_MERGE_HOST_PID_KEY, VKPROF_TF_MERGE_GPU_PID_KEY);
+        }
+        for (int j = 0; j < k; j++) {
+            if (s->ranks[j].host_pid == r->host_pid || s->ranks[j].gpu_pid == r->gpu_pid ||
+                s->ranks[j].host_pid == r->gpu_pid || s->ranks[j].gpu_pid == r->host_pid ||
+                r->host_pid == r->gpu_pid) {
+                return fail(p, "%s%s[%d] shares a pid with another input", path,
+                            VKPROF_TF_MERGE_INPUTS, k);
+            }
+        }
+        if (r->host_pid == r->gpu_pid) {
+            return fail(p, "%s%s[%d] shares a pid with another input", path, VKPROF_TF_MERGE_INPUTS,
+                        k);
+        }
+        char dflt[32];
+        snprintf(dflt, sizeof dflt, "rank %d", k);
+        r->name = rpt_clean_string(name != NULL ? name : dflt);
+        if (r->name == NULL) {
+            return fail(p, "out of memory");
+        }
+    }
+    return 0;
+}
+
 static int on_metadata(parser *p, const cJSON *m)
 {
     rpt_summary *s = p->s;
@@ -802,6 +965,11 @@ static int on_metadata(parser *p, const cJSON *m)
             meta_string(p, cal, CAL_ ".", VKPROF_TF_CAL_METHOD, &s->cal_method) != 0) {
             return -1;
         }
+    }
+    const cJSON *mg;
+    if (meta_object(p, m, path, VKPROF_TF_META_MERGE, &mg) != 0 ||
+        (mg != NULL && on_merge(p, mg) != 0)) {
+        return -1;
     }
     if (samp != NULL) {
         if (no_duplicates(p, samp, SAMP_) != 0 ||
@@ -880,6 +1048,7 @@ static int parse_top(parser *p)
                     return fail(p, "the top-level object has \"" META_ "\" twice");
                 }
                 cJSON *v = NULL;
+                size_t value_at = p->pos;
                 if (parse_value(p, RPT_MAX_VALUE_BYTES,
                                 is_meta ? "\"" META_ "\"" : "a top-level value", -1, &v) != 0) {
                     return -1;
@@ -887,7 +1056,12 @@ static int parse_top(parser *p)
                 int r = 0;
                 if (is_meta) {
                     p->seen_meta = true;
-                    r = on_metadata(p, v);
+                    if (p->walk == NULL) {
+                        r = on_metadata(p, v);
+                    } else if (p->walk->metadata != NULL) {
+                        r = p->walk->metadata(p->walk->user, v, p->buf + value_at,
+                                              p->pos - value_at);
+                    }
                 }
                 cJSON_Delete(v);
                 if (r != 0) {
@@ -1005,6 +1179,29 @@ static int finish(parser *p)
     if (s->n_slices > 0) {
         qsort(s->slices, s->n_slices, sizeof *s->slices, cmp_slice);
     }
+    /* A merged trace has every rank's token events: its tokens are those of
+     * the first rank that has any (the ranks decode the same tokens).
+     * token_ts_ns is still in file order here, as token_pids. */
+    if (s->n_ranks > 0 && s->n_token_events == s->n_token_pids) {
+        int64_t pid = -1;
+        for (size_t r = 0; r < s->n_ranks && pid < 0; r++) {
+            for (size_t i = 0; i < s->n_token_pids; i++) {
+                if (s->token_pids[i] == s->ranks[r].host_pid) {
+                    pid = s->ranks[r].host_pid;
+                    break;
+                }
+            }
+        }
+        if (pid >= 0) {
+            size_t n = 0;
+            for (size_t i = 0; i < s->n_token_pids; i++) {
+                if (s->token_pids[i] == pid) {
+                    s->token_ts_ns[n++] = s->token_ts_ns[i];
+                }
+            }
+            s->n_token_events = n;
+        }
+    }
     if (s->n_token_events > 0) {
         qsort(s->token_ts_ns, s->n_token_events, sizeof *s->token_ts_ns, cmp_i64);
     }
@@ -1040,6 +1237,7 @@ static int finish(parser *p)
             }
         }
         x->depth = (uint32_t)sp;
+        x->parent = sp > 0 ? (uint32_t)stack[sp - 1] : RPT_NO_PARENT;
         if (x->depth > s->tracks[x->track].max_depth) {
             s->tracks[x->track].max_depth = x->depth;
         }
@@ -1061,7 +1259,6 @@ static int finish(parser *p)
     }
     free(self);
 
-    /* Tokens. */
     if (s->n_token_events > 0) {
         s->tokens = s->n_token_events;
         s->token_source = RPT_TOKENS_FROM_EVENTS;
@@ -1139,6 +1336,13 @@ void rpt_free(rpt_summary *s)
     free(s->driver);
     free(s->cal_method);
     free(s->sampling_mode);
+    for (size_t i = 0; i < s->n_ranks; i++) {
+        free(s->ranks[i].name);
+    }
+    free(s->ranks);
+    free(s->merge_method);
+    free(s->token_pids);
+    free(s->expert_ids);
     free(s);
 }
 
@@ -1162,6 +1366,20 @@ int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t 
     }
     *out = p.s;
     return 0;
+}
+
+int rpt_walk(const char *buf, size_t len, const rpt_walk_fns *fns, char *err, size_t err_size)
+{
+    if (err != NULL && err_size > 0) {
+        err[0] = '\0';
+    }
+    static const rpt_walk_fns none = {0};
+    parser p = {
+        .buf = buf, .len = len, .err = err, .err_size = err_size, .walk = fns ? fns : &none};
+    if (buf == NULL || len == 0) {
+        return fail(&p, "the file is empty");
+    }
+    return parse_top(&p);
 }
 
 int rpt_load_file(const char *path, size_t max_bytes, char **buf_out, size_t *len_out, char *err,

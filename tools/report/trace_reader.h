@@ -10,6 +10,9 @@
  *                   fuzz/fuzz_trace_reader.c, scripts/fuzz.sh) and the
  *                   summary it builds;
  *   report_print.c  rpt_print, rpt_loss_warning: the text summary;
+ *                   rpt_rank_view_build: per rank collectives, skew, the
+ *                   slowest rank, expert load (merged traces: `vkprof merge`);
+ *   merge.c, merge.h, cmd_merge.c: `vkprof merge` (rpt_merge);
  *   report_svg.c    rpt_svg: the SVG chart, to a stream;
  *   report_svg_file.c rpt_svg_file: the same to a file, through tools/outfile.h;
  *   cmd_report.c    vkprof_cmd_report: the subcommand (options, exit status).
@@ -65,13 +68,31 @@ typedef struct rpt_track {
     uint32_t max_depth; /**< deepest nesting level seen (0: no nesting) */
 } rpt_track;
 
+/** Most expert ids in one span's "experts" annotation, and the largest id. */
+#define RPT_MAX_EXPERT_IDS 1024
+#define RPT_MAX_EXPERT_ID 65535
+/** Most inputs of a merged trace (metadata.merge.inputs) and of `vkprof merge`. */
+#define RPT_MAX_RANKS 256
+
+#define RPT_NO_PARENT UINT32_MAX
+
 /** One X event. */
 typedef struct rpt_slice {
     int64_t ts_ns, dur_ns;
     int64_t step; /**< args.step, or -1 */
     uint32_t group, track, depth, seq;
+    uint32_t parent; /**< the slice it nests in (same track), or RPT_NO_PARENT */
     int is_gpu;
+    int probe;          /**< args.probe true: a rendezvous probe span */
+    uint32_t n_experts; /**< ids in args.experts (host spans of VKPROF_TF_EXPERTS_BUCKET) */
+    size_t experts_at;  /**< where they start in rpt_summary.expert_ids */
 } rpt_slice;
+
+/** One input of a merged trace (metadata.merge.inputs[k]). */
+typedef struct rpt_rank {
+    char *name;                /**< its name ("rank k" or from --names) */
+    int64_t host_pid, gpu_pid; /**< its processes in the merged trace */
+} rpt_rank;
 
 enum rpt_token_source {
     RPT_TOKENS_FROM_EVENTS,   /**< "token" instant events */
@@ -88,8 +109,18 @@ typedef struct rpt_summary {
     size_t n_tracks;
     rpt_slice *slices; /**< sorted by track, then ts */
     size_t n_slices;
-    int64_t *token_ts_ns; /**< the token events' timestamps, sorted */
+    int64_t *token_ts_ns; /**< the token events' timestamps, sorted (in a merged
+                               trace: those of the first rank that has any) */
     size_t n_token_events;
+    int64_t *token_pids; /**< every token event's pid, in file order */
+    size_t n_token_pids;
+    uint32_t *expert_ids; /**< the ids of every slice's "experts", slice by slice */
+    size_t n_expert_ids;
+
+    /* metadata.merge (a trace written by `vkprof merge`): n_ranks 0 otherwise */
+    rpt_rank *ranks;
+    size_t n_ranks;
+    char *merge_method; /**< metadata.merge.method */
 
     uint64_t tokens;     /**< the per-token divisor */
     int token_source;    /**< enum rpt_token_source */
@@ -122,6 +153,26 @@ typedef struct rpt_summary {
     uint64_t first_unknown_index;
     char first_unknown_ph[16];
 } rpt_summary;
+
+struct cJSON;
+/** What rpt_walk calls: each event of traceEvents (always an object: a
+ * non-object is an error; in file order, idx from 0), and the metadata value
+ * (whatever its type) with its JSON text (`len` bytes, valid JSON: numbers
+ * beyond 2^53 are exact there, not in cJSON's doubles). Other top-level keys
+ * are skipped. A callback returns 0, or -1 after writing its own message
+ * into the err given to rpt_walk. The values are freed when the callback
+ * returns. Either may be NULL. */
+typedef struct rpt_walk_fns {
+    int (*event)(void *user, const struct cJSON *ev, long idx);
+    int (*metadata)(void *user, const struct cJSON *meta, const char *text, size_t len);
+    void *user;
+} rpt_walk_fns;
+
+/** Walk a trace with the bounds of rpt_parse (each event at most
+ * RPT_MAX_EVENT_BYTES, other values RPT_MAX_VALUE_BYTES, nesting
+ * RPT_MAX_DEPTH): the reader of `vkprof merge`. Returns 0, or -1 with a
+ * message in err. */
+int rpt_walk(const char *buf, size_t len, const rpt_walk_fns *fns, char *err, size_t err_size);
 
 /** Parse a trace. On success returns 0 and *out (free with rpt_free);
  * on failure returns -1 and writes a message (no file name, no newline) to
@@ -167,6 +218,45 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out);
  * left behind. */
 int rpt_svg_file(const rpt_summary *s, const char *title, const char *path, char *err,
                  size_t err_size);
+
+/** One rank's figures (rpt_rank_view_build, report_print.c). A rank is one input of a merged
+ * trace (its host and GPU pids), or the one process of an unmerged trace. */
+typedef struct rpt_rank_stats {
+    uint64_t tokens;        /**< its token events (else the summary's tokens) */
+    uint64_t collective_ns; /**< host spans of collective buckets (VKPROF_TF_COLLECTIVE_PREFIX,
+                                 not probes), outermost ones only: nothing counted twice */
+    uint64_t collectives;   /**< how many */
+    uint64_t probe_ns;      /**< rendezvous probe spans (args.probe): the arrival skew */
+    uint64_t probes;
+    uint64_t slowest_tokens; /**< tokens (steps with probes) at which it waited least */
+    uint64_t routed;         /**< expert ids in its moe_host_sync "experts" */
+    uint64_t routing_spans;  /**< spans that carried them */
+    uint64_t max_expert;     /**< the most any one expert got */
+} rpt_rank_stats;
+
+/** One token's (step's) rendezvous across the ranks. */
+typedef struct rpt_step_skew {
+    int64_t step;
+    int slowest;             /**< the rank that waited least (the others waited for it) */
+    uint64_t min_ns, max_ns; /**< the least and the most probe wait of a rank in the step */
+    uint32_t ranks;          /**< ranks with probes in the step */
+} rpt_step_skew;
+
+typedef struct rpt_rank_view {
+    size_t n_ranks;
+    rpt_rank_stats *rank;
+    int slowest; /**< the rank with the least probe wait per token; -1: no probes */
+    rpt_step_skew *steps;
+    size_t n_steps;
+    /* expert load: counts[r * n_experts + e] tokens routed to expert e on rank
+     * r; n_experts is the largest id seen + 1 (0: no "experts" args) */
+    uint32_t n_experts;
+    uint64_t *counts;
+} rpt_rank_view;
+
+/** Build the per-rank view of a summary. Returns 0, or -1 when out of memory. */
+int rpt_rank_view_build(const rpt_summary *s, rpt_rank_view *v);
+void rpt_rank_view_free(rpt_rank_view *v);
 
 /** Pick the representative token for the timeline: sets [*t0, *t1) and
  * returns its index (0-based) among the token events, or -1 when the trace

@@ -1,0 +1,756 @@
+/* `vkprof merge` and the per-rank report, on real traces: two vkprof contexts
+ * on lavapipe (validation on), one thread each, meeting at a real barrier
+ * through vkprof_rendezvous, with annotated MoE spans and one GPU scope each;
+ * a trace per rank. Then:
+ *   - same-boot traces merge exactly: every event of the merged trace sits
+ *     at its input's absolute CLOCK_MONOTONIC time, to the nanosecond; flows
+ *     stay paired and unique; the processes are renumbered and named;
+ *   - one trace shifted by a known offset with another boot id: a plain
+ *     merge refuses it (status 2); --align rendezvous recovers the offset
+ *     within its stated bound, and the bound is small;
+ *   - the report of the merged trace: collective time, probe wait, the
+ *     slowest rank and the expert load, against figures this test computes
+ *     from its own schedule and from the inputs' JSON;
+ *   - malformed and hostile inputs are refused with a message.
+ * usage: test_merge WORKDIR (the traces are left there for the CLI tests). */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "harness.h"
+#include "merge.h"
+#include "trace_reader.h"
+
+#define RANKS 2
+#define STEPS 8
+#define DELAY_MS 2             /* rank 1 arrives this late at each attention rendezvous */
+#define N_EXPERTS 6            /* ids 0..5; expert 5 is never routed */
+#define OFFSET_NS 3000123457LL /* the injected clock offset */
+
+static th_gpu g;
+static vku_busy busy;
+static th_log logbuf;
+static const char *dir;
+static pthread_barrier_t barrier;
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static char *path_in(const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
+/* The router's choice of this schedule: top-2 of N_EXPERTS - 1 experts. */
+static void experts_of(int rank, int step, uint32_t ids[2])
+{
+    ids[0] = (uint32_t)((step + rank) % (N_EXPERTS - 1));
+    ids[1] = (uint32_t)((step * 2 + 1 + rank) % (N_EXPERTS - 1));
+    if (ids[1] == ids[0]) {
+        ids[1] = (ids[0] + 1) % (N_EXPERTS - 1);
+    }
+}
+
+static void barrier_wait(void *user)
+{
+    pthread_barrier_wait(user);
+}
+
+typedef struct rank_arg {
+    vkprof_context ctx;
+    int rank;
+} rank_arg;
+
+static void *rank_main(void *p)
+{
+    rank_arg *a = p;
+    vkprof_context ctx = a->ctx;
+    char name[32];
+    snprintf(name, sizeof name, "rank %d decode", a->rank);
+    vkprof_set_thread_name(ctx, name);
+    for (int step = 0; step < STEPS; step++) {
+        vkprof_span at = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        sleep_us(100);
+        vkprof_span_end(ctx, &at);
+        if (a->rank == 1) {
+            sleep_us(DELAY_MS * 1000L); /* the late rank */
+        }
+        vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, barrier_wait, &barrier);
+        vkprof_span ar = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
+        vkprof_span en = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_ENQUEUE);
+        sleep_us(200); /* nested: must not count twice */
+        vkprof_span_end(ctx, &en);
+        sleep_us(300);
+        vkprof_span_end(ctx, &ar);
+
+        vkprof_span hs = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_HOST_SYNC);
+        uint32_t ids[2];
+        experts_of(a->rank, step, ids);
+        CHECK(vkprof_span_annotate_ids(&hs, "experts", ids, 2));
+        vkprof_span_end(ctx, &hs);
+        /* the same ids on another span: not counted again */
+        vkprof_span ex = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_EXPERTS);
+        CHECK(vkprof_span_annotate_ids(&ex, "experts", ids, 2));
+        vkprof_span_end(ctx, &ex);
+
+        vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, barrier_wait, &barrier);
+        vkprof_span mr = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+        sleep_us(150);
+        vkprof_span_end(ctx, &mr);
+        vkprof_step(ctx);
+    }
+    return NULL;
+}
+
+static vkprof_context make_ctx(void)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.enable = VKPROF_ENABLE_ON;
+    d.host_level = VKPROF_HOST_ALL;
+    d.report_every = UINT32_MAX;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    return ctx;
+}
+
+/* One GPU scope inside a host span, on the main thread (the queue is not
+ * shared between threads). */
+static void gpu_scope(vkprof_context ctx)
+{
+    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 50);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
+    CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+    vkprof_span_end(ctx, &s);
+}
+
+static void record_traces(void)
+{
+    vkprof_context ctx[RANKS];
+    for (int r = 0; r < RANKS; r++) {
+        ctx[r] = make_ctx();
+        CHECK(vkprof_trace_start(ctx[r], 0) == VKPROF_OK);
+        gpu_scope(ctx[r]);
+    }
+    CHECK(pthread_barrier_init(&barrier, NULL, RANKS) == 0);
+    pthread_t t[RANKS];
+    rank_arg a[RANKS];
+    for (int r = 0; r < RANKS; r++) {
+        a[r] = (rank_arg){ctx[r], r};
+        CHECK(pthread_create(&t[r], NULL, rank_main, &a[r]) == 0);
+    }
+    for (int r = 0; r < RANKS; r++) {
+        pthread_join(t[r], NULL);
+    }
+    pthread_barrier_destroy(&barrier);
+    for (int r = 0; r < RANKS; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "rank%d.json", r);
+        CHECK(vkprof_trace_write(ctx[r], path_in(name)) == VKPROF_OK);
+        vkprof_destroy(ctx[r]);
+    }
+}
+
+/* ---- reading traces back, independently of the reader under test ---------- */
+
+typedef struct trace {
+    cJSON *root;
+    const cJSON *events, *meta;
+    int64_t start; /* trace_start_monotonic_ns, exact (from the text) */
+} trace;
+
+static int64_t raw_start(const char *text)
+{
+    const char *k = strstr(text, "\"trace_start_monotonic_ns\":");
+    if (k == NULL) {
+        return -1;
+    }
+    return strtoll(k + strlen("\"trace_start_monotonic_ns\":"), NULL, 10);
+}
+
+static bool load(const char *path, trace *t)
+{
+    memset(t, 0, sizeof *t);
+    char *text = th_read_file(path);
+    CHECK(text != NULL);
+    if (text == NULL) {
+        return false;
+    }
+    t->root = cJSON_Parse(text);
+    t->start = raw_start(text);
+    free(text);
+    CHECK(t->root != NULL && t->start > 0);
+    if (t->root == NULL) {
+        return false;
+    }
+    t->events = cJSON_GetObjectItemCaseSensitive(t->root, "traceEvents");
+    t->meta = cJSON_GetObjectItemCaseSensitive(t->root, "metadata");
+    return cJSON_IsArray(t->events) && cJSON_IsObject(t->meta);
+}
+
+static int64_t ns_of(const cJSON *ev, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, key);
+    return cJSON_IsNumber(v) ? (int64_t)llround(v->valuedouble * 1000.0) : -1;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static int64_t int_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+}
+
+static bool is_process_meta(const cJSON *ev)
+{
+    const char *ph = str_of(ev, "ph"), *name = str_of(ev, "name");
+    return strcmp(ph, "M") == 0 &&
+           (strcmp(name, "process_name") == 0 || strcmp(name, "process_sort_index") == 0);
+}
+
+/* Input k's events as the merge wrote them: same order, process names
+ * replaced. Checks pids and that each event lies at `start + ts` of its input
+ * plus `shift_back` (what the merge estimated minus the truth), within `tol`
+ * ns (0: exact). Returns the worst error seen. */
+static int64_t check_placement(const trace *in, const trace *out, int k, int64_t shift_back,
+                               int64_t tol)
+{
+    int64_t hp = 2 * k + 1, gp = 2 * k + 2, worst = 0;
+    const cJSON *o = out->events->child;
+    size_t n = 0;
+    for (const cJSON *e = in->events->child; e != NULL; e = e->next) {
+        if (is_process_meta(e)) {
+            continue; /* replaced by the merge's own */
+        }
+        /* the next event of input k in the merged trace */
+        while (o != NULL &&
+               ((int_of(o, "pid") != hp && int_of(o, "pid") != gp) || is_process_meta(o))) {
+            o = o->next;
+        }
+        CHECK(o != NULL);
+        if (o == NULL) {
+            return INT64_MAX;
+        }
+        int64_t pid = int_of(e, "pid");
+        CHECK(int_of(o, "pid") == (pid == 2 ? gp : hp));
+        CHECK(strcmp(str_of(e, "ph"), str_of(o, "ph")) == 0);
+        CHECK(strcmp(str_of(e, "name"), str_of(o, "name")) == 0);
+        CHECK(ns_of(e, "dur") == ns_of(o, "dur"));
+        if (ns_of(e, "ts") >= 0) {
+            int64_t want = in->start + ns_of(e, "ts") + shift_back;
+            int64_t got = out->start + ns_of(o, "ts");
+            int64_t err = llabs(got - want);
+            worst = err > worst ? err : worst;
+            n++;
+        }
+        o = o->next;
+    }
+    CHECK(n > 4 * STEPS);
+    CHECK(worst <= tol);
+    if (worst > tol) {
+        fprintf(stderr, "  input %d: an event is %" PRId64 " ns off (tolerance %" PRId64 ")\n", k,
+                worst, tol);
+    }
+    return worst;
+}
+
+static const char *inputs2[RANKS];
+
+static int merge(const char *a, const char *b, bool align, const char *out, rpt_merge_input *info,
+                 char *err, size_t size)
+{
+    inputs2[0] = a;
+    inputs2[1] = b;
+    rpt_merge_opts o = {.inputs = inputs2, .n_inputs = 2, .align_rendezvous = align, .output = out};
+    return rpt_merge(&o, info, err, size);
+}
+
+/* ---- the cases ------------------------------------------------------------- */
+
+static void test_same_boot_exact(void)
+{
+    char err[1024];
+    rpt_merge_input info[RANKS];
+    const char *out = path_in("merged.json");
+    int rc = merge(path_in("rank0.json"), path_in("rank1.json"), false, out, info, err, sizeof err);
+    CHECK(rc == RPT_MERGE_OK);
+    if (rc != RPT_MERGE_OK) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CHECK(info[1].rendezvous == 0 && info[1].offset_ns == 0 && info[1].error_bound_ns == 0);
+    trace in[RANKS], m;
+    bool ok =
+        load(path_in("rank0.json"), &in[0]) & load(path_in("rank1.json"), &in[1]) & load(out, &m);
+    CHECK(ok);
+    if (ok) {
+        /* both traces of this process: one boot id, recorded */
+        const cJSON *p0 = cJSON_GetObjectItemCaseSensitive(in[0].meta, "process");
+        CHECK(strlen(str_of(p0, "boot_id")) == 36);
+        for (int k = 0; k < RANKS; k++) {
+            CHECK(check_placement(&in[k], &m, k, 0, 0) == 0); /* exact */
+        }
+        CHECK(m.start == (in[0].start < in[1].start ? in[0].start : in[1].start));
+        /* process names, the scheme of pids */
+        int named = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, m.events)
+        {
+            if (strcmp(str_of(e, "name"), "process_name") == 0) {
+                const char *n = str_of(cJSON_GetObjectItemCaseSensitive(e, "args"), "name");
+                int64_t pid = int_of(e, "pid");
+                char want[64];
+                snprintf(want, sizeof want, "rank %d", (int)((pid - 1) / 2));
+                CHECK(strncmp(n, want, strlen(want)) == 0);
+                CHECK(pid % 2 == 1 || strstr(n, " GPU (") != NULL);
+                named++;
+            }
+            CHECK(int_of(e, "pid") >= 1 && int_of(e, "pid") <= 2 * RANKS);
+        }
+        CHECK(named == 2 * RANKS);
+        /* flows: every id has one start and one end, and no id is shared */
+        int64_t ids[64];
+        int nids = 0, ends = 0;
+        cJSON_ArrayForEach(e, m.events)
+        {
+            if (strcmp(str_of(e, "ph"), "s") == 0 && nids < 64) {
+                for (int i = 0; i < nids; i++) {
+                    CHECK(ids[i] != int_of(e, "id"));
+                }
+                ids[nids++] = int_of(e, "id");
+            }
+            ends += strcmp(str_of(e, "ph"), "f") == 0;
+        }
+        CHECK(nids == RANKS && ends == RANKS); /* one GPU scope per rank */
+        /* the merge's metadata: per input, and the sums */
+        const cJSON *mg = cJSON_GetObjectItemCaseSensitive(m.meta, "merge");
+        const cJSON *ins = cJSON_GetObjectItemCaseSensitive(mg, "inputs");
+        CHECK(strcmp(str_of(mg, "method"), "same_boot") == 0 && cJSON_GetArraySize(ins) == RANKS);
+        uint64_t dropped = 0, samples = 0;
+        for (int k = 0; k < RANKS; k++) {
+            const cJSON *x = cJSON_GetArrayItem(ins, k);
+            const cJSON *meta = cJSON_GetObjectItemCaseSensitive(x, "metadata");
+            CHECK(strcmp(str_of(x, "file"), k ? path_in("rank1.json") : path_in("rank0.json")) ==
+                  0);
+            CHECK(strcmp(str_of(x, "method"), "same_boot") == 0);
+            CHECK(int_of(x, "host_pid") == 2 * k + 1 && int_of(x, "gpu_pid") == 2 * k + 2);
+            CHECK(int_of(x, "offset_ns") == 0 && int_of(x, "error_bound_ns") == 0);
+            CHECK(strcmp(str_of(x, "boot_id"),
+                         str_of(cJSON_GetObjectItemCaseSensitive(meta, "process"), "boot_id")) ==
+                  0);
+            dropped += (uint64_t)int_of(meta, "dropped_events");
+            samples +=
+                (uint64_t)int_of(cJSON_GetObjectItemCaseSensitive(meta, "gpu_sampling"), "samples");
+        }
+        CHECK((uint64_t)int_of(m.meta, "dropped_events") == dropped);
+        CHECK((uint64_t)int_of(cJSON_GetObjectItemCaseSensitive(m.meta, "gpu_sampling"),
+                               "samples") == samples);
+        CHECK(samples == RANKS);
+    }
+    for (int k = 0; k < RANKS; k++) {
+        cJSON_Delete(in[k].root);
+    }
+    cJSON_Delete(m.root);
+}
+
+/* rank1.json with its clock moved by OFFSET_NS and another boot id; with
+ * `no_probes`, its probes are no longer marked as probes. */
+static void write_shifted(const char *name, bool no_probes)
+{
+    char *text = th_read_file(path_in("rank1.json"));
+    CHECK(text != NULL);
+    if (text == NULL) {
+        return;
+    }
+    size_t n = strlen(text);
+    char *out = malloc(n + 64);
+    CHECK(out != NULL);
+    const char *k = strstr(text, "\"trace_start_monotonic_ns\":");
+    const char *b = strstr(text, "\"boot_id\":\"");
+    CHECK(k != NULL && b != NULL);
+    if (out == NULL || k == NULL || b == NULL) {
+        free(out);
+        free(text);
+        return;
+    }
+    /* the boot id: same length, another value */
+    char *bid = text + (b - text) + strlen("\"boot_id\":\"");
+    memcpy(bid, "00000000-0000-4000-8000-0000000000", 34);
+    size_t at = (size_t)(k - text) + strlen("\"trace_start_monotonic_ns\":");
+    char *end;
+    long long start = strtoll(text + at, &end, 10);
+    int w = snprintf(out, n + 64, "%.*s%lld%s", (int)at, text, start + OFFSET_NS, end);
+    CHECK(w > 0);
+    if (no_probes) {
+        char *p;
+        while ((p = strstr(out, "\"probe\":true")) != NULL) {
+            memcpy(p, "\"prob_\":true", 12); /* same length: no longer a probe */
+        }
+    }
+    FILE *f = fopen(path_in(name), "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs(out, f);
+        fclose(f);
+    }
+    free(out);
+    free(text);
+}
+
+static void test_other_boot(void)
+{
+    write_shifted("rank1_shifted.json", false);
+    char err[1024];
+    rpt_merge_input info[RANKS];
+    const char *out = path_in("refused.json");
+    remove(out);
+    int rc = merge(path_in("rank0.json"), path_in("rank1_shifted.json"), false, out, info, err,
+                   sizeof err);
+    CHECK(rc == RPT_MERGE_REFUSED);
+    CHECK(strstr(err, "different boots") != NULL && strstr(err, "--align rendezvous") != NULL);
+    printf("  refused: %s\n", err);
+    struct stat st;
+    CHECK(stat(out, &st) != 0); /* nothing written */
+
+    out = path_in("aligned.json");
+    rc = merge(path_in("rank0.json"), path_in("rank1_shifted.json"), true, out, info, err,
+               sizeof err);
+    CHECK(rc == RPT_MERGE_OK);
+    if (rc != RPT_MERGE_OK) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    int64_t est = info[1].offset_ns, bound = (int64_t)info[1].error_bound_ns;
+    printf("  injected offset %lld ns, estimated %" PRId64 " ns, error %lld ns, bound %" PRId64
+           " ns, %" PRIu64 " probes\n",
+           OFFSET_NS, est, llabs(est - OFFSET_NS), bound, info[1].matched);
+    CHECK(info[1].rendezvous == 1 && info[1].matched == 2 * STEPS);
+    CHECK(llabs(est - OFFSET_NS) <= bound);
+    CHECK(bound < 20 * 1000 * 1000); /* not absurd: under 20 ms (it is tens of us idle) */
+    /* every event back at its true time, within the bound */
+    trace in[RANKS], m;
+    bool ok =
+        load(path_in("rank0.json"), &in[0]) & load(path_in("rank1.json"), &in[1]) & load(out, &m);
+    CHECK(ok);
+    if (ok) {
+        CHECK(check_placement(&in[0], &m, 0, 0, 0) == 0);
+        /* rank1.json is the truth of the shifted trace: its events must land
+         * within the bound of where they really were */
+        check_placement(&in[1], &m, 1, 0, bound);
+        const cJSON *x =
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                                   cJSON_GetObjectItemCaseSensitive(m.meta, "merge"), "inputs"),
+                               1);
+        CHECK(strcmp(str_of(x, "method"), "rendezvous") == 0);
+        CHECK(int_of(x, "offset_ns") == est && int_of(x, "error_bound_ns") == bound);
+        CHECK(int_of(x, "matched_probes") == 2 * STEPS);
+        CHECK(strncmp(str_of(x, "boot_id"), "00000000-0000-4000-8000-0000000000", 34) == 0);
+    }
+    for (int k = 0; k < RANKS; k++) {
+        cJSON_Delete(in[k].root);
+    }
+    cJSON_Delete(m.root);
+
+    /* no probes to align on: refused */
+    write_shifted("rank1_noprobe.json", true);
+    rc = merge(path_in("rank0.json"), path_in("rank1_noprobe.json"), true, path_in("x.json"), info,
+               err, sizeof err);
+    CHECK(rc == RPT_MERGE_REFUSED && strstr(err, "only 0 rendezvous probes match") != NULL);
+    printf("  refused: %s\n", err);
+}
+
+/* What the report must find, from the inputs' JSON: each rank's outermost
+ * collective time and probe time. */
+static void span_sums(const trace *t, uint64_t *coll, uint64_t *probe)
+{
+    *coll = *probe = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, t->events)
+    {
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        const char *b = str_of(args, "bucket");
+        if (strcmp(str_of(e, "ph"), "X") != 0 || strcmp(str_of(e, "cat"), "host") != 0) {
+            continue;
+        }
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "probe"))) {
+            *probe += (uint64_t)ns_of(e, "dur");
+        } else if (strcmp(b, "allreduce_attn") == 0 || strcmp(b, "allreduce_mlp") == 0) {
+            *coll += (uint64_t)ns_of(e, "dur"); /* the enqueue span is inside allreduce_attn */
+        }
+    }
+}
+
+static void test_report(void)
+{
+    char err[512];
+    rpt_summary *s = NULL;
+    CHECK(rpt_read_file(path_in("merged.json"), 0, &s, err, sizeof err) == 0);
+    if (s == NULL) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CHECK(s->n_ranks == RANKS && s->tokens == STEPS && s->n_token_events == STEPS);
+    rpt_rank_view v;
+    CHECK(rpt_rank_view_build(s, &v) == 0);
+    trace in[RANKS];
+    for (int k = 0; k < RANKS; k++) {
+        CHECK(load(path_in(k ? "rank1.json" : "rank0.json"), &in[k]));
+        uint64_t coll, probe;
+        span_sums(&in[k], &coll, &probe);
+        CHECK_EQ_U64(v.rank[k].collective_ns, coll);
+        CHECK_EQ_U64(v.rank[k].probe_ns, probe);
+        CHECK_EQ_U64(v.rank[k].tokens, STEPS);
+        CHECK_EQ_U64(v.rank[k].probes, 2 * STEPS);
+        CHECK_EQ_U64(v.rank[k].collectives, 2 * STEPS);
+        /* at least the sleeps: 300 + 200 + 150 us per step */
+        CHECK(coll >= (uint64_t)STEPS * 650000u);
+        cJSON_Delete(in[k].root);
+    }
+    /* rank 0 waits DELAY_MS at each attention rendezvous for rank 1 */
+    CHECK(v.rank[0].probe_ns >= (uint64_t)STEPS * DELAY_MS * 1000000u);
+    CHECK(v.rank[1].probe_ns + (uint64_t)STEPS * DELAY_MS * 500000u < v.rank[0].probe_ns);
+    CHECK(v.slowest == 1);
+    CHECK(v.n_steps == STEPS);
+    CHECK(v.rank[1].slowest_tokens >= STEPS / 2);
+    CHECK_EQ_U64(v.rank[0].slowest_tokens + v.rank[1].slowest_tokens, STEPS);
+    /* expert load: this schedule's counts, exactly (moe_host_sync only) */
+    CHECK(v.n_experts == N_EXPERTS - 1); /* the largest id routed is 4 */
+    uint64_t want[RANKS][N_EXPERTS] = {{0}};
+    for (int r = 0; r < RANKS; r++) {
+        for (int st = 0; st < STEPS; st++) {
+            uint32_t ids[2];
+            experts_of(r, st, ids);
+            want[r][ids[0]]++;
+            want[r][ids[1]]++;
+        }
+    }
+    for (int r = 0; r < RANKS && v.counts != NULL; r++) {
+        CHECK_EQ_U64(v.rank[r].routed, 2 * STEPS);
+        CHECK_EQ_U64(v.rank[r].routing_spans, STEPS);
+        for (uint32_t e = 0; e < v.n_experts; e++) {
+            CHECK_EQ_U64(v.counts[r * v.n_experts + e], want[r][e]);
+        }
+    }
+    /* the text: the tables and the verdict */
+    FILE *f = tmpfile();
+    CHECK(f != NULL && rpt_print(s, "merged.json", f) == 0);
+    char text[16384] = "";
+    if (f != NULL) {
+        rewind(f);
+        text[fread(text, 1, sizeof text - 1, f)] = '\0';
+        fclose(f);
+    }
+    CHECK(strstr(text, "ranks: 2 (merged by vkprof merge, same_boot)") != NULL);
+    CHECK(strstr(text, "slowest rank: rank 1 (") != NULL);
+    CHECK(strstr(text, "expert load (args.experts of moe_host_sync spans; 5 experts") != NULL);
+    CHECK(strstr(text, "host buckets (2 ranks)") != NULL);
+    /* max/mean of rank 0: its busiest expert over the mean of 5 */
+    uint64_t mx = 0;
+    for (int e = 0; e < N_EXPERTS; e++) {
+        mx = want[0][e] > mx ? want[0][e] : mx;
+    }
+    char ratio[32];
+    snprintf(ratio, sizeof ratio, "%.2f", (double)mx * 5.0 / (2.0 * STEPS));
+    const char *mm = strstr(text, "max/mean");
+    CHECK(mm != NULL && strstr(mm, ratio) != NULL);
+    fputs(text, stdout);
+    /* the SVG of the merged trace names the ranks */
+    f = tmpfile();
+    CHECK(f != NULL && rpt_svg(s, "merged", f) == 0);
+    if (f != NULL) {
+        rewind(f);
+        text[fread(text, 1, sizeof text - 1, f)] = '\0';
+        fclose(f);
+        CHECK(strstr(text, "rank 1") != NULL && strstr(text, "skew") != NULL);
+    }
+    rpt_rank_view_free(&v);
+    rpt_free(s);
+}
+
+static void write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(path_in(name), "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void expect_refused(const char *name, const char *text, const char *msg)
+{
+    write_text(name, text);
+    char err[1024];
+    int rc = merge(path_in("rank0.json"), path_in(name), false, path_in("bad_out.json"), NULL, err,
+                   sizeof err);
+    CHECK(rc == RPT_MERGE_ERROR && strstr(err, msg) != NULL && strstr(err, name) != NULL);
+    if (rc != RPT_MERGE_ERROR || strstr(err, msg) == NULL) {
+        fprintf(stderr, "  %s: rc %d, '%s' (wanted '%s')\n", name, rc, err, msg);
+    }
+}
+
+static void test_hostile(void)
+{
+    remove(path_in("bad_out.json"));
+    expect_refused("bad_json.json", "{\"traceEvents\":[{\"ph\":", "unexpected end of file");
+    expect_refused("bad_pid.json",
+                   "{\"traceEvents\":[{\"ph\":\"i\",\"cat\":\"x\",\"name\":\"y\",\"ts\":1,"
+                   "\"pid\":7,\"tid\":1}],\"metadata\":{\"trace_start_monotonic_ns\":5}}",
+                   "the pid is not 1 (host) or 2 (GPU) (at event #0)");
+    expect_refused("no_start.json", "{\"traceEvents\":[],\"metadata\":{}}",
+                   "trace_start_monotonic_ns is missing");
+    expect_refused("no_meta.json", "{\"traceEvents\":[]}", "no \"metadata\"");
+    expect_refused("float_start.json",
+                   "{\"traceEvents\":[],\"metadata\":{\"trace_start_monotonic_ns\":1.5}}",
+                   "not a non-negative integer");
+    expect_refused("bad_ts.json",
+                   "{\"traceEvents\":[{\"ph\":\"C\",\"name\":\"c\",\"ts\":-4,\"pid\":1,"
+                   "\"tid\":1,\"args\":{}}],\"metadata\":{\"trace_start_monotonic_ns\":5}}",
+                   "\"ts\" is not a time");
+    expect_refused(
+        "bad_id.json",
+        "{\"traceEvents\":[{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"r\",\"ts\":1,"
+        "\"id\":1.5,\"pid\":1,\"tid\":1}],\"metadata\":{\"trace_start_monotonic_ns\":5}}",
+        "\"id\" is neither");
+    expect_refused("bad_experts.json",
+                   "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"host\",\"name\":\"moe_host_sync\","
+                   "\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"experts\":\"1,,2\"}}],"
+                   "\"metadata\":{\"trace_start_monotonic_ns\":5}}",
+                   "is not a list of ids");
+    expect_refused("merged_twice.json",
+                   "{\"traceEvents\":[],\"metadata\":{\"trace_start_monotonic_ns\":5,\"merge\":{"
+                   "\"inputs\":[{\"name\":\"a\",\"host_pid\":1,\"gpu_pid\":2}]}}}",
+                   "is a merged trace already");
+    /* an event over the reader's bound (1 MiB) */
+    size_t big = RPT_MAX_EVENT_BYTES + 100;
+    char *t = malloc(big + 200);
+    CHECK(t != NULL);
+    if (t != NULL) {
+        int n = snprintf(t, 200, "{\"traceEvents\":[{\"ph\":\"i\",\"name\":\"");
+        memset(t + n, 'a', big);
+        snprintf(t + n + big, 100, "\"}],\"metadata\":{\"trace_start_monotonic_ns\":5}}");
+        expect_refused("big_event.json", t, "the event is larger than 1048576 bytes");
+        free(t);
+    }
+    struct stat st;
+    CHECK(stat(path_in("bad_out.json"), &st) != 0); /* never written */
+
+    /* the size cap, stdin, a missing file, an unwritable output */
+    char err[1024];
+    inputs2[0] = path_in("rank0.json");
+    inputs2[1] = path_in("rank1.json");
+    rpt_merge_opts o = {
+        .inputs = inputs2, .n_inputs = 2, .output = path_in("capped.json"), .max_bytes = 1000};
+    CHECK(rpt_merge(&o, NULL, err, sizeof err) == RPT_MERGE_ERROR &&
+          strstr(err, "too large") != NULL);
+    inputs2[1] = "-";
+    o.max_bytes = 0;
+    CHECK(rpt_merge(&o, NULL, err, sizeof err) == RPT_MERGE_ERROR &&
+          strstr(err, "stdin cannot be one") != NULL);
+    inputs2[1] = path_in("no-such.json");
+    CHECK(rpt_merge(&o, NULL, err, sizeof err) == RPT_MERGE_ERROR &&
+          strstr(err, "cannot open") != NULL);
+    inputs2[1] = path_in("rank1.json");
+    o.output = "/nonexistent-vkprof-dir/m.json";
+    CHECK(rpt_merge(&o, NULL, err, sizeof err) == RPT_MERGE_ERROR &&
+          strstr(err, "/nonexistent-vkprof-dir/m.json") != NULL);
+    printf("  unwritable: %s\n", err);
+    char **names = NULL;
+    CHECK(rpt_merge_split_names("a,,b", 3, &names) != 0 && names == NULL);
+    CHECK(rpt_merge_split_names("a,b", 3, &names) != 0);
+    CHECK(rpt_merge_split_names("a,b,c", 3, &names) == 0 && strcmp(names[2], "c") == 0);
+    if (names != NULL) {
+        free(names[0]);
+        free(names);
+    }
+
+    /* the report's reader on hostile merge metadata and expert ids */
+    static const char *const bad[][2] = {
+        {"{\"traceEvents\":[],\"metadata\":{\"merge\":{\"inputs\":3}}}",
+         "metadata.merge.inputs is not an array"},
+        {"{\"traceEvents\":[],\"metadata\":{\"merge\":{\"inputs\":[]}}}", "has 0 entries"},
+        {"{\"traceEvents\":[],\"metadata\":{\"merge\":{\"inputs\":[{\"host_pid\":1,\"gpu_pid\":2},"
+         "{\"host_pid\":3,\"gpu_pid\":1}]}}}",
+         "shares a pid"},
+        {"{\"traceEvents\":[],\"metadata\":{\"merge\":{\"inputs\":[{\"name\":4,\"host_pid\":1,"
+         "\"gpu_pid\":2}]}}}",
+         "inputs[0] is not an object"},
+        {"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"host\",\"name\":\"moe_host_sync\",\"ts\":1,"
+         "\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"experts\":\"99999999\"}}]}",
+         "not an integer in 0..65535"},
+        {"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"host\",\"name\":\"moe_host_sync\",\"ts\":1,"
+         "\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"experts\":[1,\"x\"]}}]}",
+         "not an integer in 0..65535"},
+        {"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"host\",\"name\":\"a\",\"ts\":1,"
+         "\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"probe\":1}}]}",
+         "\"args.probe\" is not true or false"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rpt_summary *s = NULL;
+        int rc = rpt_parse(bad[i][0], strlen(bad[i][0]), &s, err, sizeof err);
+        CHECK(rc != 0 && s == NULL && strstr(err, bad[i][1]) != NULL);
+        if (rc == 0 || strstr(err, bad[i][1]) == NULL) {
+            fprintf(stderr, "  case %zu: '%s'\n", i, rc ? err : "accepted");
+        }
+        rpt_free(s);
+    }
+    /* an id list as an array reads as the string does */
+    const char *arr = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"host\",\"name\":\"moe_host_sync\","
+                      "\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"experts\":[7,0,7]}}]}";
+    rpt_summary *s = NULL;
+    CHECK(rpt_parse(arr, strlen(arr), &s, err, sizeof err) == 0);
+    if (s != NULL) {
+        CHECK(s->n_expert_ids == 3 && s->expert_ids[0] == 7 && s->expert_ids[1] == 0);
+        rpt_rank_view v;
+        CHECK(rpt_rank_view_build(s, &v) == 0 && v.n_experts == 8 && v.counts[7] == 2);
+        rpt_rank_view_free(&v);
+        rpt_free(s);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_merge WORKDIR\n");
+        return 2;
+    }
+    dir = argv[1];
+    mkdir(dir, 0777);
+    th_gpu_init(&g);
+    th_busy_init(&g, &busy, 4096);
+    logbuf.quiet = 1;
+    RUN(record_traces);
+    RUN(test_same_boot_exact);
+    RUN(test_other_boot);
+    RUN(test_report);
+    RUN(test_hostile);
+    vku_busy_destroy(&g.dev, &busy);
+    th_gpu_finish(&g);
+    return th_done();
+}
