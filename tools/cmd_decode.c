@@ -404,7 +404,7 @@ typedef struct ranks_args {
     const char *profile;
     dec_profile mode;
     bool timed, ring_shared;
-    uint32_t sample_every;
+    uint32_t sample_every, rotate_scopes;
     vkprof_host_level host_level;
     const char *trace, *json;
     double peak;
@@ -477,6 +477,7 @@ static int decode_ranks(const ranks_args *a, const vku_instance *inst, VkPhysica
                          .mode = a->mode,
                          .ring_shared = a->ring_shared,
                          .sample_every = a->sample_every,
+                         .rotate_scopes = a->rotate_scopes,
                          .timed = a->timed,
                          .host_level = a->host_level,
                          .trace = a->trace != NULL,
@@ -768,6 +769,7 @@ int vkprof_cmd_decode(int argc, char **argv)
                          .timed = timed,
                          .ring_shared = ring_shared,
                          .sample_every = ring_sampled ? sample_every : 1,
+                         .rotate_scopes = ring_rotating ? rotate : 0,
                          .host_level = host_level,
                          .trace = trace,
                          .json = json,

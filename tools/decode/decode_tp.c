@@ -391,6 +391,7 @@ static void *rank_main(void *arg)
             d.timing_mode = VKPROF_TIMING_RING;
             d.shared_boundaries = cfg->ring_shared;
             d.sample_every = cfg->sample_every;
+            d.rotate_scopes = cfg->rotate_scopes;
         }
         d.host_level = spans ? cfg->host_level : VKPROF_HOST_OFF;
         d.queue = r->dev.queue;

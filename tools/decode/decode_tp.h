@@ -135,6 +135,7 @@ typedef struct dec_tp_config {
     dec_profile mode;
     bool ring_shared;
     uint32_t sample_every;        /* ring: 1 token in N timed (1: every one) */
+    uint32_t rotate_scopes;       /* ring: K phase calls stamped a token, rotating (0: all) */
     bool timed;                   /* mode is GPU or RING: contexts enabled */
     vkprof_host_level host_level; /* OFF, ALL (level 1) or HOT (level 2) */
     bool trace;                   /* start each rank's trace */
