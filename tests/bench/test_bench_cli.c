@@ -86,13 +86,19 @@ static void test_json(void)
     CHECK(calls == 9 * 4 + 4); /* tiny: 4 layers */
     CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tokens_identical")));
     const cJSON *cfgs = cJSON_GetObjectItemCaseSensitive(j, "configurations");
-    CHECK(cJSON_IsArray(cfgs) && cJSON_GetArraySize(cfgs) == 8);
+    CHECK(cJSON_IsArray(cfgs) && cJSON_GetArraySize(cfgs) == 9);
     static const struct {
         const char *name;
         double stamps; /* per token; -1: not checked exactly */
-    } want[] = {
-        {"off", 0},          {"host", 0},          {"2slot", 2 * 40},    {"ring", 2 * 40},
-        {"ring-shared", 41}, {"ring-sampled", -1}, {"baseline", 2 * 40}, {"baseline-shared", 41}};
+    } want[] = {{"off", 0},
+                {"host", 0},
+                {"2slot", 2 * 40},
+                {"ring", 2 * 40},
+                {"ring-shared", 41},
+                {"ring-sampled", -1},
+                {"ring-rotating", 4 + 1},
+                {"baseline", 2 * 40},
+                {"baseline-shared", 41}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const cJSON *c = find_config(cfgs, want[i].name);
         if (c == NULL) {
@@ -116,6 +122,21 @@ static void test_json(void)
         CHECK(cJSON_IsArray(ratios) && cJSON_GetArraySize(ratios) == 2);
         if (strcmp(want[i].name, "off") == 0) {
             CHECK(r == 1.0);
+            CHECK(num(c, "token_p99_ratio") == 1.0);
+        }
+        /* token times: 16 tokens pooled; p99 by nearest rank is the slowest */
+        double p50 = num(c, "token_ms_p50"), p99 = num(c, "token_ms_p99");
+        CHECK(isfinite(p50) && p50 > 0 && p99 >= p50);
+        CHECK(isfinite(num(c, "token_p99_ratio")) && num(c, "token_p99_ratio") > 0);
+        if (strcmp(want[i].name, "ring-rotating") == 0) {
+            /* 4 of 40 calls a token: 16 measured tokens stamp 64 calls */
+            const cJSON *tm = cJSON_GetObjectItemCaseSensitive(c, "timing");
+            CHECK(num(tm, "rotate_scopes") == 4);
+            CHECK(num(tm, "rotate_period") == 10);
+            CHECK(num(tm, "calls_executed") == 16 * 40);
+            CHECK(num(tm, "scopes_collected") == 16 * 4);
+            CHECK(num(tm, "calls_unstamped") == 16 * 36);
+            CHECK(num(c, "timed_tokens") == 16);
         }
         if (strcmp(want[i].name, "ring-sampled") == 0) {
             /* 8 x (1 warm-up + 2) = 24 steps: steps 0, 8 and 16 timed, 8 and 16
@@ -136,6 +157,17 @@ static void test_json(void)
     double d1 = num(sa, "ring_vs_ring_sampled"), d2 = num(sa, "ring_vs_2slot"),
            d3 = num(sa, "ring_vs_baseline");
     CHECK(d1 >= 0 && d1 <= 100 && d2 >= 0 && d2 <= 100 && d3 >= 0 && d3 <= 100);
+    double d4 = num(sa, "ring_shared_vs_ring_rotating");
+    CHECK(d4 >= 0 && d4 <= 100);
+    /* the convergence run: 16 tokens of a fresh rotating context */
+    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(j, "convergence");
+    CHECK(num(cv, "tokens_run") == 16 && num(cv, "pass_tokens") == 10);
+    CHECK(num(cv, "rotate_scopes") == 4 && num(cv, "threshold_pp") == 1);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cv, "pp_after_tokens")) == 16);
+    const cJSON *within = cJSON_GetObjectItemCaseSensitive(cv, "tokens_to_within");
+    CHECK(cJSON_IsNull(within) ||
+          (cJSON_IsNumber(within) && within->valuedouble >= 1 && within->valuedouble <= 16));
+    CHECK(num(cv, "final_pp") >= 0 && num(cv, "final_pp") <= 100);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "host");
     CHECK(num(h, "off_call_site_ns") > 0);
     CHECK(num(h, "span_begin_end_ns") > 0);
@@ -212,6 +244,32 @@ static void test_decode_ring(void)
         free(text);
         free(o);
     }
+    /* ring-rotating: 4 calls of 40 a token, 20 tokens = 2 passes: every call
+     * timed twice; ms/token from the estimate, calls/token from the calls */
+    snprintf(args, sizeof args, "--tokens 20 --profile ring-rotating --rotate 4 --json '%s'", path);
+    int rrc = run_sub("decode", args, err, sizeof err);
+    if (rrc != 0) {
+        fprintf(stderr, "  decode %s: exit %d, stderr: %s\n", args, rrc, err);
+    }
+    CHECK(rrc == 0);
+    char *rtext = th_read_file(path), *ro = th_read_file(out);
+    cJSON *rj = rtext != NULL ? cJSON_Parse(rtext) : NULL;
+    CHECK(rj != NULL && ro != NULL);
+    if (rj != NULL && ro != NULL) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(rj, "phases"), *it;
+        CHECK(cJSON_GetArraySize(ph) == 11);
+        cJSON_ArrayForEach(it, ph)
+        {
+            CHECK(num(it, "total_ns") > 0 && num(it, "ms_per_token") > 0);
+            CHECK(num(it, "count") * 10 == num(it, "calls_per_token") * 20);
+        }
+        CHECK(strstr(ro, "vkprof ring, 20 tokens") != NULL);
+        CHECK(strstr(ro, "rotating: 4 phase calls stamped a token of 40 (a pass: 10 tokens, 2 "
+                         "passes, 0 steps") != NULL);
+    }
+    cJSON_Delete(rj);
+    free(rtext);
+    free(ro);
     remove(path);
     char e2[8192];
     int rc = run_sub("decode", "--profile ring-sometimes", e2, sizeof e2);

@@ -29,6 +29,7 @@ enum {
     C_RING,
     C_RING_SHARED,
     C_RING_SAMPLED,
+    C_RING_ROTATING,
     C_BASE,
     C_BASE_SHARED,
     C_COUNT
@@ -48,19 +49,29 @@ typedef struct bconf {
     dec_profile mode;
     vkprof_context prof; /* NULL: off and the baselines */
     dec_hooks hooks;
-    double *tps;   /* per round */
-    double *ratio; /* per round, against off of the same round */
+    double *tps;    /* per round */
+    double *ratio;  /* per round, against off of the same round */
+    double *tok_ns; /* every measured token's time (dec_step), round after round */
+    double p50_ms, p99_ms, p50_ratio, p99_ratio; /* ratios: over off's p50 / p99 */
     double tps_med, ratio_med, ratio_min, ratio_max;
     double stamps_per_token;
     double cost_per_stamp_ns; /* median over rounds of (token time - off) / stamps */
     bool has_phases;
-    double phase_ns_per_token[VKPROF_PHASE_DEFAULT_COUNT]; /* per timed token */
+    /* per timed token; rotating: each phase's estimate (mean x calls) per token */
+    double phase_ns_per_token[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t phase_count[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t timed_tokens;
     uint64_t bl_ns[VKPROF_PHASE_DEFAULT_COUNT], bl_count[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t bl_stamps;
     vkprof_timing_stats ts;
     vkprof_error_counts ec;
+    /* ring-rotating only: the convergence of its split (a fresh context,
+     * after the rounds): conv_pp[i] = the split difference against
+     * ring-shared's measured rounds after i + 1 tokens; conv_tokens = the
+     * token count from which it stays within 1 pp to the end of the run (0:
+     * never); conv_period = tokens a rotation pass takes */
+    double *conv_pp;
+    uint32_t conv_n, conv_tokens, conv_period;
 } bconf;
 
 typedef struct host_costs {
@@ -87,7 +98,8 @@ typedef struct bench {
     uint32_t mismatches;
     bool have_ref; /* ref_ids hold the unprofiled warm-up's tokens */
     bconf conf[C_COUNT];
-    dec_span_glue glue; /* the host configuration's span hooks */
+    dec_span_glue glue;           /* the host configuration's span hooks */
+    vkprof_context_desc rot_desc; /* the rotating configuration's, for the convergence run */
     char err[512];
 } bench;
 
@@ -103,6 +115,8 @@ typedef struct summary {
     double split_ring_sampled, split_rings_sampled, split_ring_2slot, split_ring_base,
         split_rings_bases;
     double ring_over_base_time, rings_over_bases_time;
+    double split_rings_rotating; /* ring-shared vs ring-rotating over the rounds */
+    uint32_t rotate_scopes;
     bool tokens_identical;
 } summary;
 
@@ -119,8 +133,12 @@ int bench_create_configs(bench *b, const vku_instance *inst, const vku_device *d
  * then `repeats` interleaved rounds; 1 (printed) on failure. */
 int bench_run_rounds(bench *b);
 /* What the library (or the baseline) counted over the measured rounds:
- * stamps, timed tokens, per-phase time. */
+ * stamps, timed tokens, per-phase time; then the convergence run of the
+ * rotating configuration (bench_convergence). */
 void bench_gather(bench *b);
+/* The rotating split against ring-shared's (after bench_gather), token by
+ * token in a fresh context over tokens x repeats tokens; 1 (printed) on failure. */
+int bench_convergence(bench *b);
 void bench_free(bench *b);
 
 /* ---- bench_host.c ---- */
@@ -130,6 +148,9 @@ int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_cos
 /* Median of n values (not modified); NAN for none. */
 double bench_median(const double *v, uint32_t n);
 void bench_min_max(const double *v, uint32_t n, double *lo, double *hi);
+/* The q-quantile (0 < q <= 1) by nearest rank: the ceil(q n)-th smallest of
+ * n values (with n < 100 the 0.99 one is the largest); NAN for none. */
+double bench_quantile(const double *v, uint32_t n, double q);
 /* Max |share difference| over the phases, in percentage points; NAN when
  * either side has no time. */
 double bench_split_diff(const double *a, const double *b);

@@ -55,6 +55,10 @@ static void write_config(vkprof_json *j, uint32_t c, const bconf *b, uint32_t re
                         b->stamps_per_token > 0 ? b->cost_per_stamp_ns : NAN);
     write_f64_array(j, "tokens_per_s", b->tps, repeats);
     write_f64_array(j, "ratios", b->ratio, repeats);
+    vkprof__json_kv_f64(j, "token_ms_p50", b->p50_ms);
+    vkprof__json_kv_f64(j, "token_ms_p99", b->p99_ms);
+    vkprof__json_kv_f64(j, "token_p50_ratio", b->p50_ratio);
+    vkprof__json_kv_f64(j, "token_p99_ratio", b->p99_ratio);
     if (b->prof != NULL && b->mode != DEC_PROFILE_OFF) {
         vkprof__json_key(j, "timing");
         vkprof__json_obj(j);
@@ -67,6 +71,14 @@ static void write_config(vkprof_json *j, uint32_t c, const bconf *b, uint32_t re
         vkprof__json_kv_bool(j, "host_reset", b->ts.host_reset);
         vkprof__json_kv_u64(j, "vulkan_errors", b->ec.vulkan_errors);
         vkprof__json_kv_u64(j, "not_ready", b->ec.not_ready);
+        if (b->ts.rotate_scopes > 0) {
+            vkprof__json_kv_u64(j, "rotate_scopes", b->ts.rotate_scopes);
+            vkprof__json_kv_u64(j, "calls_executed", b->ts.calls_executed);
+            vkprof__json_kv_u64(j, "calls_unstamped", b->ts.calls_unstamped);
+            vkprof__json_kv_u64(j, "rotate_cycles", b->ts.rotate_cycles);
+            vkprof__json_kv_u64(j, "rotate_period", b->ts.rotate_period);
+            vkprof__json_kv_u64(j, "rotate_changed_steps", b->ts.rotate_changed_steps);
+        }
         vkprof__json_end(j);
     }
     if (b->has_phases) {
@@ -110,6 +122,11 @@ int bench_write_json(const char *path, const summary *s)
                         "tokens/s of the configuration over tokens/s of the unprofiled run of the "
                         "same round; median, min and max over rounds; > 1 is faster than "
                         "unprofiled (noise)");
+    vkprof__json_kv_str(j, "token_time_definition",
+                        "the time of each dec_step (record, submit, fence wait, collect) of every "
+                        "token of every measured round, pooled (n = tokens x rounds); p50 and "
+                        "p99 by nearest rank, the ceil(q n)-th smallest (with n < 100 the p99 is "
+                        "the slowest token); ratios over the unprofiled configuration's p50/p99");
     vkprof__json_key(j, "configurations");
     vkprof__json_arr(j);
     for (uint32_t c = 0; c < C_COUNT; c++) {
@@ -136,6 +153,29 @@ int bench_write_json(const char *path, const summary *s)
     vkprof__json_kv_f64(j, "ring_shared_vs_baseline_shared", s->split_rings_bases);
     vkprof__json_kv_f64(j, "ring_over_baseline_phase_time", s->ring_over_base_time);
     vkprof__json_kv_f64(j, "ring_shared_over_baseline_shared_phase_time", s->rings_over_bases_time);
+    vkprof__json_kv_f64(j, "ring_shared_vs_ring_rotating", s->split_rings_rotating);
+    vkprof__json_end(j);
+
+    const bconf *rot = &s->c[C_RING_ROTATING];
+    vkprof__json_key(j, "convergence");
+    vkprof__json_obj(j);
+    vkprof__json_kv_str(j, "what",
+                        "a fresh ring-rotating context, token by token over tokens x rounds "
+                        "tokens (runs from position 0): the max share difference of its "
+                        "per-phase estimates against ring-shared's split over the measured rounds");
+    vkprof__json_kv_str(j, "reference", bench_cinfo[C_RING_SHARED].name);
+    vkprof__json_kv_f64(j, "threshold_pp", 1.0);
+    vkprof__json_kv_u64(j, "rotate_scopes", s->rotate_scopes);
+    vkprof__json_kv_u64(j, "pass_tokens", rot->conv_period);
+    vkprof__json_kv_u64(j, "tokens_run", rot->conv_n);
+    vkprof__json_key(j, "tokens_to_within");
+    if (rot->conv_tokens > 0) {
+        vkprof__json_u64(j, rot->conv_tokens);
+    } else {
+        vkprof__json_null(j); /* not within by the end of the run */
+    }
+    vkprof__json_kv_f64(j, "final_pp", rot->conv_n ? rot->conv_pp[rot->conv_n - 1] : NAN);
+    write_f64_array(j, "pp_after_tokens", rot->conv_pp, rot->conv_n);
     vkprof__json_end(j);
 
     vkprof__json_key(j, "host");
@@ -202,6 +242,17 @@ void bench_print_report(const summary *s)
     }
     printf("  ns/stamp(GPU): (token time - unprofiled token time) / stamps per token, median "
            "over rounds\n");
+    uint32_t nt = s->tokens * s->repeats;
+    printf("\nToken times (each token's dec_step: record, submit, fence wait, collect; the %u "
+           "tokens of all rounds pooled;\np50/p99 by nearest rank, the ceil(q n)-th smallest "
+           "of n = %u%s; ratio over unprofiled's):\n",
+           nt, nt, nt < 100 ? ": with n < 100 the p99 is the slowest token" : "");
+    printf("  %-16s %10s %10s %10s %10s\n", "config", "p50 ms", "p99 ms", "p50 ratio", "p99 ratio");
+    for (uint32_t c = 0; c < C_COUNT; c++) {
+        const bconf *b = &s->c[c];
+        printf("  %-16s %10.3f %10.3f %10.3f %10.3f\n", bench_cinfo[c].name, b->p50_ms, b->p99_ms,
+               b->p50_ratio, b->p99_ratio);
+    }
     printf("\nWhat each configuration is:\n");
     for (uint32_t c = 0; c < C_COUNT; c++) {
         printf("  %-16s %s\n", bench_cinfo[c].name, bench_cinfo[c].what);
@@ -219,23 +270,47 @@ void bench_print_report(const summary *s)
            (unsigned long long)s->c[C_RING].timed_tokens, s->split_ring_sampled);
     printf("  ring-shared vs ring-sampled (the same stamps, every token vs 1 in N)  %.2f pp\n",
            s->split_rings_sampled);
+    printf("  ring-shared vs ring-rotating (every token vs %u calls a token, estimated)  %.2f pp\n",
+           s->rotate_scopes, s->split_rings_rotating);
     printf("  ring vs 2slot                  %.2f pp\n", s->split_ring_2slot);
     printf("  ring vs baseline               %.2f pp (sum of phase times: ring / baseline = "
            "%.3f)\n",
            s->split_ring_base, s->ring_over_base_time);
     printf("  ring-shared vs baseline-shared %.2f pp (sum: %.3f)\n", s->split_rings_bases,
            s->rings_over_bases_time);
-    printf("  %-12s %10s %10s %10s %10s %12s %16s   (us per timed token)\n", "phase", "ring",
-           "sampled", "2slot", "baseline", "ring-shared", "baseline-shared");
+    printf("  %-12s %10s %10s %10s %10s %10s %12s %16s   (us per timed token)\n", "phase", "ring",
+           "sampled", "rotating", "2slot", "baseline", "ring-shared", "baseline-shared");
     for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
         uint32_t id = dec_phase_ids[k];
-        printf("  %-12s %10.1f %10.1f %10.1f %10.1f %12.1f %16.1f\n",
+        printf("  %-12s %10.1f %10.1f %10.1f %10.1f %10.1f %12.1f %16.1f\n",
                vkprof_phase_name(s->c[C_RING].prof, id), s->c[C_RING].phase_ns_per_token[id] * 1e-3,
                s->c[C_RING_SAMPLED].phase_ns_per_token[id] * 1e-3,
+               s->c[C_RING_ROTATING].phase_ns_per_token[id] * 1e-3,
                s->c[C_2SLOT].phase_ns_per_token[id] * 1e-3,
                s->c[C_BASE].phase_ns_per_token[id] * 1e-3,
                s->c[C_RING_SHARED].phase_ns_per_token[id] * 1e-3,
                s->c[C_BASE_SHARED].phase_ns_per_token[id] * 1e-3);
+    }
+    const bconf *rot = &s->c[C_RING_ROTATING];
+    if (rot->conv_n > 0) {
+        printf(
+            "\nConvergence of ring-rotating (%u phase calls of %u a token, a pass = %u tokens; a "
+            "fresh context, %u tokens\nin runs of %u from position 0), against ring-shared's "
+            "split over the rounds: ",
+            s->rotate_scopes, s->calls_per_token, rot->conv_period, rot->conv_n, s->tokens);
+        if (rot->conv_tokens > 0) {
+            printf("within 1 pp after %u tokens, and to the end (final %.2f pp)\n",
+                   rot->conv_tokens, rot->conv_pp[rot->conv_n - 1]);
+        } else {
+            printf("NOT within 1 pp by the end (final %.2f pp)\n", rot->conv_pp[rot->conv_n - 1]);
+        }
+        printf("  pp after");
+        for (uint32_t m = 1; m <= rot->conv_n; m *= 2) {
+            printf(" %u: %.2f%s", m, rot->conv_pp[m - 1], 2 * m <= rot->conv_n ? "," : "");
+        }
+        printf("\n");
+    } else {
+        printf("\nConvergence of ring-rotating: not measured (see the errors above)\n");
     }
     printf("\nHost costs:\n");
     printf("  off call site (VKPROF_BEGIN, inactive context)  %.2f ns per call (%llu calls; "

@@ -30,6 +30,27 @@ double bench_median(const double *v, uint32_t n)
     return m;
 }
 
+double bench_quantile(const double *v, uint32_t n, double q)
+{
+    if (n == 0 || !(q > 0) || q > 1) {
+        return NAN;
+    }
+    double *c = malloc(n * sizeof *c);
+    if (c == NULL) {
+        return NAN;
+    }
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    /* nearest rank: the ceil(q n)-th smallest (1-based) */
+    uint32_t rank = (uint32_t)ceil(q * (double)n);
+    if (rank < 1) {
+        rank = 1;
+    }
+    double x = c[(rank > n ? n : rank) - 1];
+    free(c);
+    return x;
+}
+
 void bench_min_max(const double *v, uint32_t n, double *lo, double *hi)
 {
     *lo = NAN;
@@ -78,6 +99,16 @@ void bench_figures(bench *b)
         k->tps_med = bench_median(k->tps, repeats);
         k->ratio_med = bench_median(k->ratio, repeats);
         bench_min_max(k->ratio, repeats, &k->ratio_min, &k->ratio_max);
+        /* token times: every token of every measured round, pooled */
+        uint32_t nt = repeats * b->tokens;
+        k->p50_ms = bench_quantile(k->tok_ns, nt, 0.50) * 1e-6;
+        k->p99_ms = bench_quantile(k->tok_ns, nt, 0.99) * 1e-6;
+        if (c != C_OFF) {
+            k->p50_ratio = k->p50_ms / conf[C_OFF].p50_ms;
+            k->p99_ratio = k->p99_ms / conf[C_OFF].p99_ms;
+        } else {
+            k->p50_ratio = k->p99_ratio = 1.0;
+        }
         if (k->stamps_per_token > 0) {
             double *cost = calloc(repeats, sizeof *cost);
             if (cost != NULL) {
@@ -116,6 +147,9 @@ int bench_summarise(const bench *b, summary *s)
         bench_split_diff(conf[C_RING].phase_ns_per_token, conf[C_RING_SAMPLED].phase_ns_per_token);
     s->split_rings_sampled = bench_split_diff(conf[C_RING_SHARED].phase_ns_per_token,
                                               conf[C_RING_SAMPLED].phase_ns_per_token);
+    s->split_rings_rotating = bench_split_diff(conf[C_RING_SHARED].phase_ns_per_token,
+                                               conf[C_RING_ROTATING].phase_ns_per_token);
+    s->rotate_scopes = conf[C_RING_ROTATING].ts.rotate_scopes;
     s->split_ring_2slot =
         bench_split_diff(conf[C_RING].phase_ns_per_token, conf[C_2SLOT].phase_ns_per_token);
     s->split_ring_base =
