@@ -6,7 +6,8 @@
  *
  *   test_decode_tp                 every case
  *   test_decode_tp --cli VKPROF    also the CLI cases, running that binary
- *   test_decode_tp --tsan          the R = 4 run alone (the TSan build's case) */
+ *   test_decode_tp --tsan          the threaded cases alone (the TSan build's case)
+ *   test_decode_tp --skew          the skew case alone */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
@@ -24,6 +25,7 @@
 #define SEED 7u
 
 static th_gpu g;
+static char dir[256];
 
 /* ---- the collective alone (no engine, no context) ----------------------------- */
 
@@ -306,7 +308,41 @@ static uint64_t bucket_ns(vkprof_context ctx, vkprof_bucket b, uint64_t *calls)
 
 typedef struct skew_fig {
     uint64_t rdv0, ar0, rdv1, slept, rdv_calls0, sleeps;
+    double med_rdv0, med_ar0; /* rank 0's median per site, ns (from its trace) */
 } skew_fig;
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The median duration (ns) of the host spans named `name` in a trace. */
+static double trace_median(const char *path, const char *name)
+{
+    char *text = th_read_file(path);
+    cJSON *doc = text != NULL ? cJSON_Parse(text) : NULL;
+    CHECK(doc != NULL);
+    double v[512];
+    uint32_t n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents"))
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+        if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0 && cJSON_IsNumber(dur) &&
+            n < 512) {
+            v[n++] = dur->valuedouble * 1e3;
+        }
+    }
+    cJSON_Delete(doc);
+    free(text);
+    if (n == 0) {
+        return 0.0;
+    }
+    qsort(v, n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 static bool skew_run(bool probe, uint32_t skew_us, uint32_t tokens, skew_fig *f)
 {
@@ -315,9 +351,12 @@ static bool skew_run(bool probe, uint32_t skew_us, uint32_t tokens, skew_fig *f)
     cfg.probe = probe;
     cfg.skew_rank = skew_us ? 1 : UINT32_MAX;
     cfg.skew_us = skew_us;
+    cfg.trace = true;
     dec_tp_run run;
     int rc = run_tp(&run, &cfg);
     CHECK_EQ_U64(rc, 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/skew.rank0.json", dir);
     if (rc == 0) {
         f->rdv0 = bucket_ns(run.r[0].prof, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, &f->rdv_calls0);
         f->ar0 = bucket_ns(run.r[0].prof, VKPROF_BUCKET_ALLREDUCE_ATTN, NULL);
@@ -325,27 +364,38 @@ static bool skew_run(bool probe, uint32_t skew_us, uint32_t tokens, skew_fig *f)
         f->slept = run.r[1].skew_slept_ns;
         f->sleeps = run.r[1].skew_sleeps;
         CHECK_EQ_U64(run.r[0].skew_sleeps, 0);
+        rc = vkprof_trace_write(run.r[0].prof, path) == VKPROF_OK ? 0 : 1;
+        CHECK_EQ_U64(rc, 0);
     }
     dec_tp_cleanup(&run);
+    if (rc == 0) {
+        f->med_rdv0 = trace_median(path, "allreduce_attn_rendezvous");
+        f->med_ar0 = trace_median(path, "allreduce_attn");
+    }
     return rc == 0;
 }
 
 /*
  * Rank 1 sleeps D before each attention all-reduce (tokens x layers sites);
  * S is the sum of its measured sleeps (D plus the scheduler's overshoot).
- * Rank 0 waits at the site for max(0, late1 + D - late0), where late0/late1
- * are the ranks' natural arrival times; so its wait grows by exactly D where
- * rank 1 is not naturally ahead, and by less where it is (at most by rank
- * 1's own baseline wait there). On lavapipe both ranks' "GPU" is the same 2
- * CPU cores, shared with other builds: the natural arrival skew is 0.1-7 ms
- * per site and the run-to-run spread of the bucket tens of ms. Hence D = 10
- * ms (not 2): with 32 sites S ~ 330 ms, and we accept a growth in [0.7 S,
- * 1.3 S]: the loss to rank 1's natural lead (~50 ms in the baseline) plus a
- * run-to-run spread of ~+-40 ms stay inside that, a probe that were not
- * where the wait happens would fall outside (0 growth, or all of it in the
- * collective). The collective's own bucket on rank 0 must not grow by more
- * than 0.15 S (it grows by ~0 here: after the probe both ranks arrive
- * together). Without the probe the same growth lands in the collective.
+ * With the probe both ranks leave its barrier together, so rank 0 waits
+ * there max(0, a1 + D - a0), a0/a1 being the ranks' natural arrivals: its
+ * wait grows by the full D where rank 1 is not naturally ahead, by less
+ * where it is. On lavapipe both ranks' "GPU" is the same 2 CPU cores, shared
+ * with whatever else runs: the natural arrival skew is 0.1-7 ms per site,
+ * with outliers of tens of ms when the machine is busy, so a bucket total of
+ * 32 sites moves by up to ~80 ms from run to run. Hence D = 10 ms (the
+ * issue's example is 2 ms): S ~ 330 ms, and two checks against a no-skew run
+ * of the same test:
+ *   - the bucket (the figure the report shows) grows by [0.5 S, 1.3 S]: the
+ *     loss to rank 1's natural lead plus the run-to-run spread stay inside
+ *     that, a probe that were not where the wait happens gives ~0;
+ *   - the median per site (rank 0's trace: robust to those outliers) grows
+ *     by [0.75, 1.25] x the mean sleep.
+ * The collective's own bucket on rank 0 must not grow by more than 0.15 S,
+ * nor its median by more than 0.15 D (after the probe both ranks arrive
+ * together; observed: within +-20 ms, +-0.1 ms). Without the probe the
+ * same growth, by the same two checks, lands in the collective.
  */
 #define SKEW_US 10000u
 #define SKEW_TOKENS 8u
@@ -363,19 +413,29 @@ static void test_skew(void)
     CHECK_EQ_U64(skew.rdv_calls0, sites);
     CHECK(skew.slept >= (uint64_t)sites * SKEW_US * 1000u);
     double S = (double)skew.slept, nS = (double)nskew.slept;
+    double D = S / sites, nD = nS / sites;
     double g_rdv = (double)skew.rdv0 - (double)base.rdv0;
     double g_ar = (double)skew.ar0 - (double)base.ar0;
     double n_ar = (double)nskew.ar0 - (double)nbase.ar0;
-    printf("  probe: rank 1 slept %.1f ms in %u sleeps; rank 0 rendezvous %.1f -> %.1f ms "
-           "(+%.1f, %.2f of the sleeps), allreduce_attn %.1f -> %.1f ms (%+.1f)\n",
+    double m_rdv = skew.med_rdv0 - base.med_rdv0, m_ar = skew.med_ar0 - base.med_ar0;
+    double nm_ar = nskew.med_ar0 - nbase.med_ar0;
+    printf("  probe: rank 1 slept %.1f ms in %u sleeps; rank 0: rendezvous %.1f -> %.1f ms "
+           "(+%.1f, %.2f of the sleeps; median per site +%.2f ms, %.2f of a sleep), "
+           "allreduce_attn %.1f -> %.1f ms (%+.1f; median %+.3f ms); rank 1 rendezvous %.1f -> "
+           "%.1f ms\n",
            S * 1e-6, sites, (double)base.rdv0 * 1e-6, (double)skew.rdv0 * 1e-6, g_rdv * 1e-6,
-           g_rdv / S, (double)base.ar0 * 1e-6, (double)skew.ar0 * 1e-6, g_ar * 1e-6);
+           g_rdv / S, m_rdv * 1e-6, m_rdv / D, (double)base.ar0 * 1e-6, (double)skew.ar0 * 1e-6,
+           g_ar * 1e-6, m_ar * 1e-6, (double)base.rdv1 * 1e-6, (double)skew.rdv1 * 1e-6);
     printf("  no probe: rank 1 slept %.1f ms; rank 0 allreduce_attn %.1f -> %.1f ms (+%.1f, "
-           "%.2f of the sleeps)\n",
-           nS * 1e-6, (double)nbase.ar0 * 1e-6, (double)nskew.ar0 * 1e-6, n_ar * 1e-6, n_ar / nS);
-    CHECK(g_rdv >= 0.7 * S && g_rdv <= 1.3 * S);
+           "%.2f of the sleeps; median per site +%.2f ms, %.2f of a sleep)\n",
+           nS * 1e-6, (double)nbase.ar0 * 1e-6, (double)nskew.ar0 * 1e-6, n_ar * 1e-6, n_ar / nS,
+           nm_ar * 1e-6, nm_ar / nD);
+    CHECK(g_rdv >= 0.5 * S && g_rdv <= 1.3 * S);
+    CHECK(m_rdv >= 0.75 * D && m_rdv <= 1.25 * D);
     CHECK(g_ar <= 0.15 * S);
-    CHECK(n_ar >= 0.7 * nS && n_ar <= 1.3 * nS);
+    CHECK(m_ar <= 0.15 * D);
+    CHECK(n_ar >= 0.5 * nS && n_ar <= 1.3 * nS);
+    CHECK(nm_ar >= 0.75 * nD && nm_ar <= 1.25 * nD);
     CHECK_EQ_U64(nskew.rdv_calls0, 0);
     CHECK_EQ_U64(nskew.rdv0, 0);
 }
@@ -465,8 +525,6 @@ static void level_run(vkprof_host_level level, const char *trace_path)
     free(text);
 }
 
-static char dir[256];
-
 static void test_level2(void)
 {
     char path[300];
@@ -528,6 +586,7 @@ static void route_run(const char *preset, bool probe)
     cfg.route_trace = true;
     cfg.probe = probe;
     cfg.host_level = VKPROF_HOST_ALL;
+    cfg.trace = true;
     pthread_mutex_lock(&lb.mu);
     lb.len = 0;
     if (lb.text != NULL) {
@@ -547,7 +606,36 @@ static void route_run(const char *preset, bool probe)
             CHECK_EQ_U64(run.r[k].routed_calls, (uint64_t)T * (p->n_layers - p->first_moe));
         }
     }
+    char tpath[300];
+    snprintf(tpath, sizeof tpath, "%s/route.rank1.json", dir);
+    CHECK(vkprof_trace_write(run.r[1].prof, tpath) == VKPROF_OK);
     dec_tp_cleanup(&run);
+    /* rank 1's moe_host_sync spans carry "experts", in time order */
+    static char span_ex[256][700];
+    uint32_t n_span = 0;
+    char *ttext = th_read_file(tpath);
+    cJSON *doc = ttext != NULL ? cJSON_Parse(ttext) : NULL;
+    CHECK(doc != NULL);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        if (!cJSON_IsString(name) || !cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0 ||
+            strcmp(name->valuestring, "moe_host_sync") != 0) {
+            continue;
+        }
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(e, "args"), "experts");
+        CHECK(cJSON_IsString(ex));
+        if (cJSON_IsString(ex) && n_span < 256) {
+            snprintf(span_ex[n_span++], sizeof span_ex[0], "%s", ex->valuestring);
+        }
+    }
+    cJSON_Delete(doc);
+    free(ttext);
+    static char line_ex[256][700];
+    uint32_t n_line = 0;
     /* one line per rank, step, layer and site, with every field */
     uint32_t seen[R][T][64][2];
     memset(seen, 0, sizeof seen);
@@ -582,6 +670,9 @@ static void route_run(const char *preset, bool probe)
         if (p->n_experts == 0) {
             CHECK(strcmp(ex, "-") == 0 && strcmp(exl, "-") == 0);
         } else if (mlp && is_moe) {
+            if (rank == 1 && n_line < 256) {
+                snprintf(line_ex[n_line++], sizeof line_ex[0], "%s", ex);
+            }
             /* the MLP site of a MoE layer follows its own routing: top_k ids */
             CHECK_EQ_U64(strtoul(exl, NULL, 10), layer);
             uint32_t k = 0;
@@ -609,7 +700,18 @@ static void route_run(const char *preset, bool probe)
             }
         }
     }
-    printf("  %s: %u route lines (probe %s)\n", preset, lines, probe ? "on" : "off");
+    /* the span args and the route lines: the same ids, in the same order */
+    CHECK_EQ_U64(n_span, n_line);
+    CHECK_EQ_U64(n_span, p->n_experts > 0 ? (uint64_t)T * (p->n_layers - p->first_moe) : 0u);
+    for (uint32_t i = 0; i < n_span && i < n_line; i++) {
+        if (strcmp(span_ex[i], line_ex[i]) != 0) {
+            fprintf(stderr, "  moe_host_sync %u: experts %s in the trace, %s routed\n", i,
+                    span_ex[i], line_ex[i]);
+            CHECK(false);
+        }
+    }
+    printf("  %s: %u route lines (probe %s), %u moe_host_sync spans with their experts\n", preset,
+           lines, probe ? "on" : "off", n_span);
 }
 
 static void test_route_trace(void)
@@ -703,6 +805,7 @@ static void test_cli(void)
 int main(int argc, char **argv)
 {
     bool tsan = argc == 2 && strcmp(argv[1], "--tsan") == 0;
+    bool skew_only = argc == 2 && strcmp(argv[1], "--skew") == 0;
     if (argc == 3 && strcmp(argv[1], "--cli") == 0) {
         vkprof_bin = argv[2];
     }
@@ -716,6 +819,8 @@ int main(int argc, char **argv)
     if (tsan) {
         RUN(test_collective);
         RUN(test_four_ranks);
+    } else if (skew_only) {
+        RUN(test_skew);
     } else {
         RUN(test_collective);
         RUN(test_rank_path);
