@@ -532,8 +532,9 @@ static void test_report(void)
         CHECK(coll >= (uint64_t)STEPS * 650000u);
         cJSON_Delete(in[k].root);
     }
-    /* rank 0 waits DELAY_MS at each attention rendezvous for rank 1 */
-    CHECK(v.rank[0].probe_ns >= (uint64_t)STEPS * DELAY_MS * 1000000u);
+    /* rank 0 waits about DELAY_MS at each attention rendezvous for rank 1
+     * (less by how much later rank 0 itself got there: a margin for load) */
+    CHECK(v.rank[0].probe_ns >= (uint64_t)STEPS * DELAY_MS * 750000u);
     CHECK(v.rank[1].probe_ns + (uint64_t)STEPS * DELAY_MS * 500000u < v.rank[0].probe_ns);
     CHECK(v.slowest == 1);
     CHECK(v.n_steps == STEPS);
