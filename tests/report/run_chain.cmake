@@ -1,0 +1,34 @@
+# The whole chain on lavapipe: `vkprof decode --ranks 2 --trace` (one trace per
+# rank, rank 1 held back before each attention all-reduce), `vkprof merge`,
+# `vkprof report` of the merged trace: rank 1 must be the slowest. The
+# validation layer is forced on (VK_INSTANCE_LAYERS); any message fails.
+# -DVKPROF= -DWORKDIR=
+file(REMOVE_RECURSE ${WORKDIR})
+file(MAKE_DIRECTORY ${WORKDIR})
+function(run)
+  execute_process(COMMAND ${VKPROF} ${ARGN} WORKING_DIRECTORY ${WORKDIR}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "vkprof ${ARGN}: exit status ${rc}\n--- stdout\n${out}--- stderr\n${err}---")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "vkprof ${ARGN}: exit status ${rc}")
+  endif()
+  if("${out}${err}" MATCHES "VUID-|Validation (Error|Warning)")
+    message(FATAL_ERROR "vkprof ${ARGN}: the validation layer complained")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+run(decode --preset tiny --tokens 4 --ranks 2 --profile host --trace t.json
+  --skew-rank 1 --skew-us 20000)
+run(merge t.rank0.json t.rank1.json -o merged.json --names first,late)
+if(NOT out MATCHES "t.rank1.json: the same boot: exact")
+  message(FATAL_ERROR "the two ranks' traces did not merge exactly")
+endif()
+run(report merged.json --svg merged.svg)
+foreach(want "ranks: 2 \\(merged by vkprof merge, same_boot\\)"
+             "\n  first +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0\n"
+             "slowest rank: late \\(the least rendezvous wait"
+             "host buckets \\(2 ranks\\)")
+  if(NOT out MATCHES "${want}")
+    message(FATAL_ERROR "the report does not match: ${want}")
+  endif()
+endforeach()
