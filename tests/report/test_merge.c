@@ -662,6 +662,20 @@ static void test_hostile(void)
     struct stat st;
     CHECK(stat(path_in("bad_out.json"), &st) != 0); /* never written */
 
+    /* one boot, but the second starts so late that an event would pass the
+     * reader's limit of 10^18 ns: refused, nothing written */
+    write_text("far_a.json", "{\"traceEvents\":[],\"metadata\":{\"trace_start_monotonic_ns\":5,"
+                             "\"process\":{\"boot_id\":\"b\"}}}");
+    write_text("far_b.json",
+               "{\"traceEvents\":[{\"ph\":\"i\",\"name\":\"x\",\"ts\":1000,\"pid\":1,\"tid\":1}],"
+               "\"metadata\":{\"trace_start_monotonic_ns\":999999999999999000,\"process\":{"
+               "\"boot_id\":\"b\"}}}");
+    char ferr[1024];
+    int frc = merge(path_in("far_a.json"), path_in("far_b.json"), false, path_in("bad_out.json"),
+                    NULL, ferr, sizeof ferr);
+    CHECK(frc == RPT_MERGE_ERROR && strstr(ferr, "past its limit of 10^18 ns (at event #0)"));
+    CHECK(stat(path_in("bad_out.json"), &st) != 0);
+
     /* the size cap, stdin, a missing file, an unwritable output */
     char err[1024];
     inputs2[0] = path_in("rank0.json");

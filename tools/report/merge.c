@@ -647,7 +647,14 @@ static int write_event(void *user, const cJSON *orig, long idx)
                     pid == VKPROF_TF_PID_GPU ? VKPROF_TF_MERGE_GPU_PID((int64_t)k)
                                              : VKPROF_TF_MERGE_HOST_PID((int64_t)k));
     if (r == 0 && get_ns(orig, "ts", &ts) == 0) {
-        int64_t t = ts + in->shift_ns;
+        int64_t t = ts + in->shift_ns; /* each at most 10^18: no overflow */
+        if (t > MAX_TS_NS) {
+            cJSON_Delete(ev);
+            return fail(m,
+                        "%s: an event would be at %" PRId64 " ns of the merged trace, past its "
+                        "limit of 10^18 ns (at event #%ld)",
+                        in->path, t, idx);
+        }
         char buf[48];
         snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64, t / 1000, t % 1000);
         r = set_raw(ev, "ts", buf);
