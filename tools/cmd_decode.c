@@ -17,6 +17,7 @@
 #include "decode.h"
 #include "decode_spans.h"
 #include "decode_tp.h"
+#include "merge.h"
 #include "vkutil.h"
 
 #define SHOW_TOKENS 16u
@@ -583,20 +584,43 @@ static int decode_ranks(const ranks_args *a, const vku_instance *inst, VkPhysica
         }
     }
     if (a->trace != NULL) {
-        for (uint32_t k = 0; k < a->ranks; k++) {
-            char path[1200];
-            if (dec_tp_rank_path(path, sizeof path, a->trace, k) != 0 ||
-                vkprof_trace_write(run.r[k].prof, path) != VKPROF_OK) {
+        char(*paths)[1200] = calloc(a->ranks, sizeof *paths);
+        const char **inputs = calloc(a->ranks, sizeof *inputs);
+        bool written = paths != NULL && inputs != NULL;
+        for (uint32_t k = 0; written && k < a->ranks; k++) {
+            if (dec_tp_rank_path(paths[k], sizeof paths[k], a->trace, k) != 0 ||
+                vkprof_trace_write(run.r[k].prof, paths[k]) != VKPROF_OK) {
                 fprintf(stderr, "vkprof decode: rank %u's trace could not be written (%s)\n", k,
                         a->trace);
-                goto done;
+                written = false;
+                break;
             }
+            inputs[k] = paths[k];
             uint64_t kept = 0, dropped = 0;
             vkprof_trace_counts(run.r[k].prof, &kept, &dropped);
-            printf("trace:     %s (rank %u: %llu events%s)\n", path, k, (unsigned long long)kept,
-                   dropped ? ", SOME DROPPED: see its metadata" : "");
+            printf("trace:     %s (rank %u: %llu events%s)\n", paths[k], k,
+                   (unsigned long long)kept, dropped ? ", SOME DROPPED: see its metadata" : "");
         }
-        printf("           one trace per rank; summarise each with vkprof report\n");
+        /* and all of them on one timeline: one process per rank (vkprof
+         * merge; one boot, so exact on the shared CLOCK_MONOTONIC) */
+        int mr = RPT_MERGE_ERROR;
+        char merr[512] = "";
+        if (written) {
+            rpt_merge_opts mo = {.inputs = inputs, .n_inputs = a->ranks, .output = a->trace};
+            mr = rpt_merge(&mo, NULL, merr, sizeof merr);
+            if (mr == RPT_MERGE_OK) {
+                printf("trace:     %s (the %u ranks merged, one process each; open in "
+                       "ui.perfetto.dev, or: vkprof report %s)\n",
+                       a->trace, a->ranks, a->trace);
+            } else {
+                fprintf(stderr, "vkprof decode: the merged trace %s: %s\n", a->trace, merr);
+            }
+        }
+        free(paths);
+        free(inputs);
+        if (mr != RPT_MERGE_OK) {
+            goto done;
+        }
     }
     if (a->json != NULL) {
         if (write_json(a->json, &r) != 0) {

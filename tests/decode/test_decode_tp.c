@@ -166,6 +166,67 @@ static void test_rank_path(void)
     CHECK(dec_tp_rank_path(out, 8, "trace.json", 0) == 1);
 }
 
+/* The routed hook on the span glue alone: the ids land on the open
+ * moe_host_sync span as "experts", not on the span around it. */
+static void test_annotate(void)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.host_level = VKPROF_HOST_ALL;
+    d.trace_path = "";
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    dec_tp_comm c;
+    CHECK(dec_tp_comm_init(&c, 1, 16, false) == 0);
+    dec_tp_rank r;
+    memset(&r, 0, sizeof r);
+    r.comm = &c;
+    r.prof = ctx;
+    r.hooks = dec_tp_hooks(&r, true);
+    const uint32_t ids[3] = {3, 17, 42}, ids2[2] = {5, 9};
+    r.hooks.section_begin(r.hooks.user, "layer");
+    r.hooks.section_begin(r.hooks.user, "moe_host_sync");
+    r.hooks.section_begin(r.hooks.user, "submit_wait");
+    r.hooks.section_end(r.hooks.user, "submit_wait");
+    r.hooks.routed(r.hooks.user, 1, ids, NULL, 3);
+    r.hooks.section_end(r.hooks.user, "moe_host_sync");
+    r.hooks.routed(r.hooks.user, 2, ids2, NULL, 2); /* outside: not annotated, counted */
+    r.hooks.section_end(r.hooks.user, "layer");
+    CHECK_EQ_U64(r.annotated, 1);
+    CHECK_EQ_U64(r.routed_outside, 1);
+    CHECK_EQ_U64(r.routed_calls, 2);
+    CHECK(r.routed_layer == 2 && r.routed_k == 2 && r.routed_ids[1] == 9);
+    char path[300];
+    snprintf(path, sizeof path, "%s/annotate.json", dir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    vkprof_destroy(ctx);
+    dec_tp_comm_destroy(&c);
+    char *text = th_read_file(path);
+    cJSON *doc = text != NULL ? cJSON_Parse(text) : NULL;
+    CHECK(doc != NULL);
+    uint32_t found = 0, elsewhere = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents"))
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(e, "args"), "experts");
+        if (!cJSON_IsString(nm) || ex == NULL) {
+            continue;
+        }
+        if (strcmp(nm->valuestring, "moe_host_sync") == 0 && cJSON_IsString(ex) &&
+            strcmp(ex->valuestring, "3,17,42") == 0) {
+            found++;
+        } else {
+            elsewhere++;
+        }
+    }
+    CHECK_EQ_U64(found, 1);
+    CHECK_EQ_U64(elsewhere, 0);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 /* ---- the driver on the engine ------------------------------------------------------ */
 
 typedef struct logbuf {
@@ -600,7 +661,9 @@ static void route_run(const char *preset, bool probe)
         return;
     }
     for (uint32_t k = 0; k < R; k++) {
-        /* every routed choice annotated its open moe_host_sync span */
+        /* every routed choice annotated its open moe_host_sync span (the
+         * engine calls routed inside that section, after the read-back) */
+        CHECK_EQ_U64(run.r[k].routed_outside, 0);
         CHECK_EQ_U64(run.r[k].annotated, run.r[k].routed_calls);
         if (p->n_experts > 0) {
             CHECK_EQ_U64(run.r[k].routed_calls, (uint64_t)T * (p->n_layers - p->first_moe));
@@ -787,7 +850,28 @@ static void test_cli(void)
     CHECK(strstr(out, "== rank 1:") != NULL && strstr(out, "allreduce_attn_rendezvous") != NULL);
     uint32_t a[4], b[4];
     CHECK(json_tokens(j1, a, 4) && json_tokens(j2, b, 4) && memcmp(a, b, sizeof a) == 0);
-    CHECK(access(t0, R_OK) == 0 && access(t1, R_OK) == 0 && access(tr, F_OK) != 0);
+    CHECK(access(t0, R_OK) == 0 && access(t1, R_OK) == 0);
+    /* FILE itself: the ranks merged (vkprof merge), a process per rank */
+    char *merged = th_read_file(tr);
+    cJSON *doc = merged != NULL ? cJSON_Parse(merged) : NULL;
+    CHECK(doc != NULL);
+    uint32_t procs = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents"))
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *an =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "args"), "name");
+        if (cJSON_IsString(nm) && strcmp(nm->valuestring, "process_name") == 0 &&
+            cJSON_IsString(an) &&
+            (strcmp(an->valuestring, "rank 0") == 0 || strcmp(an->valuestring, "rank 1") == 0)) {
+            procs++;
+        }
+    }
+    printf("  merged trace: %u host processes, rank 0 and rank 1\n", procs);
+    CHECK_EQ_U64(procs, 2);
+    cJSON_Delete(doc);
+    free(merged);
     /* garbage in the env var: one warning, no route lines */
     rc = run_cli("VKPROF_DECODE_ROUTE_TRACE=maybe", "--tokens 2 --ranks 2", out, sizeof out);
     CHECK_EQ_U64(rc, 0);
@@ -824,6 +908,7 @@ int main(int argc, char **argv)
     } else {
         RUN(test_collective);
         RUN(test_rank_path);
+        RUN(test_annotate);
         RUN(test_tokens);
         RUN(test_level2);
         RUN(test_route_trace);

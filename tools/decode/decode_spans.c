@@ -69,6 +69,16 @@ bool dec_span_annotate_ids(dec_span_glue *g, const char *section, const char *ke
     return false;
 }
 
+bool dec_span_in_section(const dec_span_glue *g, const char *section)
+{
+    for (uint32_t i = g->depth; i-- > 0;) {
+        if (g->stack_names[i] == section || strcmp(g->stack_names[i], section) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void on_section_begin(void *user, const char *name)
 {
     dec_span_section_begin(user, name);

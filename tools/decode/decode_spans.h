@@ -40,5 +40,7 @@ void dec_span_step(dec_span_glue *g);
  * full. */
 bool dec_span_annotate_ids(dec_span_glue *g, const char *section, const char *key,
                            const uint32_t *ids, uint32_t n);
+/* Whether a section of that name is open (spans on or not). */
+bool dec_span_in_section(const dec_span_glue *g, const char *section);
 
 #endif

@@ -289,6 +289,9 @@ void dec_tp_routed(dec_tp_rank *r, uint32_t layer, const uint32_t *ids, uint32_t
     if (dec_span_annotate_ids(&r->glue, "moe_host_sync", "experts", r->routed_ids, r->routed_k)) {
         r->annotated++;
     }
+    if (r->hooks.section_begin != NULL && !dec_span_in_section(&r->glue, "moe_host_sync")) {
+        r->routed_outside++;
+    }
 }
 
 static void hk_begin(void *user, const char *name)

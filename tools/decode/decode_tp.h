@@ -107,6 +107,9 @@ typedef struct dec_tp_rank {
     uint32_t routed_ids[DEC_TP_MAX_ROUTED];
     uint64_t routed_calls;
     uint64_t annotated; /* moe_host_sync spans annotated with "experts" */
+    /* routed calls that found no moe_host_sync section open (the engine
+     * calls routed inside it, after the read-back: this stays 0) */
+    uint64_t routed_outside;
 } dec_tp_rank;
 
 /* The collective of the hook (dec_hooks.all_reduce): skew, probe, enqueue,
