@@ -485,6 +485,95 @@ static void test_other_boot(void)
     printf("  refused: %s\n", err);
 }
 
+/* The estimator on hand-written probes: the offset is the median of the
+ * matched exits' differences, the bound the largest distance from it plus
+ * both host clock bounds, to the nanosecond; the k-th probe of a bucket in a
+ * step matches the k-th; unmatched probes are left out. */
+static void write_text(const char *name, const char *text);
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        char *q = realloc(*buf, *cap);
+        CHECK(q != NULL);
+        if (q == NULL) {
+            return;
+        }
+        *buf = q;
+    }
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
+}
+
+static void probe_trace(const char *name, long long start, const char *boot, int eb,
+                        const long long *ts_ns, const int *step, const char *const *bucket, int n)
+{
+    char *buf = NULL, line[512];
+    size_t len = 0, cap = 0;
+    append(&buf, &len, &cap, "{\"traceEvents\":[");
+    for (int i = 0; i < n; i++) {
+        snprintf(line, sizeof line,
+                 "%s{\"ph\":\"X\",\"cat\":\"host\",\"name\":\"%s\",\"ts\":%lld.%03lld,"
+                 "\"dur\":10.000,\"pid\":1,\"tid\":1,\"args\":{\"bucket\":\"%s\",\"hot\":true,"
+                 "\"sync\":false,\"step\":%d,\"probe\":true}}",
+                 i ? "," : "", bucket[i], ts_ns[i] / 1000, ts_ns[i] % 1000, bucket[i], step[i]);
+        append(&buf, &len, &cap, line);
+    }
+    snprintf(line, sizeof line,
+             "],\"metadata\":{\"trace_start_monotonic_ns\":%lld,\"dropped_events\":0,"
+             "\"host_clock\":{\"error_bound_ns\":%d},\"process\":{\"boot_id\":\"%s\","
+             "\"host\":\"h\",\"pid\":1}}}",
+             start, eb, boot);
+    append(&buf, &len, &cap, line);
+    if (buf != NULL) {
+        write_text(name, buf);
+    }
+    free(buf);
+}
+
+static void test_estimator(void)
+{
+    static const char *const AT = "allreduce_attn_rendezvous", *const MLP =
+                                                                   "allreduce_mlp_rendezvous";
+    /* A: probes at steps 1..5 (two at step 3), and one MLP probe B lacks */
+    const long long ta[] = {100000, 200000, 300000, 350000, 400000, 500000, 600000};
+    const int sa[] = {1, 2, 3, 3, 4, 5, 5};
+    const char *const ba[] = {AT, AT, AT, AT, AT, AT, MLP};
+    /* B: the same probes, each lagging by lag[i] ns, and one at step 9 A lacks */
+    const long long lag[] = {3000, -2000, 1000, 0, -1000, 500000};
+    long long tb[7];
+    for (int i = 0; i < 6; i++) {
+        tb[i] = ta[i] + lag[i];
+    }
+    tb[6] = 900000;
+    const int sb[] = {1, 2, 3, 3, 4, 5, 9};
+    const char *const bb[] = {AT, AT, AT, AT, AT, AT, AT};
+    const long long start_a = 1000000000LL, off = 4000000007LL;
+    probe_trace("est_a.json", start_a, "boot-a", 21, ta, sa, ba, 7);
+    probe_trace("est_b.json", start_a + off, "boot-b", 30, tb, sb, bb, 7);
+    char err[1024];
+    rpt_merge_input info[2];
+    int rc = merge(path_in("est_a.json"), path_in("est_b.json"), true, path_in("est.json"), info,
+                   err, sizeof err);
+    CHECK(rc == RPT_MERGE_OK);
+    if (rc != RPT_MERGE_OK) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    /* d - off sorted: -2000 -1000 0 1000 3000 500000: median 500 (the mean
+     * of the middle two), farthest 499500 away; + 21 + 30 */
+    CHECK_EQ_U64(info[1].matched, 6);
+    CHECK(info[1].offset_ns == off + 500);
+    CHECK_EQ_U64(info[1].error_bound_ns, 499500 + 21 + 30);
+    /* three probes fewer: below the minimum of 4 matches */
+    probe_trace("est_c.json", start_a + off, "boot-b", 30, tb + 3, sb + 3, bb + 3, 4);
+    rc = merge(path_in("est_a.json"), path_in("est_c.json"), true, path_in("est.json"), info, err,
+               sizeof err);
+    CHECK(rc == RPT_MERGE_REFUSED && strstr(err, "only 3 rendezvous probes match") != NULL);
+}
+
 /* What the report must find, from the inputs' JSON: each rank's outermost
  * collective time and probe time. */
 static void span_sums(const trace *t, uint64_t *coll, uint64_t *probe)
@@ -763,6 +852,7 @@ int main(int argc, char **argv)
     RUN(record_traces);
     RUN(test_same_boot_exact);
     RUN(test_other_boot);
+    RUN(test_estimator);
     RUN(test_report);
     RUN(test_hostile);
     vku_busy_destroy(&g.dev, &busy);
