@@ -150,6 +150,35 @@ static void put_escaped(vkprof_json *j, const char *s)
     put(j, "\"", 1);
 }
 
+char *vkprof__json_escape(char *out, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (const unsigned char *p = (const unsigned char *)s; *p != 0; p++) {
+        const unsigned char c = *p;
+        if (c != '"' && c != '\\' && c >= 0x20) {
+            *out++ = (char)c;
+            continue;
+        }
+        *out++ = '\\';
+        switch (c) {
+        case '"': *out++ = '"'; break;
+        case '\\': *out++ = '\\'; break;
+        case '\n': *out++ = 'n'; break;
+        case '\r': *out++ = 'r'; break;
+        case '\t': *out++ = 't'; break;
+        default:
+            out[0] = 'u';
+            out[1] = '0';
+            out[2] = '0';
+            out[3] = hex[c >> 4];
+            out[4] = hex[c & 15];
+            out += 5;
+            break;
+        }
+    }
+    return out;
+}
+
 void vkprof__json_key(vkprof_json *j, const char *key)
 {
     if (key == NULL || !before_value(j, true)) {

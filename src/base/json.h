@@ -94,6 +94,11 @@ void vkprof__json_kv_bool(vkprof_json *j, const char *key, bool v);
 /* True when every open was closed and nothing was misused. */
 bool vkprof__json_ok(const vkprof_json *j);
 
+/* The bytes of `s` escaped as the writer escapes a string's (no quotes, no
+ * NUL) into `out`, which has room for 6 * strlen(s); returns the end. For an
+ * exporter that formats into its own buffer. */
+char *vkprof__json_escape(char *out, const char *s);
+
 /* Decimal digits of v into out (no NUL); returns the count (1..20). */
 size_t vkprof__u64_to_dec(uint64_t v, char out[20]);
 

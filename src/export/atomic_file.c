@@ -1,4 +1,7 @@
 /* See atomic_file.h. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* sync_file_range */
+#endif
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
 
@@ -17,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AFILE_BUFFER (1u << 20)
+#define AFILE_BUFFER VKPROF_AFILE_BLOCK
 #define AFILE_MAX_LINKS 40 /* as the kernel's own limit on a chain of symlinks */
 
 static _Atomic unsigned g_tmp_serial;
@@ -253,12 +256,37 @@ static void drain(vkprof_afile *a, const char *p, size_t n)
     }
 }
 
+/* Start the write-back of what a temporary file holds so far, every
+ * AFILE_WRITEBACK bytes: the disk writes while the exporter formats the next
+ * blocks, and the fsync at the commit waits for the last stretch only. A
+ * hint (Linux): its errors are the fsync's to report. */
+#define AFILE_WRITEBACK (8u << 20)
+
+static void start_writeback(vkprof_afile *a)
+{
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+    if (!a->in_place && a->err == 0 && a->bytes - a->written_back >= AFILE_WRITEBACK) {
+        (void)sync_file_range(a->fd, (off_t)a->written_back, (off_t)(a->bytes - a->written_back),
+                              SYNC_FILE_RANGE_WRITE);
+        a->written_back = a->bytes;
+    }
+#else
+    (void)a;
+#endif
+}
+
 static void flush_buffer(vkprof_afile *a)
 {
     if (a->len > 0) {
         drain(a, a->buf, a->len);
         a->len = 0;
+        start_writeback(a);
     }
+}
+
+void vkprof__afile_flush_block(vkprof_afile *a)
+{
+    flush_buffer(a);
 }
 
 void vkprof__afile_write(vkprof_afile *a, const void *data, size_t n)

@@ -19,7 +19,8 @@
  *
  * The file is created with mode 0666, so the kernel applies the process's
  * umask (and default ACLs) exactly as for fopen(): no process-wide state is
- * read or changed. Writes are buffered (1 MiB); the first failing write()
+ * read or changed. Writes are buffered in blocks of VKPROF_AFILE_BLOCK (2 MiB):
+ * a block is handed to write() whole; the first failing write()
  * records its errno and every later write is a no-op, so a full disk costs one
  * failed write and is reported as ENOSPC, not as a generic I/O error.
  *
@@ -41,8 +42,9 @@ typedef struct vkprof_afile {
     char *tmp;        /* the temporary file beside it, or NULL when in place */
     char *buf;
     size_t len, cap;
-    uint64_t bytes;       /* bytes write() accepted */
-    uint32_t write_calls; /* write() calls made, the failed one included */
+    uint64_t bytes;        /* bytes write() accepted */
+    uint64_t written_back; /* bytes whose write-back was started (Linux) */
+    uint32_t write_calls;  /* write() calls made, the failed one included */
 } vkprof_afile;
 
 /* Resolve `path` and open the temporary file (or the stream in place).
@@ -53,6 +55,30 @@ int vkprof__afile_open(vkprof_afile *a, const char *path);
 /* Bytes to the file (buffered). Text goes through the JSON writer
  * (base/json.h, vkprof__afile_json below): there is no printf here. */
 void vkprof__afile_write(vkprof_afile *a, const void *data, size_t n);
+
+#define VKPROF_AFILE_BLOCK (2u << 20)
+
+/* Write the block buffer out now (a no-op after a failure, which also
+ * empties it). */
+void vkprof__afile_flush_block(vkprof_afile *a);
+
+/* Direct formatting into the block buffer, for an exporter that writes
+ * megabytes: room for `n` bytes (n <= VKPROF_AFILE_BLOCK) at the returned
+ * place, the block written out first when it lacks them; then
+ * vkprof__afile_wrote() with the end of what was formatted there. After a
+ * failure the bytes go nowhere (the buffer is emptied at each block). */
+static inline char *vkprof__afile_room(vkprof_afile *a, size_t n)
+{
+    if (a->cap - a->len < n) {
+        vkprof__afile_flush_block(a);
+    }
+    return a->buf + a->len;
+}
+
+static inline void vkprof__afile_wrote(vkprof_afile *a, const char *end)
+{
+    a->len = (size_t)(end - a->buf);
+}
 
 /* True once any step failed: formatting can stop there. */
 static inline bool vkprof__afile_failed(const vkprof_afile *a)

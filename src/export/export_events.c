@@ -111,89 +111,130 @@ static inline uint64_t rel_rank(const rank_base *rb, const vkprof_event *e)
     return rank_of(rb->k, e) - rb->min[e->kind];
 }
 
-/* Sort `a` (n indices) by (bucket, rank); `tmp` holds n. Returns the array
- * that holds the result (a or tmp). */
-static uint32_t *sort_events(const rank_base *rb, const vkprof_event *ev, uint32_t *a,
-                             uint32_t *tmp, uint32_t n, unsigned bits, uint32_t *bucket_count,
-                             uint32_t (*hist)[DIGITS])
+/* What msd_sort sorts by: the rank, or (by_id) the span's flow id. */
+typedef struct sort_key {
+    const rank_base *rb;
+    bool by_id;
+    uint64_t min_id;
+    uint32_t *h;                   /* DIGITS counters */
+    uint32_t (*start)[DIGITS + 1]; /* one row per level */
+} sort_key;
+
+static inline uint64_t key_of(const sort_key *sk, const vkprof_event *e)
 {
-    unsigned passes = (bits + DIGIT_BITS - 1u) / DIGIT_BITS;
+    return sk->by_id ? e->id - sk->min_id : rel_rank(sk->rb, e);
+}
+
+/* Sort a[0..n) by the bits of the rank below `top` + DIGIT_BITS, most
+ * significant digit first, stable, through tmp[0..n). MSD, not LSD: the
+ * store is nearly in time order, so each digit's indices come from one
+ * stretch of it and every pass reads the store almost in order; an LSD pass
+ * on the low digits would scatter them and miss the cache on every event. */
+static bool in_order(const sort_key *sk, const vkprof_event *ev, const uint32_t *a, uint32_t n)
+{
+    uint64_t prev = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t r = rel_rank(rb, &ev[a[i]]);
-        for (unsigned p = 0; p < passes; p++) {
-            hist[p][(r >> (p * DIGIT_BITS)) & (DIGITS - 1u)]++;
+        const uint64_t k = key_of(sk, &ev[a[i]]);
+        if (k < prev) {
+            return false;
         }
+        prev = k;
     }
-    uint32_t *src = a, *dst = tmp;
-    for (unsigned p = 0; p < passes; p++) {
-        uint32_t *h = hist[p], sum = 0;
-        bool one_bin = false;
-        for (uint32_t d = 0; d < DIGITS; d++) {
-            if (h[d] == n) {
-                one_bin = true; /* every index has this digit: nothing moves */
-                break;
+    return true;
+}
+
+static void msd_sort(const sort_key *sk, const vkprof_event *ev, uint32_t *a, uint32_t *tmp,
+                     uint32_t n, int top, unsigned level)
+{
+    uint32_t *h = sk->h;
+    if (n <= 32) {
+        for (uint32_t i = 1; i < n; i++) {
+            const uint32_t v = a[i];
+            const uint64_t kv = key_of(sk, &ev[v]);
+            uint32_t j = i;
+            for (; j > 0 && key_of(sk, &ev[a[j - 1]]) > kv; j--) {
+                a[j] = a[j - 1];
             }
-            uint32_t c = h[d];
-            h[d] = sum;
-            sum += c;
+            a[j] = v;
         }
-        if (one_bin) {
-            continue;
-        }
-        unsigned shift = p * DIGIT_BITS;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t idx = src[i];
-            dst[h[(rel_rank(rb, &ev[idx]) >> shift) & (DIGITS - 1u)]++] = idx;
-        }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
+        return;
     }
-    /* the bucket, most significant: a counting pass (bucket_count becomes
-     * the starts) */
-    uint32_t sum = 0;
-    for (uint32_t b = 0; b < BUCKETS; b++) {
-        uint32_t c = bucket_count[b];
-        if (c == n) {
-            return src; /* one track: already in order */
+    for (; top >= 0; top -= (int)DIGIT_BITS) {
+        memset(h, 0, DIGITS * sizeof *h);
+        for (uint32_t i = 0; i < n; i++) {
+            h[(key_of(sk, &ev[a[i]]) >> top) & (DIGITS - 1u)]++;
         }
+        uint32_t d0 = 0;
+        while (h[d0] == 0) {
+            d0++;
+        }
+        if (h[d0] != n) {
+            break; /* this digit splits them */
+        }
+    }
+    if (top < 0) {
+        return; /* one rank: the store's order stays */
+    }
+    uint32_t *start = sk->start[level], sum = 0;
+    for (uint32_t d = 0; d < DIGITS; d++) {
+        start[d] = sum;
+        sum += h[d];
+    }
+    start[DIGITS] = sum;
+    for (uint32_t d = 0; d < DIGITS; d++) {
+        h[d] = start[d];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t idx = a[i];
+        tmp[h[(key_of(sk, &ev[idx]) >> top) & (DIGITS - 1u)]++] = idx;
+    }
+    memcpy(a, tmp, (size_t)n * sizeof *a);
+    if (top == 0) {
+        return;
+    }
+    for (uint32_t d = 0; d < DIGITS; d++) {
+        const uint32_t c = start[d + 1] - start[d];
+        if (c > 1) {
+            msd_sort(sk, ev, a + start[d], tmp + start[d], c, top - (int)DIGIT_BITS, level + 1);
+        }
+    }
+}
+
+/* Sort `a` (n indices) by (bucket, rank), stable, through `tmp` (n);
+ * bucket_count holds the count of each bucket. */
+static void sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a, uint32_t *tmp,
+                        uint32_t n, const unsigned *bits, uint32_t *bucket_count)
+{
+    /* the bucket, most significant: a counting pass (bucket_count becomes
+     * the starts), unless one track holds everything */
+    uint32_t sum = 0;
+    bool one = false;
+    for (uint32_t b = 0; b < BUCKETS; b++) {
+        const uint32_t c = bucket_count[b];
+        one = one || c == n;
         bucket_count[b] = sum;
         sum += c;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t idx = src[i];
-        dst[bucket_count[bucket_of(&ev[idx])]++] = idx;
-    }
-    return dst;
-}
-
-/* Sort span indices by their flow id (ids are unique). */
-static uint32_t *sort_by_id(const vkprof_event *ev, uint32_t *a, uint32_t *tmp, uint32_t n,
-                            uint64_t min_id, uint64_t max_id, uint32_t *h)
-{
-    unsigned passes = (bit_length(max_id - min_id) + DIGIT_BITS - 1u) / DIGIT_BITS;
-    uint32_t *src = a, *dst = tmp;
-    for (unsigned p = 0; p < passes; p++) {
-        unsigned shift = p * DIGIT_BITS;
-        memset(h, 0, DIGITS * sizeof *h);
+    if (!one) {
         for (uint32_t i = 0; i < n; i++) {
-            h[((ev[src[i]].id - min_id) >> shift) & (DIGITS - 1u)]++;
+            const uint32_t idx = a[i];
+            tmp[bucket_count[bucket_of(&ev[idx])]++] = idx;
         }
-        uint32_t sum = 0;
-        for (uint32_t d = 0; d < DIGITS; d++) {
-            uint32_t c = h[d];
-            h[d] = sum;
-            sum += c;
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t idx = src[i];
-            dst[h[((ev[idx].id - min_id) >> shift) & (DIGITS - 1u)]++] = idx;
-        }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
+        memcpy(a, tmp, (size_t)n * sizeof *a);
     }
-    return src;
+    /* each track by rank (bucket_count[b] is now the end of bucket b) */
+    for (uint32_t i = 0; i < n;) {
+        const uint32_t b = bucket_of(&ev[a[i]]);
+        const uint32_t end = one ? n : bucket_count[b];
+        const unsigned kb = bits[ev[a[i]].kind];
+        /* a track recorded in time order (GPU scopes, steps, spans that do
+         * not nest) is checked in one pass and left as it is */
+        if (end - i > 1 && kb > 0 && !in_order(sk, ev, a + i, end - i)) {
+            const int top = (int)(((kb - 1u) / DIGIT_BITS) * DIGIT_BITS);
+            msd_sort(sk, ev, a + i, tmp + i, end - i, top, 0);
+        }
+        i = end;
+    }
 }
 
 /* Events of one bucket and one rank: the longer first, stable (a run is
@@ -236,7 +277,8 @@ static void sort_run_by_end(const keyer *k, const vkprof_event *ev, uint32_t *a,
 
 typedef struct scratch {
     uint32_t bucket_count[BUCKETS];
-    uint32_t hist[MAX_PASSES][DIGITS];
+    uint32_t h[DIGITS];
+    uint32_t start[MAX_PASSES][DIGITS + 1];
     uint64_t used[65536 / 64]; /* host thread indices seen */
 } scratch;
 
@@ -399,20 +441,15 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
             goto nomem;
         }
         rank_base rb = {&k, {0}};
-        unsigned bits = 0;
+        unsigned bits[4] = {0};
         for (unsigned kind = VKPROF_EV_SPAN; kind <= VKPROF_EV_STEP; kind++) {
             if (x->count[kind] > 0) {
                 rb.min[kind] = min_rank[kind];
-                unsigned b = bit_length(max_rank[kind] - min_rank[kind]);
-                bits = b > bits ? b : bits;
+                bits[kind] = bit_length(max_rank[kind] - min_rank[kind]);
             }
         }
-        uint32_t *sorted = sort_events(&rb, ev, order, tmp, kept, bits, bucket_count, sc->hist);
-        if (sorted != order) {
-            uint32_t *s = order;
-            order = sorted;
-            tmp = s;
-        }
+        sort_key sk = {&rb, false, 0, sc->h, sc->start};
+        sort_events(&sk, ev, order, tmp, kept, bits, bucket_count);
         /* one start, one bucket: the longer first */
         const uint32_t vb = ctx->info.timestamp_valid_bits;
         for (uint32_t i = 0; i < kept;) {
@@ -440,9 +477,10 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
                     ids[m++] = order[i];
                 }
             }
-            uint32_t *s = sort_by_id(ev, ids, tmp, m, min_id, max_id, sc->hist[0]);
-            if (s != ids) {
-                memcpy(ids, s, (size_t)m * sizeof *ids);
+            sort_key by_id = {&rb, true, min_id, sc->h, sc->start};
+            const unsigned ib = bit_length(max_id - min_id);
+            if (m > 1 && ib > 0 && !in_order(&by_id, ev, ids, m)) {
+                msd_sort(&by_id, ev, ids, tmp, m, (int)(((ib - 1u) / DIGIT_BITS) * DIGIT_BITS), 0);
             }
             x->span_by_id = ids;
             x->span_ids = m;

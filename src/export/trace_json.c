@@ -118,19 +118,233 @@ static void meta_sort(vkprof_json *j, const char *what, uint64_t pid, uint64_t t
     vkprof__json_end(j);
 }
 
-/* A flow end: {"ph":"s"|"f",...,"cat":"flow","name":"recorded","id":..,pid,tid,ts} */
-static void flow(vkprof_json *j, bool end, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts)
+/* One event through the JSON writer: what fmt_event() writes, for an event
+ * whose names do not fit a block. */
+static void write_event(vkprof_json *j, const vkprof_xevent *e, uint64_t t0)
 {
-    event_begin(j, end ? "f" : "s");
-    if (end) {
-        vkprof__json_kv_str(j, "bp", "e");
+    uint64_t ts = e->start_ns - t0;
+    uint64_t dur = e->end_ns >= e->start_ns ? e->end_ns - e->start_ns : 0;
+    if (e->kind == VKPROF_EV_STEP) {
+        event_begin(j, "i");
+        vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_STEP);
+        vkprof__json_kv_str(j, "name", VKPROF_TF_STEP_NAME);
+        vkprof__json_kv_str(j, "s", "p");
+        pid_tid(j, VKPROF_TF_PID_HOST, e->tid);
+        put_us(j, "ts", ts);
+        vkprof__json_key(j, "args");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
+        vkprof__json_end(j);
+        vkprof__json_end(j);
+        return;
     }
-    vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_FLOW);
-    vkprof__json_kv_str(j, "name", VKPROF_TF_FLOW_NAME);
-    vkprof__json_kv_u64(j, "id", id);
-    pid_tid(j, pid, tid);
+    bool gpu = e->kind == VKPROF_EV_GPU;
+    event_begin(j, "X");
+    vkprof__json_kv_str(j, "cat", gpu ? VKPROF_TF_CAT_GPU : VKPROF_TF_CAT_HOST);
+    vkprof__json_kv_str(j, "name", e->name);
+    pid_tid(j, gpu ? VKPROF_TF_PID_GPU : VKPROF_TF_PID_HOST, e->tid);
     put_us(j, "ts", ts);
+    put_us(j, "dur", dur);
+    vkprof__json_key(j, "args");
+    vkprof__json_obj(j);
+    if (gpu) {
+        vkprof__json_kv_str(j, VKPROF_TF_ARG_PHASE, e->name);
+        vkprof__json_kv_u64(j, VKPROF_TF_ARG_NS, dur);
+        vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
+    } else {
+        vkprof__json_kv_str(j, VKPROF_TF_ARG_BUCKET, e->name);
+        vkprof__json_kv_bool(j, VKPROF_TF_ARG_HOT, (e->flags & VKPROF_EVF_HOT) != 0);
+        vkprof__json_kv_bool(j, VKPROF_TF_ARG_SYNC, (e->flags & VKPROF_EVF_SYNC) != 0);
+        vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
+        if (e->flags & VKPROF_EVF_PROBE) {
+            vkprof__json_kv_bool(j, VKPROF_TF_ARG_PROBE, true);
+        }
+        if (e->annot != NULL) {
+            for (uint32_t k = 0; k < e->annot->count; k++) {
+                vkprof__json_kv_str(j, e->annot->key[k], e->annot->value[k]);
+            }
+        }
+    }
+    vkprof__json_end(j); /* args */
     vkprof__json_end(j);
+}
+
+/* ---- the fast path: events formatted straight into the file's block ------
+ *
+ * What the writer above writes, byte for byte, without its per-value calls:
+ * every event of the array is "\n,{...}" (the track names come first, so an
+ * event is never the first element), numbers by digit pairs, strings escaped
+ * as the writer escapes them (vkprof__json_escape). The writer's own state
+ * stays right: it placed the array's first element. */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + (sizeof(s) - 1))
+
+static const char k_digits2[201] = "00010203040506070809"
+                                   "10111213141516171819"
+                                   "20212223242526272829"
+                                   "30313233343536373839"
+                                   "40414243444546474849"
+                                   "50515253545556575859"
+                                   "60616263646566676869"
+                                   "70717273747576777879"
+                                   "80818283848586878889"
+                                   "90919293949596979899";
+
+static inline char *fmt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *end = tmp + sizeof tmp, *q = end;
+    while (v >= 100u) {
+        const unsigned r = (unsigned)(v % 100u);
+        v /= 100u;
+        q -= 2;
+        memcpy(q, k_digits2 + 2 * r, 2);
+    }
+    if (v >= 10u) {
+        q -= 2;
+        memcpy(q, k_digits2 + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    const size_t n = (size_t)(end - q);
+    memcpy(p, q, n);
+    return p + n;
+}
+
+/* ns as microseconds with three decimals, as vkprof__json_fixed((int64_t)ns, 3) */
+static inline char *fmt_us(char *p, uint64_t ns)
+{
+    if (ns > (uint64_t)INT64_MAX) {
+        *p++ = '-';
+        ns = (uint64_t)0 - ns;
+    }
+    p = fmt_u64(p, ns / 1000u);
+    const unsigned f = (unsigned)(ns % 1000u);
+    p[0] = '.';
+    p[1] = (char)('0' + f / 100u);
+    memcpy(p + 2, k_digits2 + 2 * (f % 100u), 2);
+    return p + 4;
+}
+
+static inline char *fmt_str(char *p, const char *s)
+{
+    *p++ = '"';
+    p = vkprof__json_escape(p, s);
+    *p++ = '"';
+    return p;
+}
+
+/* room for the escaped strings of an event: 6 bytes a byte at worst */
+#define EVENT_FIXED_ROOM 320u
+#define FLOW_ROOM 160u
+
+static size_t event_room(const vkprof_xevent *e)
+{
+    size_t n = EVENT_FIXED_ROOM;
+    if (e->name != NULL) {
+        n += 2 * 6 * strlen(e->name);
+    }
+    if (e->annot != NULL) {
+        for (uint32_t k = 0; k < e->annot->count; k++) {
+            n += 8 + 6 * (strlen(e->annot->key[k]) + strlen(e->annot->value[k]));
+        }
+    }
+    return n;
+}
+
+static char *fmt_event(char *p, const vkprof_xevent *e, uint64_t t0)
+{
+    const uint64_t ts = e->start_ns - t0;
+    if (e->kind == VKPROF_EV_STEP) {
+        p = PUT_LIT(p, "\n,{\"ph\":\"i\",\"cat\":\"" VKPROF_TF_CAT_STEP
+                       "\",\"name\":\"" VKPROF_TF_STEP_NAME
+                       "\",\"s\":\"p\",\"pid\":" STR(VKPROF_TF_PID_HOST) ",\"tid\":");
+        p = fmt_u64(p, e->tid);
+        p = PUT_LIT(p, ",\"ts\":");
+        p = fmt_us(p, ts);
+        p = PUT_LIT(p, ",\"args\":{\"" VKPROF_TF_ARG_STEP "\":");
+        p = fmt_u64(p, e->step);
+        return PUT_LIT(p, "}}");
+    }
+    const uint64_t dur = e->end_ns >= e->start_ns ? e->end_ns - e->start_ns : 0;
+    const bool gpu = e->kind == VKPROF_EV_GPU;
+    if (gpu) {
+        p = PUT_LIT(p, "\n,{\"ph\":\"X\",\"cat\":\"" VKPROF_TF_CAT_GPU "\",\"name\":");
+    } else {
+        p = PUT_LIT(p, "\n,{\"ph\":\"X\",\"cat\":\"" VKPROF_TF_CAT_HOST "\",\"name\":");
+    }
+    char *name = p;
+    p = fmt_str(p, e->name);
+    const size_t name_len = (size_t)(p - name);
+    if (gpu) {
+        p = PUT_LIT(p, ",\"pid\":" STR(VKPROF_TF_PID_GPU) ",\"tid\":");
+    } else {
+        p = PUT_LIT(p, ",\"pid\":" STR(VKPROF_TF_PID_HOST) ",\"tid\":");
+    }
+    p = fmt_u64(p, e->tid);
+    p = PUT_LIT(p, ",\"ts\":");
+    p = fmt_us(p, ts);
+    p = PUT_LIT(p, ",\"dur\":");
+    p = fmt_us(p, dur);
+    if (gpu) {
+        p = PUT_LIT(p, ",\"args\":{\"" VKPROF_TF_ARG_PHASE "\":");
+        memmove(p, name, name_len);
+        p += name_len;
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_NS "\":");
+        p = fmt_u64(p, dur);
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_STEP "\":");
+        p = fmt_u64(p, e->step);
+        return PUT_LIT(p, "}}");
+    }
+    p = PUT_LIT(p, ",\"args\":{\"" VKPROF_TF_ARG_BUCKET "\":");
+    memmove(p, name, name_len);
+    p += name_len;
+    if (e->flags & VKPROF_EVF_HOT) {
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_HOT "\":true");
+    } else {
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_HOT "\":false");
+    }
+    if (e->flags & VKPROF_EVF_SYNC) {
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_SYNC "\":true");
+    } else {
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_SYNC "\":false");
+    }
+    p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_STEP "\":");
+    p = fmt_u64(p, e->step);
+    if (e->flags & VKPROF_EVF_PROBE) {
+        p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_PROBE "\":true");
+    }
+    if (e->annot != NULL) {
+        for (uint32_t k = 0; k < e->annot->count; k++) {
+            *p++ = ',';
+            p = fmt_str(p, e->annot->key[k]);
+            *p++ = ':';
+            p = fmt_str(p, e->annot->value[k]);
+        }
+    }
+    return PUT_LIT(p, "}}");
+}
+
+/* A flow end, as flow() writes it. */
+static char *fmt_flow(char *p, bool end, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts)
+{
+    if (end) {
+        p = PUT_LIT(p, "\n,{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"" VKPROF_TF_CAT_FLOW
+                       "\",\"name\":\"" VKPROF_TF_FLOW_NAME "\",\"id\":");
+    } else {
+        p = PUT_LIT(p, "\n,{\"ph\":\"s\",\"cat\":\"" VKPROF_TF_CAT_FLOW
+                       "\",\"name\":\"" VKPROF_TF_FLOW_NAME "\",\"id\":");
+    }
+    p = fmt_u64(p, id);
+    p = PUT_LIT(p, ",\"pid\":");
+    p = fmt_u64(p, pid);
+    p = PUT_LIT(p, ",\"tid\":");
+    p = fmt_u64(p, tid);
+    p = PUT_LIT(p, ",\"ts\":");
+    p = fmt_us(p, ts);
+    return PUT_LIT(p, "}");
 }
 
 int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
@@ -167,54 +381,16 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     }
 
     vkprof_xiter it;
-    vkprof_xevent ev, *e = &ev;
+    vkprof_xevent ev;
     vkprof__export_iter(&x, &it, VKPROF_XALL);
-    while (!vkprof__afile_failed(f) && vkprof__export_next(&x, &it, e)) {
-        uint64_t ts = e->start_ns - t0;
-        uint64_t dur = e->end_ns >= e->start_ns ? e->end_ns - e->start_ns : 0;
-        if (e->kind == VKPROF_EV_STEP) {
-            event_begin(j, "i");
-            vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_STEP);
-            vkprof__json_kv_str(j, "name", VKPROF_TF_STEP_NAME);
-            vkprof__json_kv_str(j, "s", "p");
-            pid_tid(j, VKPROF_TF_PID_HOST, e->tid);
-            put_us(j, "ts", ts);
-            vkprof__json_key(j, "args");
-            vkprof__json_obj(j);
-            vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
-            vkprof__json_end(j);
-            vkprof__json_end(j);
-            continue;
-        }
-        bool gpu = e->kind == VKPROF_EV_GPU;
-        event_begin(j, "X");
-        vkprof__json_kv_str(j, "cat", gpu ? VKPROF_TF_CAT_GPU : VKPROF_TF_CAT_HOST);
-        vkprof__json_kv_str(j, "name", e->name);
-        pid_tid(j, gpu ? VKPROF_TF_PID_GPU : VKPROF_TF_PID_HOST, e->tid);
-        put_us(j, "ts", ts);
-        put_us(j, "dur", dur);
-        vkprof__json_key(j, "args");
-        vkprof__json_obj(j);
-        if (gpu) {
-            vkprof__json_kv_str(j, VKPROF_TF_ARG_PHASE, e->name);
-            vkprof__json_kv_u64(j, VKPROF_TF_ARG_NS, dur);
-            vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
+    while (!vkprof__afile_failed(f) && vkprof__export_next(&x, &it, &ev)) {
+        const size_t need = event_room(&ev);
+        if (need <= VKPROF_AFILE_BLOCK) {
+            char *p = vkprof__afile_room(f, need);
+            vkprof__afile_wrote(f, fmt_event(p, &ev, t0));
         } else {
-            vkprof__json_kv_str(j, VKPROF_TF_ARG_BUCKET, e->name);
-            vkprof__json_kv_bool(j, VKPROF_TF_ARG_HOT, (e->flags & VKPROF_EVF_HOT) != 0);
-            vkprof__json_kv_bool(j, VKPROF_TF_ARG_SYNC, (e->flags & VKPROF_EVF_SYNC) != 0);
-            vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
-            if (e->flags & VKPROF_EVF_PROBE) {
-                vkprof__json_kv_bool(j, VKPROF_TF_ARG_PROBE, true);
-            }
-            if (e->annot != NULL) {
-                for (uint32_t k = 0; k < e->annot->count; k++) {
-                    vkprof__json_kv_str(j, e->annot->key[k], e->annot->value[k]);
-                }
-            }
+            write_event(j, &ev, t0); /* names longer than a block */
         }
-        vkprof__json_end(j); /* args */
-        vkprof__json_end(j);
     }
     bool failed = it.failed;
     vkprof__export_iter_free(&it);
@@ -223,8 +399,10 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     vkprof_xflow fl;
     vkprof__export_iter(&x, &it, VKPROF_EV_GPU);
     while (!failed && !vkprof__afile_failed(f) && vkprof__export_next_flow(&x, &it, &fl)) {
-        flow(j, false, x.flows, VKPROF_TF_PID_HOST, fl.span_tid, fl.span_start_ns - t0);
-        flow(j, true, x.flows, VKPROF_TF_PID_GPU, fl.gpu_tid, fl.gpu_start_ns - t0);
+        char *p = vkprof__afile_room(f, 2 * FLOW_ROOM);
+        p = fmt_flow(p, false, x.flows, VKPROF_TF_PID_HOST, fl.span_tid, fl.span_start_ns - t0);
+        p = fmt_flow(p, true, x.flows, VKPROF_TF_PID_GPU, fl.gpu_tid, fl.gpu_start_ns - t0);
+        vkprof__afile_wrote(f, p);
     }
     failed = failed || it.failed;
     vkprof__export_iter_free(&it);
