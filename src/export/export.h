@@ -12,4 +12,16 @@
 /* Chrome Trace Event JSON (docs/trace-format.md): trace_json.c. */
 int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f);
 
+/* Perfetto's native protobuf format (docs/trace-format.md, "Native Perfetto
+ * traces"): trace_pftrace.c. */
+int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f);
+
+/* Which formats a trace path gets (trace_write.c): the path's extension
+ * (".pftrace" or ".perfetto-trace": Perfetto; anything else: JSON), unless
+ * VKPROF_TRACE_FORMAT says json, pftrace or both ("both": the JSON at a
+ * path without a Perfetto extension and the Perfetto trace beside it with
+ * ".pftrace" for its extension, or the other way round). */
+enum { VKPROF_TRACE_JSON = 1, VKPROF_TRACE_PFTRACE = 2 };
+bool vkprof__trace_is_pftrace_path(const char *path);
+
 #endif

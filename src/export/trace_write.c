@@ -1,6 +1,7 @@
 /* vkprof_trace_write and vkprof_flush: the one place that opens the
  * trace file (atomically, export/atomic_file.h) and hands it to the
- * exporter of the format (export/export.h). */
+ * exporter of the format (export/export.h): JSON, Perfetto's protobuf, or
+ * both, by the path's extension or VKPROF_TRACE_FORMAT. */
 #define _XOPEN_SOURCE 700
 #include "base/base.h"
 
@@ -8,21 +9,70 @@
 #include "export/export.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
+bool vkprof__trace_is_pftrace_path(const char *path)
 {
-    if (ctx == NULL || path == NULL || path[0] == '\0') {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_write: no path");
+    static const char *const exts[] = {".pftrace", ".perfetto-trace"};
+    size_t n = strlen(path);
+    for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
+        size_t m = strlen(exts[k]);
+        if (n > m && strcmp(path + n - m, exts[k]) == 0) {
+            return true;
+        }
     }
-    if (ctx->trace.events == NULL) {
-        return vkprof__fail(ctx, VKPROF_ERROR_NOT_TRACING,
-                            "trace_write('%s'): tracing was never started", path);
+    return false;
+}
+
+/* The formats for `path`: its extension, or VKPROF_TRACE_FORMAT. */
+static int trace_formats(vkprof_context ctx, const char *path)
+{
+    const int by_path =
+        vkprof__trace_is_pftrace_path(path) ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON;
+    const char *env = getenv("VKPROF_TRACE_FORMAT");
+    if (env == NULL || env[0] == '\0') {
+        return by_path;
     }
+    if (strcmp(env, "json") == 0) {
+        return VKPROF_TRACE_JSON;
+    }
+    if (strcmp(env, "pftrace") == 0 || strcmp(env, "perfetto") == 0) {
+        return VKPROF_TRACE_PFTRACE;
+    }
+    if (strcmp(env, "both") == 0) {
+        return VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE;
+    }
+    vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
+                "VKPROF_TRACE_FORMAT='%s' is not json, pftrace or both: the trace format follows "
+                "the path's extension",
+                env);
+    return by_path;
+}
+
+/* The path of the other format beside `path`: its last extension (after the
+ * last '/') replaced by `ext`, or `ext` appended when it has none. */
+static bool sibling_path(const char *path, const char *ext, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t stem = (dot != NULL && dot != base) ? (size_t)(dot - path) : strlen(path);
+    int n = snprintf(out, cap, "%.*s%s", (int)stem, path, ext);
+    return n > 0 && (size_t)n < cap;
+}
+
+static vkprof_result write_one(vkprof_context ctx, const char *path, int format)
+{
     vkprof_afile out;
     int err = vkprof__afile_open(&out, path);
     if (err == 0) {
-        if (vkprof__trace_write_json(ctx, &out) != 0 && !vkprof__afile_failed(&out)) {
+        errno = 0;
+        int rc = format == VKPROF_TRACE_PFTRACE ? vkprof__trace_write_pftrace(ctx, &out)
+                                                : vkprof__trace_write_json(ctx, &out);
+        if (rc != 0 && !vkprof__afile_failed(&out)) {
             out.err = errno ? errno : ENOMEM;
             out.step = "format the trace";
         }
@@ -38,6 +88,38 @@ vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
                                      : "the previous file, if any, is untouched");
     }
     return VKPROF_OK;
+}
+
+vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
+{
+    if (ctx == NULL || path == NULL || path[0] == '\0') {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_write: no path");
+    }
+    if (ctx->trace.events == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_NOT_TRACING,
+                            "trace_write('%s'): tracing was never started", path);
+    }
+    const int formats = trace_formats(ctx, path);
+    if (formats != (VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE)) {
+        return write_one(ctx, path, formats);
+    }
+    /* both: the path keeps the format its extension names; the other goes
+     * beside it. A device or FIFO is one stream: both documents in it would
+     * be neither format, so it gets the path's own format only. */
+    const bool pf = vkprof__trace_is_pftrace_path(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        return write_one(ctx, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
+    }
+    char other[sizeof ctx->trace.path + 32];
+    if (!sibling_path(path, pf ? ".json" : ".pftrace", other, sizeof other)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "trace_write('%s'): the path is too long for its .pftrace sibling",
+                            path);
+    }
+    vkprof_result r1 = write_one(ctx, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
+    vkprof_result r2 = write_one(ctx, other, pf ? VKPROF_TRACE_JSON : VKPROF_TRACE_PFTRACE);
+    return r1 != VKPROF_OK ? r1 : r2;
 }
 
 vkprof_result vkprof_flush(vkprof_context ctx)
