@@ -1471,6 +1471,18 @@ int rpt_load_file(const char *path, size_t max_bytes, char **buf_out, size_t *le
         free(buf);
         return fail(&p, "the file is too large (more than %zu bytes)", max_bytes);
     }
+    if (rpt_is_pftrace(buf, n)) {
+        /* a native Perfetto trace: its JSON text, which rpt_parse reads */
+        char *json = NULL;
+        size_t jlen = 0;
+        int crc = rpt_pftrace_to_json(buf, n, &json, &jlen, err, err_size);
+        free(buf);
+        if (crc != 0) {
+            return -1;
+        }
+        buf = json;
+        n = jlen;
+    }
     *buf_out = buf;
     *len_out = n;
     return 0;
