@@ -369,7 +369,9 @@ static uint64_t bucket_ns(vkprof_context ctx, vkprof_bucket b, uint64_t *calls)
 
 typedef struct skew_fig {
     uint64_t rdv0, ar0, rdv1, slept, rdv_calls0, sleeps;
-    double med_rdv0, med_ar0; /* rank 0's median per site, ns (from its trace) */
+    /* rank 0's median per site (its trace), ns: probe and collective at the
+     * attention site */
+    double med_rdv, med_ar;
 } skew_fig;
 
 static int cmp_double(const void *x, const void *y)
@@ -378,13 +380,14 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* The median duration (ns) of the host spans named `name` in a trace. */
-static double trace_median(const char *path, const char *name)
+#define SKEW_MAX_SITES 256u
+
+/* The durations (ns), in trace order, of the host spans named `name`. */
+static uint32_t trace_durations(const char *path, const char *name, double *v)
 {
     char *text = th_read_file(path);
     cJSON *doc = text != NULL ? cJSON_Parse(text) : NULL;
     CHECK(doc != NULL);
-    double v[512];
     uint32_t n = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents"))
@@ -392,12 +395,20 @@ static double trace_median(const char *path, const char *name)
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
         const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
         if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0 && cJSON_IsNumber(dur) &&
-            n < 512) {
+            n < SKEW_MAX_SITES) {
             v[n++] = dur->valuedouble * 1e3;
         }
     }
     cJSON_Delete(doc);
     free(text);
+    return n;
+}
+
+/* The median of rank 0's spans named `name`, one per site. */
+static double trace_median(const char *path, const char *name)
+{
+    static double v[SKEW_MAX_SITES];
+    uint32_t n = trace_durations(path, name, v);
     if (n == 0) {
         return 0.0;
     }
@@ -416,8 +427,8 @@ static bool skew_run(bool probe, uint32_t skew_us, uint32_t tokens, skew_fig *f)
     dec_tp_run run;
     int rc = run_tp(&run, &cfg);
     CHECK_EQ_U64(rc, 0);
-    char path[300];
-    snprintf(path, sizeof path, "%s/skew.rank0.json", dir);
+    char p0[300];
+    snprintf(p0, sizeof p0, "%s/skew.rank0.json", dir);
     if (rc == 0) {
         f->rdv0 = bucket_ns(run.r[0].prof, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, &f->rdv_calls0);
         f->ar0 = bucket_ns(run.r[0].prof, VKPROF_BUCKET_ALLREDUCE_ATTN, NULL);
@@ -425,13 +436,13 @@ static bool skew_run(bool probe, uint32_t skew_us, uint32_t tokens, skew_fig *f)
         f->slept = run.r[1].skew_slept_ns;
         f->sleeps = run.r[1].skew_sleeps;
         CHECK_EQ_U64(run.r[0].skew_sleeps, 0);
-        rc = vkprof_trace_write(run.r[0].prof, path) == VKPROF_OK ? 0 : 1;
+        rc = vkprof_trace_write(run.r[0].prof, p0) == VKPROF_OK ? 0 : 1;
         CHECK_EQ_U64(rc, 0);
     }
     dec_tp_cleanup(&run);
     if (rc == 0) {
-        f->med_rdv0 = trace_median(path, "allreduce_attn_rendezvous");
-        f->med_ar0 = trace_median(path, "allreduce_attn");
+        f->med_rdv = probe ? trace_median(p0, "allreduce_attn_rendezvous") : 0.0;
+        f->med_ar = trace_median(p0, "allreduce_attn");
     }
     return rc == 0;
 }
@@ -443,22 +454,26 @@ static bool skew_run(bool probe, uint32_t skew_us, uint32_t tokens, skew_fig *f)
  * there max(0, a1 + D - a0), a0/a1 being the ranks' natural arrivals: its
  * wait grows by the full D where rank 1 is not naturally ahead, by less
  * where it is. On lavapipe both ranks' "GPU" is the same 2 CPU cores, shared
- * with whatever else runs: the natural arrival skew is 0.1-7 ms per site,
- * with outliers of tens of ms when the machine is busy, so a bucket total of
- * 32 sites moves by up to ~80 ms from run to run. Hence D = 10 ms (the
- * issue's example is 2 ms): S ~ 330 ms, and two checks against a no-skew run
- * of the same test:
+ * with whatever else runs: the natural arrival skew is 0.1-7 ms per site
+ * (about 4 ms under ASan), with outliers of tens of ms when the machine is
+ * busy, so a bucket total of 32 sites moves by up to ~120 ms from run to
+ * run. Hence D = 25 ms (the issue's example is 2 ms): S ~ 810 ms, and two
+ * checks against a no-skew run of the same test:
  *   - the bucket (the figure the report shows) grows by [0.5 S, 1.3 S]: the
  *     loss to rank 1's natural lead plus the run-to-run spread stay inside
  *     that, a probe that were not where the wait happens gives ~0;
- *   - the median per site (rank 0's trace: robust to those outliers) grows
- *     by [0.75, 1.25] x the mean sleep.
+ *   - rank 0's median per site (from its trace; robust to the outliers)
+ *     grows by [0.7, 1.25] x the mean sleep: biased low by a few ms (the
+ *     natural lead of rank 1 at about half the sites), not by more.
+ * Rank 0 is the one that waits, so it is woken from the barrier last (on a
+ * busy machine 5-7 ms late): rank 1, not rank 0, then waits in the next
+ * span, which is why only rank 0's figures are checked.
  * The collective's own bucket on rank 0 must not grow by more than 0.15 S,
- * nor its median by more than 0.15 D (after the probe both ranks arrive
- * together; observed: within +-20 ms, +-0.1 ms). Without the probe the
- * same growth, by the same two checks, lands in the collective.
+ * nor its median by more than 0.15 D (observed: within +-110 ms, +-0.2
+ * ms). Without the probe
+ * the same growth, by the same two checks, lands in the collective.
  */
-#define SKEW_US 10000u
+#define SKEW_US 25000u
 #define SKEW_TOKENS 8u
 
 static void test_skew(void)
@@ -478,25 +493,27 @@ static void test_skew(void)
     double g_rdv = (double)skew.rdv0 - (double)base.rdv0;
     double g_ar = (double)skew.ar0 - (double)base.ar0;
     double n_ar = (double)nskew.ar0 - (double)nbase.ar0;
-    double m_rdv = skew.med_rdv0 - base.med_rdv0, m_ar = skew.med_ar0 - base.med_ar0;
-    double nm_ar = nskew.med_ar0 - nbase.med_ar0;
+    double m_rdv = skew.med_rdv - base.med_rdv, m_ar = skew.med_ar - base.med_ar;
+    double nm_ar = nskew.med_ar - nbase.med_ar;
     printf("  probe: rank 1 slept %.1f ms in %u sleeps; rank 0: rendezvous %.1f -> %.1f ms "
-           "(+%.1f, %.2f of the sleeps; median per site +%.2f ms, %.2f of a sleep), "
-           "allreduce_attn %.1f -> %.1f ms (%+.1f; median %+.3f ms); rank 1 rendezvous %.1f -> "
-           "%.1f ms\n",
+           "(+%.1f, %.2f of the sleeps), allreduce_attn %.1f -> %.1f ms (%+.1f); rank 1 "
+           "rendezvous %.1f -> %.1f ms; rank 0's median per site: probe %.2f -> %.2f ms "
+           "(%.2f of a sleep), allreduce_attn %.3f -> %.3f ms\n",
            S * 1e-6, sites, (double)base.rdv0 * 1e-6, (double)skew.rdv0 * 1e-6, g_rdv * 1e-6,
-           g_rdv / S, m_rdv * 1e-6, m_rdv / D, (double)base.ar0 * 1e-6, (double)skew.ar0 * 1e-6,
-           g_ar * 1e-6, m_ar * 1e-6, (double)base.rdv1 * 1e-6, (double)skew.rdv1 * 1e-6);
+           g_rdv / S, (double)base.ar0 * 1e-6, (double)skew.ar0 * 1e-6, g_ar * 1e-6,
+           (double)base.rdv1 * 1e-6, (double)skew.rdv1 * 1e-6, base.med_rdv * 1e-6,
+           skew.med_rdv * 1e-6, m_rdv / D, base.med_ar * 1e-6, skew.med_ar * 1e-6);
     printf("  no probe: rank 1 slept %.1f ms; rank 0 allreduce_attn %.1f -> %.1f ms (+%.1f, "
-           "%.2f of the sleeps; median per site +%.2f ms, %.2f of a sleep)\n",
+           "%.2f of the sleeps); rank 0's median per site %.2f -> %.2f ms (%.2f of a "
+           "sleep)\n",
            nS * 1e-6, (double)nbase.ar0 * 1e-6, (double)nskew.ar0 * 1e-6, n_ar * 1e-6, n_ar / nS,
-           nm_ar * 1e-6, nm_ar / nD);
+           nbase.med_ar * 1e-6, nskew.med_ar * 1e-6, nm_ar / nD);
     CHECK(g_rdv >= 0.5 * S && g_rdv <= 1.3 * S);
-    CHECK(m_rdv >= 0.75 * D && m_rdv <= 1.25 * D);
+    CHECK(m_rdv >= 0.7 * D && m_rdv <= 1.25 * D);
     CHECK(g_ar <= 0.15 * S);
     CHECK(m_ar <= 0.15 * D);
     CHECK(n_ar >= 0.5 * nS && n_ar <= 1.3 * nS);
-    CHECK(nm_ar >= 0.75 * nD && nm_ar <= 1.25 * nD);
+    CHECK(nm_ar >= 0.7 * nD && nm_ar <= 1.25 * nD);
     CHECK_EQ_U64(nskew.rdv_calls0, 0);
     CHECK_EQ_U64(nskew.rdv0, 0);
 }
