@@ -12,7 +12,8 @@ pkgs=(gcc g++ cmake ninja-build pkg-config
 # 12's own nodejs is 18)
 if [ "${1:-}" = --test ]; then
   pkgs+=(clang libclang-rt-14-dev clang-format python3 spirv-tools
-         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
+         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
+         protobuf-compiler)  # protoc --decode checks every .pftrace (tests/pftrace)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

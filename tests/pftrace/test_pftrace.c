@@ -1,0 +1,405 @@
+/* Native Perfetto traces (issue 12, docs/trace-format.md "Native Perfetto
+ * traces"), on lavapipe with validation on. Every .pftrace this test writes
+ * is decoded by Debian's `protoc --decode=perfetto.protos.Trace` against
+ * src/export/perfetto_trace.proto, and its events, tracks, flows and clock
+ * snapshots are counted in protoc's text and matched with the JSON trace the
+ * same context wrote (VKPROF_TRACE_FORMAT=both); `vkprof report`'s summary
+ * of the .pftrace equals that of the .json; the bytes per event of a
+ * spans-only store (vkprof bench's export) are at most 32.
+ *
+ * Usage: test_pftrace PROTO_FILE  (skips, exit 77, only when protoc is
+ * missing: scripts/setup.sh installs protobuf-compiler). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "timeline_common.h"
+#include "trace_reader.h"
+
+static const char *proto_file;
+
+/* ---- protoc's decode, counted ------------------------------------------- */
+
+typedef struct pf_counts {
+    int packets, begins, ends, instants, descriptors, thread_descriptors, process_descriptors,
+        snapshots, boottime_clocks, gpu_clocks, delta_clocks, flow_ids, terminating, cleared,
+        interned_names, unknown_fields, metadata;
+} pf_counts;
+
+static int count_in(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+/* protoc's text of `path`, or NULL (the failure is checked). */
+static char *protoc_decode(const char *path)
+{
+    char dir[512], base[256], cmd[2048];
+    snprintf(dir, sizeof dir, "%s", proto_file);
+    char *slash = strrchr(dir, '/');
+    CHECK(slash != NULL);
+    if (slash == NULL) {
+        return NULL;
+    }
+    *slash = '\0';
+    snprintf(base, sizeof base, "%s", slash + 1);
+    snprintf(cmd, sizeof cmd, "protoc --decode=perfetto.protos.Trace -I '%s' '%s' < '%s' 2>&1", dir,
+             base, path);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    if (p == NULL) {
+        return NULL;
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    size_t r;
+    while (text != NULL && (r = fread(text + len, 1, cap - len - 1, p)) > 0) {
+        len += r;
+        if (cap - len < 2) {
+            char *q = realloc(text, cap * 2);
+            if (q == NULL) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = q;
+            cap *= 2;
+        }
+    }
+    int st = pclose(p);
+    CHECK(text != NULL);
+    if (text == NULL) {
+        return NULL;
+    }
+    text[len] = '\0';
+    CHECK(st == 0);
+    if (st != 0) {
+        fprintf(stderr, "protoc failed on %s:\n%.2000s\n", path, text);
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static pf_counts decode_counts(const char *path)
+{
+    pf_counts c = {0};
+    char *t = protoc_decode(path);
+    if (t == NULL) {
+        c.packets = -1;
+        return c;
+    }
+    c.packets = count_in(t, "\npacket {") + (strncmp(t, "packet {", 8) == 0);
+    c.begins = count_in(t, "type: TYPE_SLICE_BEGIN");
+    c.ends = count_in(t, "type: TYPE_SLICE_END");
+    c.instants = count_in(t, "type: TYPE_INSTANT");
+    c.descriptors = count_in(t, "track_descriptor {");
+    c.thread_descriptors = count_in(t, "  thread {");
+    c.process_descriptors = count_in(t, "  process {");
+    c.snapshots = count_in(t, "clock_snapshot {");
+    c.boottime_clocks = count_in(t, "clock_id: 6\n");
+    c.gpu_clocks = count_in(t, "clock_id: 65\n");
+    c.delta_clocks = count_in(t, "is_incremental: true");
+    c.flow_ids = count_in(t, " flow_ids: ");
+    c.terminating = count_in(t, "terminating_flow_ids: ");
+    c.cleared = count_in(t, "sequence_flags: 1\n");
+    c.interned_names = count_in(t, "event_names {");
+    c.metadata = count_in(t, "name: \"vkprof metadata\"");
+    /* a field the .proto does not name prints as its number: "  123: ..." */
+    for (const char *line = t; *line != '\0';) {
+        const char *q = line;
+        while (*q == ' ') {
+            q++;
+        }
+        if (*q >= '0' && *q <= '9') {
+            c.unknown_fields++;
+        }
+        const char *nl = strchr(line, '\n');
+        line = nl ? nl + 1 : line + strlen(line);
+    }
+    free(t);
+    return c;
+}
+
+/* ---- the JSON trace, counted ---------------------------------------------- */
+
+typedef struct json_counts {
+    int x_host, x_gpu, instants, flow_s, flow_f, host_threads, gpu_queues;
+    long long flows_meta;
+} json_counts;
+
+static json_counts json_count(const char *path)
+{
+    json_counts c = {0};
+    cJSON *root = load_and_check(path);
+    CHECK(root != NULL);
+    if (root == NULL) {
+        return c;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const int pid = cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint;
+        if (strcmp(ph, "X") == 0) {
+            if (strcmp(cat->valuestring, "gpu") == 0) {
+                c.x_gpu++;
+            } else {
+                c.x_host++;
+            }
+        } else if (strcmp(ph, "i") == 0) {
+            c.instants++;
+        } else if (strcmp(ph, "s") == 0) {
+            c.flow_s++;
+        } else if (strcmp(ph, "f") == 0) {
+            c.flow_f++;
+        } else if (strcmp(ph, "M") == 0 && strcmp(name->valuestring, "thread_name") == 0) {
+            if (pid == 1) {
+                c.host_threads++;
+            } else {
+                c.gpu_queues++;
+            }
+        }
+    }
+    c.flows_meta = (long long)meta_i64(root, "flows", NULL);
+    cJSON_Delete(root);
+    return c;
+}
+
+/* ---- vkprof report, both formats ------------------------------------------- */
+
+/* The text summary without its "vkprof report: PATH" line. */
+static char *summary_of(const char *path)
+{
+    rpt_summary *s = NULL;
+    char err[512] = "";
+    int rc = rpt_read_file(path, 0, &s, err, sizeof err);
+    CHECK(rc == 0);
+    if (rc != 0) {
+        fprintf(stderr, "rpt_read_file(%s): %s\n", path, err);
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    CHECK(m != NULL);
+    if (m == NULL) {
+        rpt_free(s);
+        return NULL;
+    }
+    CHECK(rpt_print(s, "TRACE", m) == 0);
+    fclose(m);
+    rpt_free(s);
+    return text;
+}
+
+static void check_same_report(const char *json, const char *pftrace)
+{
+    char *a = summary_of(json), *b = summary_of(pftrace);
+    if (a != NULL && b != NULL) {
+        CHECK(strlen(a) > 100);
+        CHECK(strcmp(a, b) == 0);
+        if (strcmp(a, b) != 0) {
+            fprintf(stderr, "--- report of %s:\n%s\n--- report of %s:\n%s\n", json, a, pftrace, b);
+        }
+    }
+    free(a);
+    free(b);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* ---- the traces ------------------------------------------------------------- */
+
+static void *worker(void *arg)
+{
+    vkprof_context ctx = arg;
+    vkprof_set_thread_name(ctx, "worker");
+    for (int i = 0; i < 5; i++) {
+        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+        vkprof_span in = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span_end(ctx, &in);
+        vkprof_span_end(ctx, &s);
+    }
+    return NULL;
+}
+
+/* Both formats of one context, matched event for event. */
+static void check_pair(const char *json, const char *pftrace, int host_threads_expected)
+{
+    json_counts j = json_count(json);
+    pf_counts p = decode_counts(pftrace);
+    CHECK(p.packets > 0);
+    if (p.packets <= 0) {
+        return;
+    }
+    printf("%s: %d packets, %d slices (JSON: %d host + %d GPU), %d instants, %d flows, %d "
+           "track descriptors, %d clock snapshots; %lld bytes (JSON %lld)\n",
+           pftrace, p.packets, p.begins, j.x_host, j.x_gpu, p.instants, p.flow_ids, p.descriptors,
+           p.snapshots, file_size(pftrace), file_size(json));
+    CHECK(p.unknown_fields == 0);
+    CHECK(p.begins == j.x_host + j.x_gpu);
+    CHECK(p.ends == p.begins);
+    CHECK(p.instants == j.instants + 1); /* the steps and the metadata */
+    CHECK(p.metadata == 1);
+    CHECK(p.flow_ids == j.flow_s);
+    CHECK(p.terminating == j.flow_f);
+    CHECK(p.flow_ids == p.terminating);
+    CHECK((long long)p.flow_ids == j.flows_meta);
+    CHECK(p.thread_descriptors == j.host_threads);
+    CHECK(j.host_threads == host_threads_expected);
+    CHECK(p.process_descriptors == 1);
+    /* the host process, the GPU, each host thread, each queue (+ overlaps) */
+    CHECK(p.descriptors >= 2 + j.host_threads + j.gpu_queues);
+    /* one BOOTTIME snapshot; one per track sequence anchoring the delta clock */
+    CHECK(p.boottime_clocks == 1);
+    CHECK(p.delta_clocks >= j.host_threads);
+    CHECK(p.cleared == 1 + p.delta_clocks); /* every sequence starts cleared, once */
+    check_same_report(json, pftrace);
+}
+
+static void test_gpu_trace(void)
+{
+    vkprof_context ctx = make_ctx(false, false);
+    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    vkprof_set_thread_name(ctx, "decode \"main\"");
+    vkprof_bucket layer;
+    CHECK(vkprof_register_bucket(ctx, "layer", false, &layer) == VKPROF_OK);
+    for (int step = 0; step < 4; step++) {
+        vkprof_span ls = vkprof_span_start(ctx, layer);
+        vkprof_span as = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        static const vkprof_phase phases[2] = {VKPROF_PHASE_ATTENTION, VKPROF_PHASE_MLP_DOWN};
+        for (int k = 0; k < 2; k++) {
+            CHECK_VK(vku_begin(&g.dev));
+            CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, phases[k]) == VKPROF_OK);
+            vku_busy_record(&g.dev, &busy, g.dev.cmd, 100);
+            CHECK(vkprof_cmd_end(ctx, g.dev.cmd, phases[k]) == VKPROF_OK);
+            CHECK_VK(vku_submit_wait(&g.dev));
+            CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
+            CHECK(vkprof_accumulate(ctx, phases[k]) == VKPROF_OK);
+        }
+        vkprof_span_end(ctx, &as);
+        vkprof_span ms = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+        uint32_t experts[3] = {3, 17, (uint32_t)(40 + step)};
+        CHECK(vkprof_span_annotate_ids(&ms, "experts", experts, 3));
+        CHECK(vkprof_span_annotate(&ms, "note", "tab\there \"q\""));
+        vkprof_span_end(ctx, &ms);
+        vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, NULL, NULL);
+        vkprof_span_end(ctx, &ls);
+        vkprof_step(ctx);
+    }
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, worker, ctx) == 0);
+    pthread_join(th, NULL);
+
+    char json[300], pf[300];
+    snprintf(json, sizeof json, "%s/both.json", tmpdir);
+    snprintf(pf, sizeof pf, "%s/both.pftrace", tmpdir);
+    setenv("VKPROF_TRACE_FORMAT", "both", 1);
+    CHECK(vkprof_trace_write(ctx, json) == VKPROF_OK);
+    unsetenv("VKPROF_TRACE_FORMAT");
+    CHECK(file_size(json) > 0 && file_size(pf) > 0);
+    check_pair(json, pf, 2);
+    pf_counts p = decode_counts(pf);
+    /* the GPU scopes were recorded inside host spans: each has its flow */
+    CHECK(p.terminating == 8);
+    /* the GPU clock: one snapshot per calibration point */
+    vkprof_calibration cal;
+    vkprof_get_calibration(ctx, &cal);
+    CHECK(cal.points > 0);
+    CHECK(p.gpu_clocks >= 1 && (uint32_t)p.gpu_clocks <= cal.points);
+
+    /* the extension alone picks the format; the other file is not written */
+    char pf2[300], side[300];
+    snprintf(pf2, sizeof pf2, "%s/only.perfetto-trace", tmpdir);
+    snprintf(side, sizeof side, "%s/only.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, pf2) == VKPROF_OK);
+    CHECK(file_size(pf2) > 0 && file_size(side) < 0);
+    pf_counts p2 = decode_counts(pf2);
+    CHECK(p2.begins == p.begins && p2.flow_ids == p.flow_ids);
+    /* and VKPROF_TRACE_FORMAT=pftrace writes Perfetto at any path */
+    char forced[300];
+    snprintf(forced, sizeof forced, "%s/forced.json", tmpdir);
+    setenv("VKPROF_TRACE_FORMAT", "pftrace", 1);
+    CHECK(vkprof_trace_write(ctx, forced) == VKPROF_OK);
+    unsetenv("VKPROF_TRACE_FORMAT");
+    pf_counts p3 = decode_counts(forced);
+    CHECK(p3.begins == p.begins);
+    vkprof_destroy(ctx);
+}
+
+/* vkprof bench's export: a store of spans only; at most 32 bytes each. */
+static void test_bytes_per_event(void)
+{
+    enum { N = 200000 };
+    vkprof_context ctx = make_ctx(false, false);
+    CHECK(vkprof_trace_start(ctx, N) == VKPROF_OK);
+    for (int i = 0; i < N; i++) {
+        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span_end(ctx, &s);
+    }
+    uint64_t recorded = 0, dropped = 0;
+    vkprof_trace_counts(ctx, &recorded, &dropped);
+    CHECK(recorded == N);
+    char json[300], pf[300];
+    snprintf(json, sizeof json, "%s/spans.json", tmpdir);
+    snprintf(pf, sizeof pf, "%s/spans.pftrace", tmpdir);
+    setenv("VKPROF_TRACE_FORMAT", "both", 1);
+    CHECK(vkprof_trace_write(ctx, json) == VKPROF_OK);
+    unsetenv("VKPROF_TRACE_FORMAT");
+    long long bytes = file_size(pf);
+    double per = (double)bytes / (double)recorded;
+    printf("spans only: %llu events, %lld bytes: %.2f bytes per event (JSON %.1f)\n",
+           (unsigned long long)recorded, bytes, per, (double)file_size(json) / (double)recorded);
+    CHECK(bytes > 0 && per <= 32.0);
+    check_pair(json, pf, 1);
+    vkprof_destroy(ctx);
+}
+
+/* A trace with nothing in it still decodes and reads. */
+static void test_empty(void)
+{
+    vkprof_context ctx = make_ctx(false, false);
+    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    char pf[300];
+    snprintf(pf, sizeof pf, "%s/empty.pftrace", tmpdir);
+    CHECK(vkprof_trace_write(ctx, pf) == VKPROF_OK);
+    pf_counts p = decode_counts(pf);
+    CHECK(p.packets > 0 && p.begins == 0 && p.metadata == 1 && p.boottime_clocks == 1);
+    char *s = summary_of(pf);
+    CHECK(s != NULL);
+    free(s);
+    vkprof_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_pftrace PROTO_FILE\n");
+        return 2;
+    }
+    proto_file = argv[1];
+    if (system("protoc --version > /dev/null 2>&1") != 0) {
+        printf("SKIP: protoc is not installed (apt-get install protobuf-compiler; "
+               "scripts/setup.sh does)\n");
+        return 77;
+    }
+    tl_init();
+    test_gpu_trace();
+    test_bytes_per_event();
+    test_empty();
+    return tl_finish();
+}
