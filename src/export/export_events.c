@@ -130,16 +130,21 @@ static inline uint64_t key_of(const sort_key *sk, const vkprof_event *e)
  * store is nearly in time order, so each digit's indices come from one
  * stretch of it and every pass reads the store almost in order; an LSD pass
  * on the low digits would scatter them and miss the cache on every event. */
-static bool in_order(const sort_key *sk, const vkprof_event *ev, const uint32_t *a, uint32_t n)
+/* Whether a[0..n) is in order already; *ties: two neighbours share a key. */
+static bool in_order(const sort_key *sk, const vkprof_event *ev, const uint32_t *a, uint32_t n,
+                     bool *ties)
 {
-    uint64_t prev = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    uint64_t prev = key_of(sk, &ev[a[0]]);
+    bool eq = false;
+    for (uint32_t i = 1; i < n; i++) {
         const uint64_t k = key_of(sk, &ev[a[i]]);
         if (k < prev) {
             return false;
         }
+        eq = eq || k == prev;
         prev = k;
     }
+    *ties = *ties || eq;
     return true;
 }
 
@@ -202,9 +207,11 @@ static void msd_sort(const sort_key *sk, const vkprof_event *ev, uint32_t *a, ui
 
 /* Sort `a` (n indices) by (bucket, rank), stable, through `tmp` (n);
  * bucket_count holds the count of each bucket. */
-static void sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a, uint32_t *tmp,
+/* Returns whether two events of one track may share a rank. */
+static bool sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a, uint32_t *tmp,
                         uint32_t n, const unsigned *bits, uint32_t *bucket_count)
 {
+    bool ties = false;
     /* the bucket, most significant: a counting pass (bucket_count becomes
      * the starts), unless one track holds everything */
     uint32_t sum = 0;
@@ -229,12 +236,16 @@ static void sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a,
         const unsigned kb = bits[ev[a[i]].kind];
         /* a track recorded in time order (GPU scopes, steps, spans that do
          * not nest) is checked in one pass and left as it is */
-        if (end - i > 1 && kb > 0 && !in_order(sk, ev, a + i, end - i)) {
+        if (end - i > 1 && kb == 0) {
+            ties = true; /* every one of this kind has one rank */
+        } else if (end - i > 1 && !in_order(sk, ev, a + i, end - i, &ties)) {
             const int top = (int)(((kb - 1u) / DIGIT_BITS) * DIGIT_BITS);
             msd_sort(sk, ev, a + i, tmp + i, end - i, top, 0);
+            ties = true; /* not known: looked for after the sort */
         }
         i = end;
     }
+    return ties;
 }
 
 /* Events of one bucket and one rank: the longer first, stable (a run is
@@ -449,10 +460,10 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
             }
         }
         sort_key sk = {&rb, false, 0, sc->h, sc->start};
-        sort_events(&sk, ev, order, tmp, kept, bits, bucket_count);
+        const bool ties = sort_events(&sk, ev, order, tmp, kept, bits, bucket_count);
         /* one start, one bucket: the longer first */
         const uint32_t vb = ctx->info.timestamp_valid_bits;
-        for (uint32_t i = 0; i < kept;) {
+        for (uint32_t i = 0; ties && i < kept;) {
             const vkprof_event *e = &ev[order[i]];
             uint32_t b = bucket_of(e);
             uint64_t r = rank_of(&k, e);
@@ -479,7 +490,8 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
             }
             sort_key by_id = {&rb, true, min_id, sc->h, sc->start};
             const unsigned ib = bit_length(max_id - min_id);
-            if (m > 1 && ib > 0 && !in_order(&by_id, ev, ids, m)) {
+            bool same = false; /* ids are unique */
+            if (m > 1 && ib > 0 && !in_order(&by_id, ev, ids, m, &same)) {
                 msd_sort(&by_id, ev, ids, tmp, m, (int)(((ib - 1u) / DIGIT_BITS) * DIGIT_BITS), 0);
             }
             x->span_by_id = ids;

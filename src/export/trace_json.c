@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,11 +241,44 @@ static inline char *fmt_str(char *p, const char *s)
 #define EVENT_FIXED_ROOM 320u
 #define FLOW_ROOM 160u
 
-static size_t event_room(const vkprof_xevent *e)
+/* Names of buckets and phases, quoted and escaped, by the address of the
+ * name (the context's tables do not change while it is exported): a trace
+ * repeats a few names a million times. */
+#define NAME_SLOTS 256u
+typedef struct name_slot {
+    const char *src;
+    uint32_t len;
+    char text[60];
+} name_slot;
+
+static inline name_slot *slot_of(name_slot *cache, const char *s)
+{
+    return &cache[((uintptr_t)s >> 3) % NAME_SLOTS];
+}
+
+static inline char *fmt_name(name_slot *cache, char *p, const char *s)
+{
+    name_slot *c = slot_of(cache, s);
+    if (c->src == s) {
+        memcpy(p, c->text, c->len);
+        return p + c->len;
+    }
+    char *q = fmt_str(p, s);
+    const size_t n = (size_t)(q - p);
+    if (n <= sizeof c->text) {
+        c->src = s;
+        c->len = (uint32_t)n;
+        memcpy(c->text, p, n);
+    }
+    return q;
+}
+
+static size_t event_room(name_slot *cache, const vkprof_xevent *e)
 {
     size_t n = EVENT_FIXED_ROOM;
     if (e->name != NULL) {
-        n += 2 * 6 * strlen(e->name);
+        const name_slot *c = slot_of(cache, e->name);
+        n += c->src == e->name ? 2 * (size_t)c->len : 2 * (6 * strlen(e->name) + 2);
     }
     if (e->annot != NULL) {
         for (uint32_t k = 0; k < e->annot->count; k++) {
@@ -254,7 +288,7 @@ static size_t event_room(const vkprof_xevent *e)
     return n;
 }
 
-static char *fmt_event(char *p, const vkprof_xevent *e, uint64_t t0)
+static char *fmt_event(name_slot *cache, char *p, const vkprof_xevent *e, uint64_t t0)
 {
     const uint64_t ts = e->start_ns - t0;
     if (e->kind == VKPROF_EV_STEP) {
@@ -276,7 +310,7 @@ static char *fmt_event(char *p, const vkprof_xevent *e, uint64_t t0)
         p = PUT_LIT(p, "\n,{\"ph\":\"X\",\"cat\":\"" VKPROF_TF_CAT_HOST "\",\"name\":");
     }
     char *name = p;
-    p = fmt_str(p, e->name);
+    p = fmt_name(cache, p, e->name);
     const size_t name_len = (size_t)(p - name);
     if (gpu) {
         p = PUT_LIT(p, ",\"pid\":" STR(VKPROF_TF_PID_GPU) ",\"tid\":");
@@ -380,18 +414,21 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
         meta_sort(j, VKPROF_TF_M_THREAD_SORT, VKPROF_TF_PID_HOST, tid, tid);
     }
 
+    /* without its name cache (no memory), every event goes the writer's way */
+    name_slot *cache = calloc(NAME_SLOTS, sizeof *cache);
     vkprof_xiter it;
     vkprof_xevent ev;
     vkprof__export_iter(&x, &it, VKPROF_XALL);
     while (!vkprof__afile_failed(f) && vkprof__export_next(&x, &it, &ev)) {
-        const size_t need = event_room(&ev);
+        const size_t need = cache != NULL ? event_room(cache, &ev) : SIZE_MAX;
         if (need <= VKPROF_AFILE_BLOCK) {
             char *p = vkprof__afile_room(f, need);
-            vkprof__afile_wrote(f, fmt_event(p, &ev, t0));
+            vkprof__afile_wrote(f, fmt_event(cache, p, &ev, t0));
         } else {
             write_event(j, &ev, t0); /* names longer than a block */
         }
     }
+    free(cache);
     bool failed = it.failed;
     vkprof__export_iter_free(&it);
 

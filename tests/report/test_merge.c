@@ -56,9 +56,16 @@ static char *path_in(const char *name)
     return p;
 }
 
-/* The router's choice of this schedule: top-2 of N_EXPERTS - 1 experts. */
-static void experts_of(int rank, int step, uint32_t ids[2])
+/* The router's choice of this schedule: top-2 of N_EXPERTS - 1 experts, in
+ * MoE layer `layer` (0 or 1) of a token. Layer 1 routes to expert 0 every
+ * time: its load is uneven, layer 0's less so. */
+static void experts_of(int rank, int step, int layer, uint32_t ids[2])
 {
+    if (layer == 1) {
+        ids[0] = 0;
+        ids[1] = (uint32_t)(1 + (step + rank) % 2);
+        return;
+    }
     ids[0] = (uint32_t)((step + rank) % (N_EXPERTS - 1));
     ids[1] = (uint32_t)((step * 2 + 1 + rank) % (N_EXPERTS - 1));
     if (ids[1] == ids[0]) {
@@ -98,15 +105,17 @@ static void *rank_main(void *p)
         sleep_us(300);
         vkprof_span_end(ctx, &ar);
 
-        vkprof_span hs = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_HOST_SYNC);
-        uint32_t ids[2];
-        experts_of(a->rank, step, ids);
-        CHECK(vkprof_span_annotate_ids(&hs, "experts", ids, 2));
-        vkprof_span_end(ctx, &hs);
-        /* the same ids on another span: not counted again */
-        vkprof_span ex = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_EXPERTS);
-        CHECK(vkprof_span_annotate_ids(&ex, "experts", ids, 2));
-        vkprof_span_end(ctx, &ex);
+        for (int layer = 0; layer < 2; layer++) { /* two MoE layers a token */
+            vkprof_span hs = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_HOST_SYNC);
+            uint32_t ids[2];
+            experts_of(a->rank, step, layer, ids);
+            CHECK(vkprof_span_annotate_ids(&hs, "experts", ids, 2));
+            vkprof_span_end(ctx, &hs);
+            /* the same ids on another span: not counted again */
+            vkprof_span ex = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_EXPERTS);
+            CHECK(vkprof_span_annotate_ids(&ex, "experts", ids, 2));
+            vkprof_span_end(ctx, &ex);
+        }
 
         vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, barrier_wait, &barrier);
         vkprof_span mr = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
@@ -631,22 +640,43 @@ static void test_report(void)
     CHECK_EQ_U64(v.rank[0].slowest_tokens + v.rank[1].slowest_tokens, STEPS);
     /* expert load: this schedule's counts, exactly (moe_host_sync only) */
     CHECK(v.n_experts == N_EXPERTS - 1); /* the largest id routed is 4 */
-    uint64_t want[RANKS][N_EXPERTS] = {{0}};
+    /* want[r][l][e]: rank r's tokens to expert e of MoE layer l; r == RANKS:
+     * every rank */
+    uint64_t want[RANKS + 1][2][N_EXPERTS] = {{{0}}};
     for (int r = 0; r < RANKS; r++) {
         for (int st = 0; st < STEPS; st++) {
-            uint32_t ids[2];
-            experts_of(r, st, ids);
-            want[r][ids[0]]++;
-            want[r][ids[1]]++;
+            for (int l = 0; l < 2; l++) {
+                uint32_t ids[2];
+                experts_of(r, st, l, ids);
+                for (int k = 0; k < 2; k++) {
+                    want[r][l][ids[k]]++;
+                    want[RANKS][l][ids[k]]++;
+                }
+            }
         }
     }
-    for (int r = 0; r < RANKS && v.counts != NULL; r++) {
-        CHECK_EQ_U64(v.rank[r].routed, 2 * STEPS);
-        CHECK_EQ_U64(v.rank[r].routing_spans, STEPS);
-        for (uint32_t e = 0; e < v.n_experts; e++) {
-            CHECK_EQ_U64(v.counts[r * v.n_experts + e], want[r][e]);
+    CHECK(v.n_moe_layers == 2 && v.layer_imbalance != NULL && !v.layers_cut);
+    for (int r = 0; r <= RANKS && v.counts != NULL && v.layer_imbalance != NULL; r++) {
+        if (r < RANKS) {
+            CHECK_EQ_U64(v.rank[r].routed, 4 * STEPS);
+            CHECK_EQ_U64(v.rank[r].routing_spans, 2 * STEPS);
+            for (uint32_t e = 0; e < v.n_experts; e++) {
+                CHECK_EQ_U64(v.counts[r * v.n_experts + e], want[r][0][e] + want[r][1][e]);
+            }
+        }
+        for (int l = 0; l < 2; l++) {
+            uint64_t mx = 0, tot = 0;
+            for (int e = 0; e < N_EXPERTS; e++) {
+                mx = want[r][l][e] > mx ? want[r][l][e] : mx;
+                tot += want[r][l][e];
+            }
+            double imb = (double)mx * (N_EXPERTS - 1) / (double)tot;
+            CHECK(fabs(v.layer_imbalance[r * 2 + l] - imb) < 1e-12);
         }
     }
+    /* layer 1 always picks expert 0: 2 of 5 slots in every token, max/mean
+     * (2 / 2) * 5 = 2.50 per rank */
+    CHECK(fabs(v.layer_imbalance[1] - 2.5) < 1e-12);
     /* the text: the tables and the verdict */
     FILE *f = tmpfile();
     CHECK(f != NULL && rpt_print(s, "merged.json", f) == 0);
@@ -658,17 +688,14 @@ static void test_report(void)
     }
     CHECK(strstr(text, "ranks: 2 (merged by vkprof merge, same_boot)") != NULL);
     CHECK(strstr(text, "slowest rank: rank 1 (") != NULL);
-    CHECK(strstr(text, "expert load (args.experts of moe_host_sync spans; 5 experts") != NULL);
+    CHECK(strstr(text, "expert load (args.experts of moe_host_sync spans: 2 MoE layer(s) x 5 "
+                       "experts") != NULL);
     CHECK(strstr(text, "host buckets (2 ranks)") != NULL);
-    /* max/mean of rank 0: its busiest expert over the mean of 5 */
-    uint64_t mx = 0;
-    for (int e = 0; e < N_EXPERTS; e++) {
-        mx = want[0][e] > mx ? want[0][e] : mx;
-    }
-    char ratio[32];
-    snprintf(ratio, sizeof ratio, "%.2f", (double)mx * 5.0 / (2.0 * STEPS));
-    const char *mm = strstr(text, "max/mean");
-    CHECK(mm != NULL && strstr(mm, ratio) != NULL);
+    /* layer #1's row: 2.50 for each rank; every rank together too */
+    const char *mm = strstr(text, "\n  layer #1 ");
+    double l1[3] = {0};
+    CHECK(mm != NULL && sscanf(mm, "\n  layer #1 %lf %lf %lf", &l1[0], &l1[1], &l1[2]) == 3);
+    CHECK(l1[0] == 2.5 && l1[1] == 2.5 && l1[2] == 2.5);
     fputs(text, stdout);
     /* the SVG of the merged trace names the ranks */
     f = tmpfile();

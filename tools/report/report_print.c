@@ -51,11 +51,57 @@ static int cmp_wait(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* One routed id: its rank, its MoE layer (the k-th moe_host_sync span of
+ * the token on its track), the expert. */
+typedef struct route_rec {
+    uint32_t rank, layer, expert;
+} route_rec;
+
+static int cmp_route(const void *a, const void *b)
+{
+    const route_rec *x = a, *y = b;
+    if (x->rank != y->rank) {
+        return x->rank < y->rank ? -1 : 1;
+    }
+    if (x->layer != y->layer) {
+        return x->layer < y->layer ? -1 : 1;
+    }
+    return (x->expert > y->expert) - (x->expert < y->expert);
+}
+
+/* max/mean of each run of one (rank, layer) in sorted records, into
+ * imb[row * n_layers + layer], row = the rank (per_rank) or fixed_row (every
+ * rank together: the records' ranks were all set to 0 and sorted again). */
+static void layer_imbalance(const route_rec *rec, size_t n, uint32_t n_experts, uint32_t n_layers,
+                            size_t fixed_row, bool per_rank, double *imb)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        uint64_t total = 0, max = 0;
+        while (j < n && rec[j].rank == rec[i].rank && rec[j].layer == rec[i].layer) {
+            size_t k = j;
+            while (k < n && rec[k].rank == rec[j].rank && rec[k].layer == rec[j].layer &&
+                   rec[k].expert == rec[j].expert) {
+                k++;
+            }
+            uint64_t c = (uint64_t)(k - j);
+            total += c;
+            max = c > max ? c : max;
+            j = k;
+        }
+        size_t row = per_rank ? rec[i].rank : fixed_row;
+        imb[row * n_layers + rec[i].layer] = (double)max * n_experts / (double)total;
+        i = j;
+    }
+}
+
 void rpt_rank_view_free(rpt_rank_view *v)
 {
     free(v->rank);
     free(v->steps);
     free(v->counts);
+    free(v->layer_imbalance);
     memset(v, 0, sizeof *v);
 }
 
@@ -102,6 +148,17 @@ int rpt_rank_view_build(const rpt_summary *s, rpt_rank_view *v)
             return -1;
         }
     }
+    route_rec *rec = malloc((s->n_expert_ids ? s->n_expert_ids : 1) * sizeof *rec);
+    if (rec == NULL) {
+        free(is_coll);
+        free(in_coll);
+        free(w);
+        rpt_rank_view_free(v);
+        return -1;
+    }
+    size_t nrec = 0;
+    uint32_t layer = 0, last_track = UINT32_MAX;
+    int64_t last_step = INT64_MIN;
     /* Slices are sorted by track, then start, parents first: a parent's flags
      * are known before its children's. */
     size_t nw = 0;
@@ -132,15 +189,48 @@ int rpt_rank_view_build(const rpt_summary *s, rpt_rank_view *v)
         }
         if (x->n_experts > 0) {
             rs->routing_spans++;
+            /* the k-th routing span of a step on this track: MoE layer k */
+            if (x->track != last_track || x->step != last_step) {
+                layer = 0;
+                last_track = x->track;
+                last_step = x->step;
+            } else if (layer < RPT_MAX_MOE_LAYERS) {
+                layer++;
+            }
             for (uint32_t k = 0; k < x->n_experts; k++) {
                 uint32_t e = s->expert_ids[x->experts_at + k];
                 v->counts[(size_t)r * v->n_experts + e]++;
                 rs->routed++;
+                if (layer < RPT_MAX_MOE_LAYERS) {
+                    rec[nrec++] = (route_rec){(uint32_t)r, layer, e};
+                    v->n_moe_layers = layer + 1 > v->n_moe_layers ? layer + 1 : v->n_moe_layers;
+                } else {
+                    v->layers_cut = 1;
+                }
             }
         }
     }
     free(is_coll);
     free(in_coll);
+    if (nrec > 0) {
+        /* max/mean per (rank, MoE layer), then per layer over every rank */
+        v->layer_imbalance = calloc((v->n_ranks + 1) * v->n_moe_layers, sizeof *v->layer_imbalance);
+        if (v->layer_imbalance == NULL) {
+            free(rec);
+            free(w);
+            rpt_rank_view_free(v);
+            return -1;
+        }
+        qsort(rec, nrec, sizeof *rec, cmp_route);
+        layer_imbalance(rec, nrec, v->n_experts, v->n_moe_layers, 0, true, v->layer_imbalance);
+        for (size_t i = 0; i < nrec; i++) {
+            rec[i].rank = 0;
+        }
+        qsort(rec, nrec, sizeof *rec, cmp_route);
+        layer_imbalance(rec, nrec, v->n_experts, v->n_moe_layers, v->n_ranks, false,
+                        v->layer_imbalance);
+    }
+    free(rec);
     for (size_t r = 0; r < v->n_ranks && v->counts != NULL; r++) {
         for (uint32_t e = 0; e < v->n_experts; e++) {
             uint64_t c = v->counts[r * v->n_experts + e];
@@ -377,32 +467,33 @@ static void fmt_ratio(char *buf, size_t size, uint64_t max, uint64_t total, uint
 static void print_experts(const rpt_summary *s, const rpt_rank_view *v, FILE *out)
 {
     size_t nr = v->n_ranks, cols = nr < MAX_RANK_COLS ? nr : MAX_RANK_COLS;
-    uint32_t E = v->n_experts;
+    uint32_t E = v->n_experts, L = v->n_moe_layers;
     fprintf(out,
-            "\nexpert load (args.%s of %s spans; %u experts: ids 0..%u, the largest id seen)\n",
-            VKPROF_TF_ARG_EXPERTS, VKPROF_TF_EXPERTS_BUCKET, E, E - 1);
-    fprintf(out, "  %-8s", "expert");
+            "\nexpert load (args.%s of %s spans: %u MoE layer(s) x %u experts, ids 0..%u, the "
+            "largest id seen)\n",
+            VKPROF_TF_ARG_EXPERTS, VKPROF_TF_EXPERTS_BUCKET, L, E, E - 1);
+    fprintf(out, "  %-12s", "expert");
     for (size_t r = 0; r < cols; r++) {
         fprintf(out, " %12.12s", s->n_ranks > 0 ? s->ranks[r].name : "tokens");
     }
     if (nr > 1) {
         fprintf(out, " %12s", "all ranks");
     }
-    fputc('\n', out);
-    uint64_t all_max = 0, all_total = 0;
-    uint32_t rows = 0;
+    fprintf(out, "   (tokens, summed over the MoE layers)\n");
+    uint64_t all_total = 0;
+    uint32_t rows = 0, used = 0;
     for (uint32_t e = 0; e < E; e++) {
         uint64_t sum = 0;
         for (size_t r = 0; r < nr; r++) {
             sum += v->counts[r * E + e];
         }
-        all_max = sum > all_max ? sum : all_max;
         all_total += sum;
+        used += sum > 0;
         if (sum == 0 || rows >= MAX_EXPERT_ROWS) {
             continue;
         }
         rows++;
-        fprintf(out, "  %-8u", e);
+        fprintf(out, "  %-12u", e);
         for (size_t r = 0; r < cols; r++) {
             fprintf(out, " %12" PRIu64, v->counts[r * E + e]);
         }
@@ -411,50 +502,86 @@ static void print_experts(const rpt_summary *s, const rpt_rank_view *v, FILE *ou
         }
         fputc('\n', out);
     }
-    uint32_t used = 0;
-    for (uint32_t e = 0; e < E; e++) {
-        uint64_t sum = 0;
-        for (size_t r = 0; r < nr; r++) {
-            sum += v->counts[r * E + e];
-        }
-        used += sum > 0;
-    }
     if (used > rows) {
         fprintf(out, "  ... %u more experts with tokens\n", used - rows);
     }
     if (E > used) {
-        fprintf(out, "  (%u of the %u experts got no token)\n", E - used, E);
+        fprintf(out, "  (%u of the %u ids got no token in any layer)\n", E - used, E);
     }
-    char buf[32];
-    fprintf(out, "  %-8s", "routed");
+    fprintf(out, "  %-12s", "routed");
     for (size_t r = 0; r < cols; r++) {
         fprintf(out, " %12" PRIu64, v->rank[r].routed);
     }
     if (nr > 1) {
         fprintf(out, " %12" PRIu64, all_total);
     }
-    fprintf(out, "\n  %-8s", "max/mean");
+    fputc('\n', out);
+    /* unevenness, layer by layer: an id in two layers is two experts */
+    fprintf(out, "  %-12s", "max/mean");
     for (size_t r = 0; r < cols; r++) {
-        fmt_ratio(buf, sizeof buf, v->rank[r].max_expert, v->rank[r].routed, E);
-        fprintf(out, " %12s", buf);
+        fprintf(out, " %12.12s", s->n_ranks > 0 ? s->ranks[r].name : "tokens");
     }
     if (nr > 1) {
-        fmt_ratio(buf, sizeof buf, all_max, all_total, E);
-        fprintf(out, " %12s", buf);
+        fprintf(out, " %12s", "all ranks");
     }
-    fputc('\n', out);
+    fprintf(out, "   (per MoE layer: the busiest expert over the mean of %u; 1.00 is even)\n", E);
+    size_t ncol = nr > 1 ? cols + 1 : cols;
+    double worst[MAX_RANK_COLS + 1] = {0}, mean[MAX_RANK_COLS + 1] = {0};
+    uint32_t nmean[MAX_RANK_COLS + 1] = {0};
+    for (uint32_t l = 0; l < L; l++) {
+        if (l < MAX_STEP_ROWS) {
+            fprintf(out, "  layer #%-5u", l);
+        }
+        for (size_t c = 0; c < ncol; c++) {
+            size_t row = c < cols ? c : nr; /* the last column: every rank */
+            double x = v->layer_imbalance[row * L + l];
+            if (x > 0) {
+                worst[c] = x > worst[c] ? x : worst[c];
+                mean[c] += x;
+                nmean[c]++;
+            }
+            if (l < MAX_STEP_ROWS) {
+                if (x > 0) {
+                    fprintf(out, " %12.2f", x);
+                } else {
+                    fprintf(out, " %12s", "-");
+                }
+            }
+        }
+        if (l < MAX_STEP_ROWS) {
+            fputc('\n', out);
+        }
+    }
+    if (L > MAX_STEP_ROWS) {
+        fprintf(out, "  ... %u more layers\n", L - MAX_STEP_ROWS);
+    }
+    if (L > 1) {
+        for (int k = 0; k < 2; k++) {
+            fprintf(out, "  %-12s", k == 0 ? "worst layer" : "mean");
+            for (size_t c = 0; c < ncol; c++) {
+                double x = k == 0 ? worst[c] : (nmean[c] ? mean[c] / nmean[c] : 0);
+                if (x > 0) {
+                    fprintf(out, " %12.2f", x);
+                } else {
+                    fprintf(out, " %12s", "-");
+                }
+            }
+            fputc('\n', out);
+        }
+    }
+    if (v->layers_cut) {
+        fprintf(out, "  (routing spans past the %d-th of a token are not split by layer)\n",
+                RPT_MAX_MOE_LAYERS);
+    }
     if (nr > 1) {
         uint64_t rmax = 0;
         for (size_t r = 0; r < nr; r++) {
             rmax = v->rank[r].routed > rmax ? v->rank[r].routed : rmax;
         }
+        char buf[32];
         fmt_ratio(buf, sizeof buf, rmax, all_total, nr);
         fprintf(out, "  across ranks: the busiest rank routed %s x the mean rank's tokens\n", buf);
     }
-    fprintf(out,
-            "  (max/mean: the busiest expert's tokens over the mean of the %u experts; 1.00 is "
-            "even)\n",
-            E);
 }
 
 int rpt_print(const rpt_summary *s, const char *path, FILE *out)

@@ -194,7 +194,7 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
         y += 10;
     }
     if (v.n_experts > 0) {
-        uint64_t max = 0, total = 0;
+        uint64_t max = 0;
         uint32_t used = 0;
         for (uint32_t e = 0; e < v.n_experts; e++) {
             uint64_t c = 0;
@@ -202,14 +202,19 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
                 c += v.counts[r * v.n_experts + e];
             }
             max = c > max ? c : max;
-            total += c;
             used += c > 0;
         }
         y += 10;
+        double worst = 0;
+        for (uint32_t l = 0; l < v.n_moe_layers && v.layer_imbalance != NULL; l++) {
+            double x = v.layer_imbalance[v.n_ranks * v.n_moe_layers + l];
+            worst = x > worst ? x : worst;
+        }
         fprintf(out,
-                "<text x=\"16\" y=\"%.1f\" class=\"h2\">Expert load (tokens per expert, all "
-                "ranks; max/mean %.2f over %u experts)</text>\n",
-                y, total ? (double)max * v.n_experts / (double)total : 0.0, v.n_experts);
+                "<text x=\"16\" y=\"%.1f\" class=\"h2\">Expert load (tokens per expert id, all "
+                "ranks, summed over %u MoE layer(s); max/mean of the worst layer %.2f, over %u "
+                "experts)</text>\n",
+                y, v.n_moe_layers, worst, v.n_experts);
         y += 10;
         uint32_t rows = 0;
         for (uint32_t e = 0; e < v.n_experts && rows < MAX_BAR_ROWS; e++) {

@@ -71,6 +71,8 @@ typedef struct rpt_track {
 /** Most expert ids in one span's "experts" annotation, and the largest id. */
 #define RPT_MAX_EXPERT_IDS 1024
 #define RPT_MAX_EXPERT_ID 65535
+/** Most MoE layers the expert load is split by. */
+#define RPT_MAX_MOE_LAYERS 1024
 /** Most inputs of a merged trace (metadata.merge.inputs) and of `vkprof merge`. */
 #define RPT_MAX_RANKS 256
 
@@ -240,7 +242,7 @@ typedef struct rpt_rank_stats {
     uint64_t slowest_tokens; /**< tokens (steps with probes) at which it waited least */
     uint64_t routed;         /**< expert ids in its moe_host_sync "experts" */
     uint64_t routing_spans;  /**< spans that carried them */
-    uint64_t max_expert;     /**< the most any one expert got */
+    uint64_t max_expert;     /**< the most any one expert id got, summed over MoE layers */
 } rpt_rank_stats;
 
 /** One token's (step's) rendezvous across the ranks. */
@@ -261,6 +263,14 @@ typedef struct rpt_rank_view {
      * r; n_experts is the largest id seen + 1 (0: no "experts" args) */
     uint32_t n_experts;
     uint64_t *counts;
+    /* Per MoE layer (the k-th routing span of a token on its track, from 0;
+     * ids of one number in two layers are two experts): the busiest expert's
+     * tokens over the mean per expert, layer_imbalance[r * n_moe_layers + l]
+     * for rank r, row n_ranks for every rank together; 0: no tokens there.
+     * Layers past RPT_MAX_MOE_LAYERS are not split (layers_cut). */
+    uint32_t n_moe_layers;
+    double *layer_imbalance;
+    int layers_cut;
 } rpt_rank_view;
 
 /** Build the per-rank view of a summary. Returns 0, or -1 when out of memory. */
