@@ -1,6 +1,7 @@
 # The whole chain on lavapipe: `vkprof decode --ranks 2 --trace` (one trace per
 # rank, rank 1 held back before each attention all-reduce), `vkprof merge`,
-# `vkprof report` of the merged trace: rank 1 must be the slowest. The
+# `vkprof report` of the merged trace: rank 1 must be the slowest; the same
+# ranks' .pftrace files must merge into the same report. The
 # validation layer is forced on (VK_INSTANCE_LAYERS); any message fails.
 # -DVKPROF= -DWORKDIR=
 file(REMOVE_RECURSE ${WORKDIR})
@@ -17,8 +18,10 @@ function(run)
   endif()
   set(out "${out}" PARENT_SCOPE)
 endfunction()
+set(ENV{VKPROF_TRACE_FORMAT} both) # each rank's trace as JSON and as .pftrace
 run(decode --preset tiny --tokens 4 --ranks 2 --profile host --trace t.json
   --skew-rank 1 --skew-us 20000)
+unset(ENV{VKPROF_TRACE_FORMAT})
 run(merge t.rank0.json t.rank1.json -o merged.json --names first,late)
 if(NOT out MATCHES "t.rank1.json: the same boot: exact")
   message(FATAL_ERROR "the two ranks' traces did not merge exactly")
@@ -32,3 +35,14 @@ foreach(want "ranks: 2 \\(merged by vkprof merge, same_boot\\)"
     message(FATAL_ERROR "the report does not match: ${want}")
   endif()
 endforeach()
+
+# The native Perfetto traces of the same ranks merge into the same figures:
+# the report of both merges is one text but for its first line (the path).
+run(merge t.rank0.pftrace t.rank1.pftrace -o merged_pf.json --names first,late)
+run(report merged.json)
+string(REGEX REPLACE "^[^\n]*\n" "" from_json "${out}")
+run(report merged_pf.json)
+string(REGEX REPLACE "^[^\n]*\n" "" from_pftrace "${out}")
+if(NOT from_json STREQUAL from_pftrace)
+  message(FATAL_ERROR "the merge of the .pftrace files reports differently from the JSON's")
+endif()
