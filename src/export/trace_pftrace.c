@@ -30,8 +30,9 @@
 typedef struct pf_ev {
     uint64_t start, end;
     const vkprof_event *src;
-    uint32_t flow_first, flow_count; /* host span: its flows in flow_ids[] */
     uint64_t flow;                   /* GPU scope: the flow that ends here, or 0 */
+    uint32_t flow_first, flow_count; /* host span: its flows in flow_ids[] */
+    uint32_t slot;                   /* its track in track_of[]: tid, GPU + 65536 */
 } pf_ev;
 
 /* A sort record: key, then the event's index. */
@@ -335,6 +336,24 @@ static void end_packet(pf_writer *w, pf_track *t, size_t level)
     pf_level *l = &t->lv[level];
     uint64_t ts = l->end[--l->n];
     vkprof_pb *b = &w->b;
+    if (level == 0 && ts >= w->last_ts && w->seq < 0x80u && vkprof__pb_room(b, 24)) {
+        /* the common END, byte by byte: every length fits one byte */
+        uint8_t *q = b->buf + b->len, *start = q;
+        *q++ = (PF_TRACE_PACKET << 3) | VKPROF_PB_LEN;
+        uint8_t *len = q++;
+        *q++ = (PF_PKT_TIMESTAMP << 3) | VKPROF_PB_VARINT;
+        q += vkprof__pb_put_varint(q, ts - w->last_ts);
+        *q++ = (PF_PKT_SEQ_ID << 3) | VKPROF_PB_VARINT;
+        *q++ = (uint8_t)w->seq;
+        *q++ = (PF_PKT_TRACK_EVENT << 3) | VKPROF_PB_LEN;
+        *q++ = 2;
+        *q++ = (PF_TE_TYPE << 3) | VKPROF_PB_VARINT;
+        *q++ = PF_TYPE_SLICE_END;
+        *len = (uint8_t)(q - len - 1);
+        b->len += (size_t)(q - start);
+        w->last_ts = ts;
+        return;
+    }
     size_t p = event_packet(w, ts, false);
     size_t te = vkprof__pb_open(b, PF_PKT_TRACK_EVENT);
     vkprof__pb_uint(b, PF_TE_TYPE, PF_TYPE_SLICE_END);
@@ -348,6 +367,13 @@ static void end_packet(pf_writer *w, pf_track *t, size_t level)
 /* END every open slice that ends at or before ts, earliest first. */
 static void close_until(pf_writer *w, pf_track *t, uint64_t ts)
 {
+    if (t->nlv == 1) {
+        pf_level *lv = &t->lv[0];
+        while (lv->n > 0 && lv->end[lv->n - 1] <= ts) {
+            end_packet(w, t, 0);
+        }
+        return;
+    }
     for (;;) {
         size_t best = SIZE_MAX;
         uint64_t best_end = ts;
@@ -459,9 +485,74 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         t->overlaps++;
         cnt->overlaps++;
     }
-    size_t p = event_packet(w, ev->start, true);
     uint32_t *slot =
         gpu ? &w->gpu_iid[e->name % VKPROF_MAX_PHASES] : &w->host_iid[e->name % VKPROF_MAX_BUCKETS];
+    if (level == 0 && *slot != 0 && (gpu || e->annot == 0) && ev->flow_count <= 4 &&
+        ev->start >= w->last_ts && w->seq < 0x80u && vkprof__pb_room(b, 128)) {
+        /* the common BEGIN, byte by byte: at most 11 + 2 + 2 + 2 + 2 + 2 + 6 +
+         * (2 + 4 + 11) + 3 * 6 + 4 * 10 bytes, so every length fits one byte */
+        uint8_t *q = b->buf + b->len, *start = q;
+        *q++ = (PF_TRACE_PACKET << 3) | VKPROF_PB_LEN;
+        uint8_t *plen = q++;
+        *q++ = (PF_PKT_TIMESTAMP << 3) | VKPROF_PB_VARINT;
+        q += vkprof__pb_put_varint(q, ev->start - w->last_ts);
+        *q++ = (PF_PKT_SEQ_ID << 3) | VKPROF_PB_VARINT;
+        *q++ = (uint8_t)w->seq;
+        *q++ = (PF_PKT_SEQ_FLAGS << 3) | VKPROF_PB_VARINT;
+        *q++ = PF_SEQ_NEEDS_INCREMENTAL_STATE;
+        *q++ = (PF_PKT_TRACK_EVENT << 3) | VKPROF_PB_LEN;
+        uint8_t *tlen = q++;
+        *q++ = (PF_TE_TYPE << 3) | VKPROF_PB_VARINT;
+        *q++ = PF_TYPE_SLICE_BEGIN;
+        *q++ = (PF_TE_NAME_IID << 3) | VKPROF_PB_VARINT;
+        q += vkprof__pb_put_varint(q, *slot);
+        /* the step, then the flags that are set (name iid, bool true) */
+        *q++ = (PF_TE_ANNOTATIONS << 3) | VKPROF_PB_LEN;
+        uint8_t *alen = q++;
+        *q++ = (PF_DA_NAME_IID << 3) | VKPROF_PB_VARINT;
+        *q++ = VKPROF_PF_AN_STEP;
+        *q++ = (PF_DA_UINT << 3) | VKPROF_PB_VARINT;
+        q += vkprof__pb_put_varint(q, e->step);
+        *alen = (uint8_t)(q - alen - 1);
+        static const uint8_t flag_iid[3] = {VKPROF_PF_AN_HOT, VKPROF_PF_AN_SYNC,
+                                            VKPROF_PF_AN_PROBE};
+        static const uint8_t flag_bit[3] = {VKPROF_EVF_HOT, VKPROF_EVF_SYNC, VKPROF_EVF_PROBE};
+        for (int k = 0; k < 3 && !gpu; k++) {
+            if (e->flags & flag_bit[k]) {
+                *q++ = (PF_TE_ANNOTATIONS << 3) | VKPROF_PB_LEN;
+                *q++ = 4;
+                *q++ = (PF_DA_NAME_IID << 3) | VKPROF_PB_VARINT;
+                *q++ = flag_iid[k];
+                *q++ = (PF_DA_BOOL << 3) | VKPROF_PB_VARINT;
+                *q++ = 1;
+            }
+        }
+        if (gpu && ev->flow != 0) {
+            q += vkprof__pb_put_varint(q, (PF_TE_TERMINATING_FLOW_IDS << 3) | VKPROF_PB_FIXED64);
+            for (int i = 0; i < 8; i++) {
+                *q++ = (uint8_t)(ev->flow >> (8 * i));
+            }
+        }
+        for (uint32_t k = 0; !gpu && k < ev->flow_count; k++) {
+            const uint64_t id = flow_ids[ev->flow_first + k];
+            q += vkprof__pb_put_varint(q, (PF_TE_FLOW_IDS << 3) | VKPROF_PB_FIXED64);
+            for (int i = 0; i < 8; i++) {
+                *q++ = (uint8_t)(id >> (8 * i));
+            }
+        }
+        *tlen = (uint8_t)(q - tlen - 1);
+        *plen = (uint8_t)(q - plen - 1);
+        b->len += (size_t)(q - start);
+        w->last_ts = ev->start;
+        if (gpu) {
+            cnt->gpu_scopes++;
+        } else {
+            cnt->host_spans++;
+        }
+        t->lv[0].end[t->lv[0].n++] = end;
+        return 0;
+    }
+    size_t p = event_packet(w, ev->start, true);
     uint32_t iid = name_iid(w, slot, name_of(ctx, e));
     /* span annotation keys are interned before the track_event too */
     uint32_t an_iid[VKPROF_SPAN_MAX_ANNOTATIONS] = {0};
@@ -717,14 +808,14 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     }
 
     /* 1. the events, mapped to host ns (as trace_json.c maps them) */
-    uint64_t kept = 0, unmapped = 0, t0 = t->start_ns, gpu_with_id = 0;
+    uint64_t kept = 0, unmapped = 0, t0 = t->start_ns, gpu_with_id = 0, smax = 0;
     vkprof__hclk_calibrate(&ctx->hclk);
     for (uint64_t i = 0; i < n; i++) {
         const vkprof_event *e = &t->events[i];
         if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
             continue;
         }
-        pf_ev o = {e->start, e->end, e, 0, 0, 0};
+        pf_ev o = {e->start, e->end, e, 0, 0, 0, e->tid};
         if (e->kind == VKPROF_EV_GPU) {
             uint64_t hs;
             if (!vkprof__cal_map(ctx, e->start, &hs)) {
@@ -752,21 +843,21 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
         if (o.start < t0) {
             t0 = o.start;
         }
+        if (o.start > smax) {
+            smax = o.start;
+        }
+        if (e->kind == VKPROF_EV_GPU) {
+            o.slot += 65536u;
+        }
+        track_of[o.slot] = 1;
         ev[kept++] = o;
     }
 
     /* 2. tracks: host threads (spans, steps) and GPU queues, in that order */
     uint32_t ntracks = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint64_t i = 0; i < kept; i++) {
-            const bool gpu = ev[i].src->kind == VKPROF_EV_GPU;
-            if (gpu != (pass == 1)) {
-                continue;
-            }
-            uint32_t *slot = &track_of[(gpu ? 65536u : 0u) + ev[i].src->tid];
-            if (*slot == 0) {
-                *slot = ++ntracks;
-            }
+    for (uint32_t k = 0; k < 2 * 65536u; k++) {
+        if (track_of[k] != 0) {
+            track_of[k] = ++ntracks;
         }
     }
     tracks = calloc(ntracks ? ntracks : 1, sizeof *tracks);
@@ -776,28 +867,24 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     }
 
     /* 3. sort by (track, start, longer first): the key is the track and the
-     * start after t0; a trace longer than 2^44 ns (4.9 h) or with more than
-     * 2^20 tracks sorts by comparison instead */
-    uint64_t tmax = 0;
-    for (uint64_t i = 0; i < kept; i++) {
-        if (ev[i].start - t0 > tmax) {
-            tmax = ev[i].start - t0;
-        }
-    }
+     * start after t0 (already in order when the store is, as a thread's
+     * unnested spans are); a trace longer than 2^44 ns (4.9 h) or with more
+     * than 2^20 tracks is sorted by track, then each track by start */
+    const uint64_t tmax = smax > t0 ? smax - t0 : 0;
     const bool radix = tmax < (UINT64_C(1) << 44) && ntracks < (1u << 20);
+    bool sorted = true;
+    uint64_t prev_key = 0;
     for (uint64_t i = 0; i < kept; i++) {
-        const bool gpu = ev[i].src->kind == VKPROF_EV_GPU;
-        uint64_t tr = track_of[(gpu ? 65536u : 0u) + ev[i].src->tid] - 1u;
+        uint64_t tr = track_of[ev[i].slot] - 1u;
         track_start[tr + 1]++;
-        keys[i].key = radix ? (tr << 44) | (ev[i].start - t0) : tr;
+        uint64_t key = radix ? (tr << 44) | (ev[i].start - t0) : tr;
+        sorted &= key >= prev_key;
+        prev_key = key;
+        keys[i].key = key;
         keys[i].val = i;
     }
     for (uint32_t k = 0; k < ntracks; k++) {
         track_start[k + 1] += track_start[k];
-    }
-    bool sorted = true;
-    for (uint64_t i = 1; i < kept && sorted; i++) {
-        sorted = keys[i - 1].key <= keys[i].key;
     }
     if (!sorted || !radix) {
         radix_sort(keys, tmp, kept, count);
