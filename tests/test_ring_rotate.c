@@ -4,7 +4,8 @@
  * stamps per step (K + 1 with shared boundaries, counted through the table),
  * the estimator against the every-step shared ring on a deterministic
  * workload (query values set per boundary through the sim's slot knobs), the
- * sample accounting, a full ring, a step whose number of calls changes,
+ * sample accounting, a full ring, a step whose number of calls changes, the
+ * seed's model (no vkprof_cmd_submit),
  * misuse on a call left out, and the VKPROF_RING_ROTATE override. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -289,6 +290,47 @@ static void test_rotate_changed_path(void)
     vkprof_destroy(ctx);
 }
 
+/* The seed's model (no vkprof_cmd_submit): no edge stamp (a collect could
+ * free it before it ran); the window's first call stamps its own begin, so
+ * a window is still K + 1 stamps, and every index is covered once a pass. */
+static void test_rotate_seed_model(void)
+{
+    enum { C = 6, K = 2, P = 3 };
+    static const vkprof_phase p6[C] = {VKPROF_PHASE_NORM,     VKPROF_PHASE_QKV,
+                                       VKPROF_PHASE_ROPE,     VKPROF_PHASE_ATTENTION,
+                                       VKPROF_PHASE_MLP_DOWN, VKPROF_PHASE_LM_HEAD};
+    sim_reset();
+    vkprof_context ctx = make_rot(0, true, K);
+    for (int step = 0; step < 2 * P; step++) {
+        uint64_t before = stamps_now();
+        CHECK_VK(vku_begin(&g.dev));
+        for (int i = 0; i < C; i++) {
+            if (i) {
+                vku_compute_barrier(g.dev.cmd);
+            }
+            vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, p6[i]);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+            vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+            r = vkprof_cmd_end(ctx, g.dev.cmd, p6[i]);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+        }
+        CHECK_EQ_U64(stamps_now() - before, K + 1);
+        CHECK_VK(vku_submit_wait(&g.dev));
+        CHECK(vkprof_collect(ctx) == VKPROF_OK);
+        vkprof_step(ctx);
+        check_accounting(ctx);
+    }
+    for (int i = 0; i < C; i++) {
+        CHECK_EQ_U64(th_phase(ctx, p6[i]).count, 2);
+        CHECK_EQ_U64(th_phase(ctx, p6[i]).calls, 2 * P);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.scopes_collected, 2 * C);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    vkprof_destroy(ctx);
+}
+
 /* A call left out records no Vulkan command; its end is checked against its
  * begin; vkprof_reset restarts the counters. */
 static void test_rotate_misuse(void)
@@ -364,6 +406,7 @@ int main(void)
     RUN(test_rotate_estimates);
     RUN(test_rotate_ring_full);
     RUN(test_rotate_changed_path);
+    RUN(test_rotate_seed_model);
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);
     vku_busy_destroy(&g.dev, &busy);

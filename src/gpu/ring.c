@@ -721,7 +721,13 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
                                 "end('%s') but begin was '%s' (a call left out by rotation)",
                                 ctx->phases[phase].name, ctx->phases[SKIP_PHASE(top)].name);
         }
-        if (top & SKIP_EDGE) {
+        /* Only where executions are told (vkprof_cmd_submit): the seed's
+         * model frees a recording's slots once its scopes are collected,
+         * and a collect between this end and the next begin could free the
+         * edge's slot before its buffer ran. There the window's first call
+         * stamps its own begin (still K + 1 stamps; the barrier before it
+         * is then not counted toward it). */
+        if ((top & SKIP_EDGE) && atomic_load_explicit(&r->notified, memory_order_relaxed)) {
             edge_stamp(ctx, t, cmd);
         }
         return VKPROF_DISABLED;
