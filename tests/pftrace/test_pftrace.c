@@ -29,13 +29,11 @@ typedef struct pf_counts {
         interned_names, unknown_fields, metadata;
 } pf_counts;
 
-static int count_in(const char *text, const char *needle)
+/* The line [q, q + n) is `text` (exact) or starts with it (prefix). */
+static bool line_is(const char *q, size_t n, const char *text, bool prefix)
 {
-    int n = 0;
-    for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle)) {
-        n++;
-    }
-    return n;
+    size_t m = strlen(text);
+    return prefix ? n >= m && memcmp(q, text, m) == 0 : n == m && memcmp(q, text, m) == 0;
 }
 
 /* protoc's text of `path`, or NULL (the failure is checked). */
@@ -96,33 +94,37 @@ static pf_counts decode_counts(const char *path)
         c.packets = -1;
         return c;
     }
-    c.packets = count_in(t, "\npacket {") + (strncmp(t, "packet {", 8) == 0);
-    c.begins = count_in(t, "type: TYPE_SLICE_BEGIN");
-    c.ends = count_in(t, "type: TYPE_SLICE_END");
-    c.instants = count_in(t, "type: TYPE_INSTANT");
-    c.descriptors = count_in(t, "track_descriptor {");
-    c.thread_descriptors = count_in(t, "  thread {");
-    c.process_descriptors = count_in(t, "  process {");
-    c.snapshots = count_in(t, "clock_snapshot {");
-    c.boottime_clocks = count_in(t, "clock_id: 6\n");
-    c.gpu_clocks = count_in(t, "clock_id: 65\n");
-    c.delta_clocks = count_in(t, "is_incremental: true");
-    c.flow_ids = count_in(t, " flow_ids: ");
-    c.terminating = count_in(t, "terminating_flow_ids: ");
-    c.cleared = count_in(t, "sequence_flags: 1\n");
-    c.interned_names = count_in(t, "event_names {");
-    c.metadata = count_in(t, "name: \"vkprof metadata\"");
-    /* a field the .proto does not name prints as its number: "  123: ..." */
+    /* one pass over the lines, no libc search (a sanitizer's strstr
+     * measures the whole rest of the text at every call) */
     for (const char *line = t; *line != '\0';) {
         const char *q = line;
         while (*q == ' ') {
             q++;
         }
-        if (*q >= '0' && *q <= '9') {
-            c.unknown_fields++;
+        const char *nl = q;
+        while (*nl != '\0' && *nl != '\n') {
+            nl++;
         }
-        const char *nl = strchr(line, '\n');
-        line = nl ? nl + 1 : line + strlen(line);
+        const size_t n = (size_t)(nl - q);
+        c.packets += q == line && line_is(q, n, "packet {", false);
+        c.begins += line_is(q, n, "type: TYPE_SLICE_BEGIN", false);
+        c.ends += line_is(q, n, "type: TYPE_SLICE_END", false);
+        c.instants += line_is(q, n, "type: TYPE_INSTANT", false);
+        c.descriptors += line_is(q, n, "track_descriptor {", false);
+        c.thread_descriptors += line_is(q, n, "thread {", false);
+        c.process_descriptors += line_is(q, n, "process {", false);
+        c.snapshots += line_is(q, n, "clock_snapshot {", false);
+        c.boottime_clocks += line_is(q, n, "clock_id: 6", false);
+        c.gpu_clocks += line_is(q, n, "clock_id: 65", false);
+        c.delta_clocks += line_is(q, n, "is_incremental: true", false);
+        c.flow_ids += line_is(q, n, "flow_ids: ", true);
+        c.terminating += line_is(q, n, "terminating_flow_ids: ", true);
+        c.cleared += line_is(q, n, "sequence_flags: 1", false);
+        c.interned_names += line_is(q, n, "event_names {", false);
+        c.metadata += line_is(q, n, "name: \"vkprof metadata\"", false);
+        /* a field the .proto does not name prints as its number: "123: ..." */
+        c.unknown_fields += *q >= '0' && *q <= '9';
+        line = *nl == '\n' ? nl + 1 : nl;
     }
     free(t);
     return c;
@@ -222,6 +224,67 @@ static long long file_size(const char *path)
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 
+/* ---- the reader on damaged files ---------------------------------------------- */
+
+/* Every truncation and a few thousand byte changes of a real .pftrace: the
+ * reader returns a trace or an error, never reads outside the buffer (the
+ * sanitizer builds run this), and what it returns parses. */
+static void check_reader_robust(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (f == NULL) {
+        return;
+    }
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    CHECK(n > 0 && n < sizeof buf);
+    CHECK(rpt_is_pftrace(buf, n));
+    int ok = 0, refused = 0;
+    char err[256];
+    for (size_t cut = 0; cut <= n; cut++) {
+        char *copy = malloc(cut ? cut : 1);
+        memcpy(copy, buf, cut);
+        char *json = NULL;
+        size_t jlen = 0;
+        if (rpt_pftrace_to_json(copy, cut, &json, &jlen, err, sizeof err) == 0) {
+            rpt_summary *sm = NULL;
+            if (rpt_parse(json, jlen, &sm, err, sizeof err) == 0) {
+                rpt_free(sm);
+            }
+            ok++;
+        } else {
+            CHECK(err[0] != '\0');
+            refused++;
+        }
+        free(json);
+        free(copy);
+    }
+    CHECK(ok >= 1); /* the whole file */
+    unsigned seed = 12345;
+    for (int k = 0; k < 3000; k++) {
+        char *copy = malloc(n);
+        memcpy(copy, buf, n);
+        for (int m = 0; m < 1 + k % 3; m++) {
+            seed = seed * 1103515245u + 12345u;
+            copy[(seed >> 8) % n] = (char)(seed >> 20);
+        }
+        char *json = NULL;
+        size_t jlen = 0;
+        if (rpt_pftrace_to_json(copy, n, &json, &jlen, err, sizeof err) == 0) {
+            rpt_summary *sm = NULL;
+            if (rpt_parse(json, jlen, &sm, err, sizeof err) == 0) {
+                rpt_free(sm);
+            }
+        }
+        free(json);
+        free(copy);
+    }
+    printf("%s: %zu truncations: %d read, %d refused; 3000 damaged copies read or refused\n", path,
+           n + 1, ok, refused);
+}
+
 /* ---- the traces ------------------------------------------------------------- */
 
 static void *worker(void *arg)
@@ -313,6 +376,7 @@ static void test_gpu_trace(void)
     unsetenv("VKPROF_TRACE_FORMAT");
     CHECK(file_size(json) > 0 && file_size(pf) > 0);
     check_pair(json, pf, 2);
+    check_reader_robust(pf);
     pf_counts p = decode_counts(pf);
     /* the GPU scopes were recorded inside host spans: each has its flow */
     CHECK(p.terminating == 8);

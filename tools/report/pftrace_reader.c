@@ -242,7 +242,8 @@ typedef struct seq {
     bool delta_known;                 /* the delta clock was anchored by a snapshot */
     uint64_t delta_value, delta_mono; /* its value and CLOCK_MONOTONIC at the snapshot */
     uint64_t last;                    /* its value now */
-    str *names, *cats, *annots;       /* by iid, MAX_IIDS each, allocated on first use */
+    str *names, *cats, *annots;       /* by iid, grown as iids come (at most MAX_IIDS) */
+    uint32_t n_names, n_cats, n_annots;
 } seq;
 
 typedef struct open_slice {
@@ -423,8 +424,7 @@ static str annot_name(const seq *s, const pbf *x)
     if (x->field == PF_DA_NAME && x->wire == 2) {
         return (str){x->data, x->len};
     }
-    if (x->field == PF_DA_NAME_IID && x->wire == 0 && s != NULL && s->annots != NULL &&
-        x->v < MAX_IIDS) {
+    if (x->field == PF_DA_NAME_IID && x->wire == 0 && s != NULL && x->v < s->n_annots) {
         return s->annots[x->v];
     }
     return (str){NULL, 0};
@@ -508,6 +508,10 @@ static int intern(rd *r, seq *s, const pbf *f)
     pbf x;
     bool bad = false;
     while (rd_field(&d, &x, &bad)) {
+        uint32_t *cap = x.field == PF_ID_CATEGORIES    ? &s->n_cats
+                        : x.field == PF_ID_NAMES       ? &s->n_names
+                        : x.field == PF_ID_ANNOT_NAMES ? &s->n_annots
+                                                       : NULL;
         str **tab = x.field == PF_ID_CATEGORIES    ? &s->cats
                     : x.field == PF_ID_NAMES       ? &s->names
                     : x.field == PF_ID_ANNOT_NAMES ? &s->annots
@@ -529,11 +533,18 @@ static int intern(rd *r, seq *s, const pbf *f)
         if (iid == 0 || iid >= MAX_IIDS || name.s == NULL) {
             return rfail(r, "an interned name without an iid (or iid >= %u)", MAX_IIDS);
         }
-        if (*tab == NULL) {
-            *tab = calloc(MAX_IIDS, sizeof **tab);
-            if (*tab == NULL) {
+        if (iid >= *cap) {
+            uint32_t ncap = *cap ? *cap : 16;
+            while (ncap <= iid) {
+                ncap *= 2;
+            }
+            str *q = realloc(*tab, ncap * sizeof *q);
+            if (q == NULL) {
                 return rfail(r, "out of memory");
             }
+            memset(q + *cap, 0, (ncap - *cap) * sizeof *q);
+            *tab = q;
+            *cap = ncap;
         }
         (*tab)[iid] = name;
     }
@@ -642,7 +653,7 @@ static int track_event(rd *r, seq *s, uint64_t ts, const pbf *f)
         } else if (x.field == PF_TE_TRACK_UUID && x.wire == 0) {
             uuid = x.v;
         } else if (x.field == PF_TE_NAME_IID && x.wire == 0) {
-            if (s->names == NULL || x.v >= MAX_IIDS || s->names[x.v].s == NULL) {
+            if (x.v >= s->n_names || s->names[x.v].s == NULL) {
                 return rfail(r, "event name iid %" PRIu64 " was not interned", x.v);
             }
             name = s->names[x.v];
