@@ -22,6 +22,25 @@
 
 static th_gpu g;
 
+static dec_engine *make_engine_of(const char *preset, dec_profile mode, vkprof_context prof,
+                                  const dec_hooks *hooks)
+{
+    dec_config cfg = {.preset = dec_find_preset(preset),
+                      .seed = SEED,
+                      .profile = mode,
+                      .prof = prof,
+                      .hooks = hooks,
+                      .keep_logits = true};
+    dec_engine *e = NULL;
+    char err[512] = "";
+    int rc = dec_create(&g.dev, &cfg, &e, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "dec_create %s: %s\n", preset, err);
+    }
+    CHECK(rc == 0 && e != NULL);
+    return e;
+}
+
 static dec_engine *make_engine(dec_profile mode, vkprof_context prof)
 {
     dec_config cfg = {.preset = dec_find_preset("tiny"),
@@ -57,6 +76,55 @@ static void test_presets(void)
     dec_mem_plan m = dec_plan_memory(b8, 512);
     CHECK(m.kv_cache == 2ull * 32 * 512 * 1024 * 4);
     CHECK(m.total == m.weights + m.kv_cache + m.activations);
+    /* MoE: OLMoE-1B-7B has 6.92B parameters (1.3B active), Qwen3-30B-A3B 30.5B */
+    const dec_preset *mt = dec_find_preset("moe-tiny"), *ol = dec_find_preset("olmoe-1b-7b"),
+                     *qw = dec_find_preset("qwen3-30b-a3b");
+    CHECK(mt != NULL && ol != NULL && qw != NULL);
+    if (mt == NULL || ol == NULL || qw == NULL) {
+        return;
+    }
+    CHECK(!dec_layer_is_moe(mt, 0) && dec_layer_is_moe(mt, 1) && dec_layer_is_moe(ol, 0));
+    CHECK(!dec_layer_is_moe(b8, 3));
+    double po = (double)dec_param_count(ol) * 1e-9, pq = (double)dec_param_count(qw) * 1e-9;
+    dec_mem_plan mo = dec_plan_memory(ol, 512), mq = dec_plan_memory(qw, 512);
+    printf("  params: olmoe-1b-7b %.3fB (%.2f GiB of weights), qwen3-30b-a3b %.3fB (%.2f GiB)\n",
+           po, (double)mo.weights / (1u << 30), pq, (double)mq.weights / (1u << 30));
+    CHECK(po > 6.9 && po < 6.95);
+    CHECK(pq > 30.4 && pq < 30.6);
+    /* fp16: 2 bytes a parameter, plus fp32 norm gains */
+    CHECK(mo.weights > 2 * dec_param_count(ol) &&
+          mo.weights < 2 * dec_param_count(ol) + (1u << 20));
+    /* a rank holds its share of the experts' and heads' weights */
+    dec_mem_plan m2 = dec_plan_memory_tp(ol, 512, 2);
+    CHECK(m2.weights < mo.weights / 2 + (uint64_t)ol->vocab * ol->dim * 4);
+    CHECK(m2.kv_cache * 2 == mo.kv_cache);
+    /* phases: dense presets make no MoE calls, olmoe no dense-MLP calls */
+    CHECK(!dec_preset_uses_phase(t, VKPROF_PHASE_MOE_ROUTER));
+    CHECK(dec_preset_uses_phase(t, VKPROF_PHASE_MLP_DOWN));
+    CHECK(dec_preset_uses_phase(mt, VKPROF_PHASE_MLP_DOWN));
+    CHECK(dec_preset_uses_phase(mt, VKPROF_PHASE_MOE_COMBINE));
+    CHECK(!dec_preset_uses_phase(ol, VKPROF_PHASE_MLP_GATE_UP));
+    CHECK(dec_preset_uses_phase(ol, VKPROF_PHASE_MOE_EXPERTS));
+    CHECK(!dec_preset_uses_phase(ol, VKPROF_PHASE_ALL_REDUCE));
+    uint32_t ids[DEC_MAX_PHASES];
+    CHECK_EQ_U64(dec_preset_phases(t, ids), DEC_NUM_PHASES);
+    CHECK(memcmp(ids, dec_phase_ids, sizeof dec_phase_ids) == 0);
+    CHECK_EQ_U64(dec_preset_phases(mt, ids), DEC_MAX_PHASES);
+    CHECK_EQ_U64(dec_preset_phases(ol, ids), DEC_NUM_PHASES);
+    CHECK(ids[6] == VKPROF_PHASE_MOE_ROUTER && ids[8] == VKPROF_PHASE_MOE_COMBINE);
+}
+
+static void test_route_topk(void)
+{
+    /* highest first, a tie to the lower id, softmax over the chosen */
+    const float l[6] = {0.5f, 2.0f, -1.0f, 2.0f, 0.5f, 1.0f};
+    uint32_t ids[4];
+    float w[4];
+    dec_route_topk(l, 6, 4, ids, w);
+    CHECK(ids[0] == 1 && ids[1] == 3 && ids[2] == 5 && ids[3] == 0);
+    float z = 2.0f + expf(-1.0f) + expf(-1.5f);
+    CHECK(fabsf(w[0] - 1.0f / z) < 1e-6f && fabsf(w[1] - w[0]) < 1e-7f);
+    CHECK(fabsf(w[3] - expf(-1.5f) / z) < 1e-6f);
 }
 
 static void test_half(void)
@@ -181,6 +249,143 @@ static void test_matches_reference(void)
     dec_destroy(e);
 }
 
+/* ---- MoE ------------------------------------------------------------------------- */
+
+/* What the routed hook saw at the current step, per layer. */
+typedef struct route_log {
+    uint32_t calls, bad;
+    bool seen[64];
+    uint32_t ids[64][DEC_MAX_TOP_K];
+    float w[64][DEC_MAX_TOP_K];
+} route_log;
+
+static void on_routed(void *user, uint32_t layer, const uint32_t *ids, const float *weights,
+                      uint32_t k)
+{
+    route_log *r = user;
+    r->calls++;
+    if (layer >= 64 || k > DEC_MAX_TOP_K) {
+        r->bad++;
+        return;
+    }
+    r->seen[layer] = true;
+    memcpy(r->ids[layer], ids, k * sizeof *ids);
+    memcpy(r->w[layer], weights, k * sizeof *weights);
+}
+
+/* moe-tiny against the C reference: tokens, logits (LOGIT_REL_TOL, as the
+ * dense model: same weights, same fp32 math, another summation order), and
+ * at every step the experts each MoE layer routed to, read back through the
+ * routed hook, equal the reference's choice, their weights within 1e-5. */
+static void test_moe_matches_reference(void)
+{
+    const dec_preset *p = dec_find_preset("moe-tiny");
+    route_log rl;
+    memset(&rl, 0, sizeof rl);
+    dec_hooks h = {.user = &rl, .routed = on_routed};
+    dec_engine *e = make_engine_of("moe-tiny", DEC_PROFILE_OFF, NULL, &h);
+    dec_ref *r = dec_ref_create(p, 0, SEED);
+    CHECK(r != NULL);
+    if (e == NULL || r == NULL) {
+        dec_ref_destroy(r);
+        dec_destroy(e);
+        return;
+    }
+    uint32_t tg = 1, tc = 1, distinct_sets = 0, moe = 0;
+    double worst = 0.0, worst_w = 0.0;
+    uint32_t first_ids[DEC_MAX_TOP_K] = {0};
+    for (uint32_t i = 0; i < STEPS; i++) {
+        memset(&rl, 0, sizeof rl);
+        uint32_t ng = 0;
+        char err[256] = "";
+        int rc = dec_step(e, tg, &ng, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr, "  dec_step: %s\n", err);
+        }
+        CHECK(rc == 0);
+        const float *lc = NULL;
+        uint32_t nc = dec_ref_step(r, tc, &lc);
+        const float *lg = dec_logits(e);
+        if (rc != 0 || lg == NULL) {
+            break;
+        }
+        CHECK_EQ_U64(rl.bad, 0);
+        moe = 0;
+        for (uint32_t l = 0; l < p->n_layers; l++) {
+            const float *rw = NULL;
+            const uint32_t *ri = dec_ref_routed(r, l, &rw);
+            CHECK(dec_layer_is_moe(p, l) == (ri != NULL));
+            CHECK(rl.seen[l] == (ri != NULL));
+            if (ri == NULL || !rl.seen[l]) {
+                continue;
+            }
+            moe++;
+            for (uint32_t j = 0; j < p->top_k; j++) {
+                if (rl.ids[l][j] != ri[j]) {
+                    fprintf(stderr, "  step %u layer %u slot %u: gpu expert %u, cpu %u\n", i, l, j,
+                            rl.ids[l][j], ri[j]);
+                }
+                CHECK_EQ_U64(rl.ids[l][j], ri[j]);
+                worst_w = fmax(worst_w, fabs((double)rl.w[l][j] - rw[j]));
+            }
+            if (i == 0 && l == p->first_moe) {
+                memcpy(first_ids, ri, sizeof first_ids);
+            } else if (memcmp(first_ids, ri, p->top_k * sizeof *ri) != 0) {
+                distinct_sets++;
+            }
+        }
+        CHECK_EQ_U64(rl.calls, moe);
+        CHECK_EQ_U64(moe, p->n_layers - p->first_moe);
+        double ss = 0.0, maxd = 0.0;
+        for (uint32_t v = 0; v < p->vocab; v++) {
+            ss += (double)lc[v] * lc[v];
+            maxd = fmax(maxd, fabs((double)lg[v] - lc[v]));
+        }
+        worst = fmax(worst, maxd / sqrt(ss / p->vocab));
+        if (ng != nc) {
+            fprintf(stderr, "  step %u: gpu token %u, cpu token %u\n", i, ng, nc);
+        }
+        CHECK_EQ_U64(ng, nc);
+        tg = ng;
+        tc = nc;
+    }
+    printf("  moe-tiny, %u steps: tokens and routed experts equal the reference; max |logit diff| "
+           "%.3g of the RMS (tolerance %.0e), max |weight diff| %.3g; %u routings differ from the "
+           "first\n",
+           STEPS, worst, LOGIT_REL_TOL, worst_w, distinct_sets);
+    CHECK(worst <= LOGIT_REL_TOL);
+    CHECK(worst_w <= 1e-5);
+    CHECK(distinct_sets > 0); /* the router is not degenerate */
+    /* the calls of every phase: a dense layer's MLP in layer 0, the MoE
+     * phases in the others, and only the phases the preset uses */
+    uint64_t L = p->n_layers, moe_l = L - p->first_moe, expect[VKPROF_PHASE_DEFAULT_COUNT] = {0};
+    expect[VKPROF_PHASE_EMBEDDING] = 1;
+    expect[VKPROF_PHASE_NORM] = 2 * L + 1;
+    expect[VKPROF_PHASE_QKV] = expect[VKPROF_PHASE_ROPE] = L;
+    expect[VKPROF_PHASE_ATTENTION] = expect[VKPROF_PHASE_ATTN_OUTPUT] = L;
+    expect[VKPROF_PHASE_MLP_GATE_UP] = expect[VKPROF_PHASE_ACTIVATION] = L - moe_l;
+    expect[VKPROF_PHASE_MLP_DOWN] = L - moe_l;
+    expect[VKPROF_PHASE_MOE_ROUTER] = expect[VKPROF_PHASE_MOE_EXPERTS] = moe_l;
+    expect[VKPROF_PHASE_MOE_COMBINE] = moe_l;
+    expect[VKPROF_PHASE_LM_HEAD] = expect[VKPROF_PHASE_SAMPLING] = 1;
+    uint64_t per_token = 0;
+    for (uint32_t k = 0; k < VKPROF_PHASE_DEFAULT_COUNT; k++) {
+        th_case = dec_phase_label(k);
+        CHECK_EQ_U64(dec_costs(e, k)->calls, expect[k] * STEPS);
+        CHECK((expect[k] > 0) == dec_preset_uses_phase(p, k));
+        CHECK((dec_costs(e, k)->bytes > 0) == (expect[k] > 0));
+        per_token += expect[k];
+    }
+    th_case = "test_moe_matches_reference";
+    CHECK_EQ_U64(per_token, dec_calls_per_token(e));
+    /* the experts' phase: per call k experts' (and the shared one's) gate/up
+     * and down, one activation per kind */
+    CHECK_EQ_U64(dec_costs(e, VKPROF_PHASE_MOE_EXPERTS)->dispatches,
+                 moe_l * STEPS * (2 * (p->top_k + 1) + 2));
+    dec_ref_destroy(r);
+    dec_destroy(e);
+}
+
 static void test_profile_gpu(void)
 {
     const dec_preset *p = dec_find_preset("tiny");
@@ -254,6 +459,12 @@ static void test_errors(void)
     CHECK(e == NULL);
     CHECK(strstr(err, "not enough device memory") != NULL);
     printf("  %s\n", err);
+    /* olmoe-1b-7b: 12.9 GiB of fp16 weights, refused before allocating */
+    dec_config cm = {.preset = dec_find_preset("olmoe-1b-7b"), .seed = 1};
+    CHECK(dec_create(&g.dev, &cm, &e, err, sizeof err) == 2);
+    CHECK(e == NULL);
+    CHECK(strstr(err, "not enough device memory") != NULL && strstr(err, "weights 12.89") != NULL);
+    printf("  %s\n", err);
     /* gpu profiling without an active context */
     dec_config c2 = {.preset = dec_find_preset("tiny"), .profile = DEC_PROFILE_GPU};
     CHECK(dec_create(&g.dev, &c2, &e, err, sizeof err) != 0);
@@ -291,6 +502,7 @@ static void test_errors(void)
 #define TP_LOGIT_REL_TOL 1e-4
 #define TP_MAX_RANKS 4
 #define TP_STEPS 16u
+#define TP_LAYERS 8u /* most layers whose routing a case records */
 
 typedef struct tp_world {
     uint32_t ranks, dim;
@@ -308,7 +520,9 @@ typedef struct tp_rank {
     vku_device dev;
     vkprof_context prof; /* gpu and ring modes: this rank's */
     dec_engine *e;
-    uint32_t steps;
+    uint32_t steps, cur;
+    uint64_t nrouted;
+    uint32_t ids[TP_STEPS][TP_LAYERS][DEC_MAX_TOP_K]; /* routed experts */
     uint32_t tokens[TP_STEPS];
     float *logits; /* steps x vocab */
     int rc;
@@ -342,6 +556,16 @@ static int tp_all_reduce(void *user, dec_site site, uint32_t layer, float *data,
     return 0;
 }
 
+static void tp_routed(void *user, uint32_t layer, const uint32_t *ids, const float *w, uint32_t k)
+{
+    tp_rank *r = user;
+    (void)w;
+    if (layer < TP_LAYERS && r->cur < TP_STEPS && k <= DEC_MAX_TOP_K) {
+        memcpy(r->ids[r->cur][layer], ids, k * sizeof *ids);
+    }
+    r->nrouted++;
+}
+
 static void *tp_thread(void *arg)
 {
     tp_rank *r = arg;
@@ -349,6 +573,7 @@ static void *tp_thread(void *arg)
     uint32_t tok = 1;
     for (uint32_t i = 0; i < r->steps; i++) {
         uint32_t next = 0;
+        r->cur = i;
         r->rc = dec_step(r->e, tok, &next, r->err, sizeof r->err);
         if (r->rc != 0) {
             /* the others wait at the barrier for ever: fail loudly instead */
@@ -368,6 +593,7 @@ static struct {
     const char *preset;
     uint32_t tokens[TP_STEPS];
     float *logits;
+    tp_rank routes; /* its routed experts (tp_routed) */
 } tp_ref;
 
 static void tp_reference(const char *preset, uint32_t *tokens, float *logits)
@@ -378,13 +604,16 @@ static void tp_reference(const char *preset, uint32_t *tokens, float *logits)
         free(tp_ref.logits);
         tp_ref.preset = NULL;
         tp_ref.logits = calloc(nl, sizeof(float));
-        dec_config cfg = {.preset = p, .seed = SEED, .keep_logits = true};
+        memset(&tp_ref.routes, 0, sizeof tp_ref.routes);
+        dec_hooks h = {.user = &tp_ref.routes, .routed = tp_routed};
+        dec_config cfg = {.preset = p, .seed = SEED, .hooks = &h, .keep_logits = true};
         dec_engine *e = NULL;
         char err[512] = "";
         CHECK(tp_ref.logits != NULL && dec_create(&g.dev, &cfg, &e, err, sizeof err) == 0);
         uint32_t tok = 1;
         bool ok = e != NULL;
         for (uint32_t i = 0; ok && i < TP_STEPS; i++) {
+            tp_ref.routes.cur = i;
             ok = dec_step(e, tok, &tp_ref.tokens[i], err, sizeof err) == 0;
             CHECK(ok);
             if (ok) {
@@ -428,7 +657,7 @@ static void tp_case(const char *preset, uint32_t R, dec_profile mode, uint32_t s
          * pointers into globals) */
         ok = w.slot[r] != NULL && rk[r].logits != NULL &&
              vku_device_create(&rk[r].dev, g.dev.phys, g.dev.family) == VK_SUCCESS;
-        hooks[r] = (dec_hooks){.user = &rk[r], .all_reduce = tp_all_reduce};
+        hooks[r] = (dec_hooks){.user = &rk[r], .all_reduce = tp_all_reduce, .routed = tp_routed};
         if (ok && (mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING)) {
             vkprof_context_desc d = vku_vkprof_desc(&g.inst, &rk[r].dev);
             d.enable = VKPROF_ENABLE_ON;
@@ -480,6 +709,22 @@ static void tp_case(const char *preset, uint32_t R, dec_profile mode, uint32_t s
     }
     CHECK(worst <= TP_LOGIT_REL_TOL);
     CHECK(w.bad_call == 0);
+    /* MoE: the router is replicated, so every rank reads back the same
+     * experts, and they are the ranks=1 engine's */
+    uint32_t moe = 0;
+    for (uint32_t l = 0; l < p->n_layers; l++) {
+        moe += dec_layer_is_moe(p, l);
+    }
+    for (uint32_t r = 0; r < R && ok; r++) {
+        CHECK_EQ_U64(rk[r].nrouted, (uint64_t)moe * steps);
+        for (uint32_t i = 0; i < steps && moe > 0; i++) {
+            for (uint32_t l = 0; l < p->n_layers && l < TP_LAYERS; l++) {
+                size_t sz = p->top_k * sizeof(uint32_t);
+                CHECK(memcmp(rk[r].ids[i][l], rk[0].ids[i][l], sz) == 0);
+                CHECK(memcmp(rk[r].ids[i][l], tp_ref.routes.ids[i][l], sz) == 0);
+            }
+        }
+    }
     /* every phase call of every segment timed once: the profile's counts are
      * the engine's calls */
     for (uint32_t r = 0; r < R && ok && mode != DEC_PROFILE_OFF; r++) {
@@ -533,6 +778,17 @@ static void test_tensor_parallel(void)
     tp_case("tiny", 2, DEC_PROFILE_GPU, 4);
     tp_case("tiny", 2, DEC_PROFILE_RING, 4);
     tp_case("tiny", 2, DEC_PROFILE_BASELINE_SHARED, 4);
+    free(tp_ref.logits);
+    tp_ref.logits = NULL;
+    tp_ref.preset = NULL;
+}
+
+/* MoE x tensor parallelism: each expert's (and the shared expert's) hidden
+ * columns split across the ranks, the router replicated. */
+static void test_moe_tensor_parallel(void)
+{
+    tp_case("moe-tiny", 2, DEC_PROFILE_OFF, TP_STEPS);
+    tp_case("moe-tiny", 2, DEC_PROFILE_RING, 4);
     free(tp_ref.logits);
     tp_ref.logits = NULL;
     tp_ref.preset = NULL;
@@ -630,11 +886,19 @@ static void test_cli_json(void)
         CHECK(cJSON_IsArray(ids) && cJSON_GetArraySize(ids) == 4);
         cJSON *ph = cJSON_GetObjectItem(j, "phases");
         CHECK(cJSON_IsArray(ph) && cJSON_GetArraySize(ph) == DEC_NUM_PHASES);
+        const dec_preset *tiny = dec_find_preset("tiny");
         cJSON *it;
         cJSON_ArrayForEach(it, ph)
         {
-            CHECK(cJSON_GetObjectItem(it, "bytes_per_token")->valuedouble > 0);
-            CHECK(cJSON_GetObjectItem(it, "total_ns")->valuedouble > 0);
+            /* every phase listed; those of tiny's layers (no MoE) called and timed */
+            cJSON *id = cJSON_GetObjectItem(it, "id");
+            CHECK(cJSON_IsNumber(id));
+            bool used =
+                cJSON_IsNumber(id) && dec_preset_uses_phase(tiny, (uint32_t)id->valuedouble);
+            double calls = cJSON_GetObjectItem(it, "calls_per_token")->valuedouble;
+            CHECK(used ? calls > 0 : calls == 0);
+            CHECK((cJSON_GetObjectItem(it, "bytes_per_token")->valuedouble > 0) == used);
+            CHECK((cJSON_GetObjectItem(it, "total_ns")->valuedouble > 0) == used);
             CHECK(cJSON_IsNumber(cJSON_GetObjectItem(it, "gbps")));
         }
         cJSON *vk = cJSON_GetObjectItem(j, "vkprof");
@@ -697,15 +961,23 @@ int main(int argc, char **argv)
         }
         return th_done();
     }
+    if (argc == 2 && strcmp(argv[1], "--tp") == 0) { /* ctest decode_engine_tp */
+        th_gpu_init(&g);
+        RUN(test_tensor_parallel);
+        RUN(test_tensor_parallel_errors);
+        RUN(test_moe_tensor_parallel);
+        th_gpu_finish(&g);
+        return th_done();
+    }
     RUN(test_presets);
     RUN(test_half);
+    RUN(test_route_topk);
     th_gpu_init(&g);
     RUN(test_weights_bit_identical);
     RUN(test_matches_reference);
+    RUN(test_moe_matches_reference);
     RUN(test_profile_gpu);
     RUN(test_errors);
-    RUN(test_tensor_parallel);
-    RUN(test_tensor_parallel_errors);
     th_gpu_finish(&g);
     return th_done();
 }

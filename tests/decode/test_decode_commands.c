@@ -23,7 +23,9 @@
  * as it is (the commands, not the numbers, are checked): 1 + 2 x layers
  * segments per token in the one-buffer modes, each begun and submitted, the
  * shared-boundary modes 1 stamp more per segment; gpu keeps one buffer per
- * phase call (the copies ride in the calls' buffers). */
+ * phase call (the copies ride in the calls' buffers). And for moe-tiny,
+ * whose MoE layers each read the routed experts back mid-token (a segment
+ * each), alone and with 2 ranks. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +49,22 @@ typedef struct counts {
 
 static counts n;
 
-/* The segmented case: ranks = 2 (identity all-reduce), else 0. */
+/* The segmented cases: ranks = 2 (identity all-reduce), else 0; the preset
+ * (moe-tiny: one host read-back of the routed experts per MoE layer). */
 static uint32_t tp_ranks;
-static uint64_t reduces;
+static const char *preset = "tiny";
+static uint64_t reduces, routed;
+
+static void count_routed(void *user, uint32_t layer, const uint32_t *ids, const float *w,
+                         uint32_t k)
+{
+    (void)user;
+    (void)layer;
+    (void)ids;
+    (void)w;
+    (void)k;
+    routed++;
+}
 
 static int identity_reduce(void *user, dec_site site, uint32_t layer, float *data, uint32_t k)
 {
@@ -62,11 +77,27 @@ static int identity_reduce(void *user, dec_site site, uint32_t layer, float *dat
     return 0;
 }
 
+/* All-reduce sites and MoE read-backs per token. */
+static uint64_t tp_sites(void)
+{
+    return tp_ranks > 1 ? 2ull * dec_find_preset(preset)->n_layers : 0;
+}
+
+static uint64_t moe_syncs(void)
+{
+    const dec_preset *p = dec_find_preset(preset);
+    uint64_t syncs = 0;
+    for (uint32_t l = 0; l < p->n_layers; l++) {
+        syncs += dec_layer_is_moe(p, l);
+    }
+    return syncs;
+}
+
 /* Command buffers (and submits) per token in the one-buffer modes. */
 static uint64_t segments_per_token(const dec_engine *e)
 {
     (void)e;
-    return tp_ranks > 1 ? 1 + 2ull * dec_find_preset("tiny")->n_layers : 1;
+    return 1 + tp_sites() + moe_syncs();
 }
 
 static PFN_vkCmdBindPipeline r_CmdBindPipeline;
@@ -228,7 +259,8 @@ static int run_mode(dec_engine *e, dec_profile mode, vkprof_context prof, counts
 {
     dec_hooks hooks = {.user = prof,
                        .step = prof != NULL ? on_step : NULL,
-                       .all_reduce = tp_ranks > 1 ? identity_reduce : NULL};
+                       .all_reduce = tp_ranks > 1 ? identity_reduce : NULL,
+                       .routed = count_routed};
     char err[512] = "";
     if (dec_reconfigure(e, mode, prof, &hooks, err, sizeof err) != 0) {
         fprintf(stderr, "  dec_reconfigure %s: %s\n", what, err);
@@ -369,7 +401,7 @@ static void test_commands(void)
 {
     dec_hooks h = {.all_reduce = identity_reduce};
     dec_config cfg = {
-        .preset = dec_find_preset("tiny"), .seed = SEED, .hooks = &h, .rank = 0, .ranks = tp_ranks};
+        .preset = dec_find_preset(preset), .seed = SEED, .hooks = &h, .rank = 0, .ranks = tp_ranks};
     dec_engine *e = NULL;
     char err[512] = "";
     if (dec_create(&g.dev, &cfg, &e, err, sizeof err) != 0) {
@@ -388,8 +420,9 @@ static void test_commands(void)
     uint64_t S = segments_per_token(e);
     CHECK_EQ_U64(off.begin, S * T);
     CHECK_EQ_U64(off.submit, S * T);
-    /* each all-reduce site: the partial residual out and the sum back in */
-    CHECK_EQ_U64(off.copy, 2 * (S - 1) * T);
+    /* each all-reduce site: the partial residual out and the sum back in;
+     * the routed experts are read from their buffer */
+    CHECK_EQ_U64(off.copy, 2 * tp_sites() * T);
     ring_case(e, &off, false, 0);
     ring_case(e, &off, true, 0);
     ring_case(e, &off, false, 2);
@@ -398,9 +431,11 @@ static void test_commands(void)
     gpu_case(e, &off);
     counts again;
     reduces = 0;
+    routed = 0;
     CHECK(run_mode(e, DEC_PROFILE_OFF, NULL, &again, "off again") == 0);
     CHECK(memcmp(&again, &off, sizeof off) == 0);
-    CHECK_EQ_U64(reduces, (S - 1) * T);
+    CHECK_EQ_U64(reduces, tp_sites() * T);
+    CHECK_EQ_U64(routed, moe_syncs() * T);
     dec_destroy(e);
 }
 
@@ -431,6 +466,11 @@ int main(void)
     tp_ranks = 2;
     RUN(test_commands_old_paths);
     tp_ranks = 0;
+    /* moe-tiny: 1 + 2 MoE read-backs a token; with 2 ranks, 6 all-reduces more */
+    preset = "moe-tiny";
+    RUN(test_commands);
+    RUN(test_commands_old_paths);
+    RUN(test_commands_segmented);
     th_gpu_finish(&g);
     return th_done();
 }

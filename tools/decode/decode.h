@@ -33,8 +33,10 @@ typedef struct dec_preset {
 
 /* NULL when unknown. */
 const dec_preset *dec_find_preset(const char *name);
-/* "tiny|llama-1b|llama-8b" */
+/* "tiny|llama-1b|llama-8b|moe-tiny|olmoe-1b-7b|qwen3-30b-a3b" */
 const char *dec_preset_names(void);
+/* Whether layer l of p is an MoE layer (n_experts > 0 and l >= first_moe). */
+bool dec_layer_is_moe(const dec_preset *p, uint32_t layer);
 
 /* ---- weights: hash + exact fp16 ---------------------------------------- */
 
@@ -48,9 +50,18 @@ enum {
     DEC_T_GATE_UP = 2,
     DEC_T_DOWN = 3,
     DEC_T_NORM_ATT = 4,
-    DEC_T_NORM_FFN = 5
+    DEC_T_NORM_FFN = 5,
+    /* MoE layers (which have no dense MLP): DEC_T_GATE_UP is every expert's
+     * fused [gate; up] stacked by expert (n_experts * 2 * expert_ffn rows x
+     * dim), DEC_T_DOWN every expert's down projection stacked by expert
+     * (n_experts * dim rows x expert_ffn); the router (n_experts x dim); the
+     * shared expert's [gate; up] (2 * shared_ffn x dim) and its down
+     * (dim x shared_ffn, tensor DEC_T_SHARED_DOWN(l)). */
+    DEC_T_ROUTER = 6,
+    DEC_T_SHARED_GATE_UP = 7
 };
 #define DEC_T_LAYER(l) (16u + 8u * (uint32_t)(l))
+#define DEC_T_SHARED_DOWN(l) (0x80000000u | DEC_T_LAYER(l))
 
 uint32_t dec_hash32(uint32_t x);
 uint32_t dec_tensor_key(uint32_t seed, uint32_t tensor);
@@ -71,9 +82,22 @@ float dec_norm_gain(uint32_t key, uint32_t idx);
 
 /* ---- per-phase costs ------------------------------------------------------ */
 
-/* The phases the engine uses (vkprof default ids), in pipeline order. */
+/* The phases of a dense preset (vkprof default ids), in pipeline order. An
+ * MoE preset's are dec_preset_phases' (its MoE layers' moe_router,
+ * moe_experts and moe_combine instead of, or besides, the dense MLP's
+ * mlp_gate_up, activation and mlp_down). */
 #define DEC_NUM_PHASES 11
 extern const uint32_t dec_phase_ids[DEC_NUM_PHASES];
+/* Every phase the engine can use, in pipeline order. */
+#define DEC_MAX_PHASES 14
+extern const uint32_t dec_all_phase_ids[DEC_MAX_PHASES];
+/* The phases p's tokens call, in pipeline order, into ids (room for
+ * DEC_MAX_PHASES); returns their number (dense presets: DEC_NUM_PHASES, the
+ * list of dec_phase_ids). */
+uint32_t dec_preset_phases(const dec_preset *p, uint32_t *ids);
+/* Whether p's tokens make calls of the phase (dense presets: no moe_*; a
+ * preset whose every layer is MoE: no mlp_gate_up, activation, mlp_down). */
+bool dec_preset_uses_phase(const dec_preset *p, uint32_t phase_id);
 
 typedef struct dec_phase_cost {
     uint64_t calls;      /* phase scopes (kernel-family calls) */
@@ -108,6 +132,17 @@ dec_ref *dec_ref_create(const dec_preset *p, uint32_t ctx, uint32_t seed);
 uint32_t dec_ref_step(dec_ref *r, uint32_t token, const float **logits);
 /* fp16 bits of element `idx` of layer-0's fused QKV matrix (for bit checks). */
 uint16_t dec_ref_qkv_half(const dec_ref *r, uint32_t idx);
+/* The router's choice (the engine's top-k shader does the same on the GPU):
+ * the k largest of n logits, highest first, a tie to the lower id, and
+ * their weights, a softmax over the chosen logits. */
+#define DEC_MAX_TOP_K 16u
+#define DEC_MAX_EXPERTS 256u
+void dec_route_topk(const float *logits, uint32_t n, uint32_t k, uint32_t *ids, float *weights);
+/* The experts the router of MoE layer `layer` chose at the last step
+ * (top_k ids, highest logit first, ties to the lower id) and their combine
+ * weights (softmax over the chosen logits); NULL for a dense layer or before
+ * any step. */
+const uint32_t *dec_ref_routed(const dec_ref *r, uint32_t layer, const float **weights);
 void dec_ref_destroy(dec_ref *r);
 
 /* ---- GPU engine ------------------------------------------------------------- */
@@ -227,7 +262,8 @@ int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof, con
 /* Back to position 0 (the KV rows are rewritten before they are read), with
  * the costs and baseline sums zeroed. */
 void dec_reset(dec_engine *e);
-/* Phase calls per token: 9 x layers + 4. */
+/* Phase calls per token: 9 x layers + 4 (an MoE layer's router, experts and
+ * combine replace a dense layer's gate/up, activation and down). */
 uint32_t dec_calls_per_token(const dec_engine *e);
 /* Baseline modes: scopes stamped and the sum of their (end - begin), masked
  * with timestampValidBits, converted to ns once (vkprof_ticks_to_ns), per

@@ -19,6 +19,8 @@
 #include "decode_embed_spv.h"
 #include "decode_init_spv.h"
 #include "decode_matvec_spv.h"
+#include "decode_moe_combine_spv.h"
+#include "decode_moe_topk_spv.h"
 #include "decode_rmsnorm_spv.h"
 #include "decode_rope_spv.h"
 #include "decode_silu_mul_spv.h"
@@ -27,7 +29,7 @@
 #define MAXC 64u     /* most buffers one matrix is split into */
 #define MV_ROWS 4u   /* rows per matvec workgroup (decode_matvec.comp) */
 #define PC_WORDS 12u /* push-constant words every pipeline declares */
-#define MAXSEG 264u  /* most row blocks of one matrix with their own global rows */
+#define MAXSEG 520u  /* most row blocks of one matrix with their own global rows */
 
 enum {
     P_INIT,
@@ -41,6 +43,8 @@ enum {
     P_SILU,
     P_ARGMAX1,
     P_ARGMAX2,
+    P_TOPK,
+    P_COMBINE,
     P_COUNT
 };
 
@@ -60,6 +64,8 @@ static const struct {
     [P_SILU] = {decode_silu_mul_spv, sizeof decode_silu_mul_spv, 2},
     [P_ARGMAX1] = {decode_argmax1_spv, sizeof decode_argmax1_spv, 2},
     [P_ARGMAX2] = {decode_argmax2_spv, sizeof decode_argmax2_spv, 2},
+    [P_TOPK] = {decode_moe_topk_spv, sizeof decode_moe_topk_spv, 2},
+    [P_COMBINE] = {decode_moe_combine_spv, sizeof decode_moe_combine_spv, 3},
 };
 
 /* The kernels: one VkPipeline each, from its shader's module, serving one
@@ -85,6 +91,12 @@ enum {
     K_LM_HEAD,
     K_ARGMAX1,
     K_ARGMAX2,
+    K_ROUTER,
+    K_TOPK,
+    K_EXPERT_GU,
+    K_EXPERT_ACT,
+    K_EXPERT_DOWN,
+    K_COMBINE,
     K_COUNT
 };
 
@@ -107,6 +119,12 @@ static const struct {
     [K_LM_HEAD] = {P_MATVEC, VKPROF_PHASE_LM_HEAD},
     [K_ARGMAX1] = {P_ARGMAX1, VKPROF_PHASE_SAMPLING},
     [K_ARGMAX2] = {P_ARGMAX2, VKPROF_PHASE_SAMPLING},
+    [K_ROUTER] = {P_MATVEC, VKPROF_PHASE_MOE_ROUTER},
+    [K_TOPK] = {P_TOPK, VKPROF_PHASE_MOE_ROUTER},
+    [K_EXPERT_GU] = {P_MATVEC, VKPROF_PHASE_MOE_EXPERTS},
+    [K_EXPERT_ACT] = {P_SILU, VKPROF_PHASE_MOE_EXPERTS},
+    [K_EXPERT_DOWN] = {P_MATVEC, VKPROF_PHASE_MOE_EXPERTS},
+    [K_COMBINE] = {P_COMBINE, VKPROF_PHASE_MOE_COMBINE},
 };
 
 /* vkprof's default phase names, by id (the names a context registers). */
@@ -159,11 +177,17 @@ typedef struct dpipe {
     VkShaderModule mod;
 } dpipe;
 
+/* A layer. MoE layers: gu and down hold every expert's (stacked by expert,
+ * this rank's columns of each), down_set writing the experts' outputs
+ * (eo) instead of x; router, sgu/sdown (the shared expert) and the top-k
+ * and combine sets are theirs alone. */
 typedef struct dlayer {
-    dmat qkv, o, gu, down;
+    bool moe;
+    dmat qkv, o, gu, down, router, sgu, sdown;
     dbuf kc, vc;
-    VkDescriptorSet norm_att, norm_ffn, rope, scores, softmax, wsum, act;
+    VkDescriptorSet norm_att, norm_ffn, rope, scores, softmax, wsum, act, topk, combine;
     VkDescriptorSet qkv_set[MAXC], o_set[MAXC], gu_set[MAXC], down_set[MAXC];
+    VkDescriptorSet router_set[MAXC], sgu_set[MAXC], sdown_set[MAXC];
 } dlayer;
 
 /* This rank's share of the model (tensor parallelism; ranks = 1: all). */
@@ -171,7 +195,9 @@ typedef struct dshard {
     uint32_t rank, ranks;
     uint32_t heads, kv_heads; /* attention heads held */
     uint32_t q_dim, kv_dim, qkv_rows;
-    uint32_t ffn; /* dense MLP columns held */
+    uint32_t ffn;        /* dense MLP columns held */
+    uint32_t expert_ffn; /* columns of each expert held */
+    uint32_t shared_ffn; /* columns of the shared expert held */
 } dshard;
 
 struct dec_engine {
@@ -191,9 +217,14 @@ struct dec_engine {
     dmat *lm;
     dbuf norms, rope, x, xn, qkv, att, ao, gu, h, logits, part, result, logits_host;
     dbuf stage; /* ranks > 1: the residual's partial sum, host-visible */
+    /* MoE: router logits; routed ids [0, k) and weight bits [k, 2k),
+     * host-visible (read back each MoE layer); the experts' outputs, top_k
+     * slots of dim then the shared expert's */
+    dbuf rlog, route, eo;
     dlayer *layers;
     VkDescriptorSet embed_set[MAXC], lm_set[MAXC], norm_final, argmax1, argmax2;
     uint32_t argmax_groups;
+    uint64_t gu_words; /* gate/up scratch: a dense layer's, or top_k experts' + shared */
     dec_phase_cost cost[VKPROF_PHASE_DEFAULT_COUNT];
     uint64_t allocated;
     dec_prof prof; /* the profiling mode and its state (decode_profile.h) */
@@ -210,7 +241,11 @@ struct dec_engine {
         const dbuf *src, *dst;
         VkDeviceSize size;
         const char *section;
+        uint32_t layer; /* MoE: the layer whose routing is read (route_read) */
     } tail;
+    /* MoE: the experts the last read-back routed to, and their weights */
+    uint32_t routed_ids[DEC_MAX_TOP_K];
+    float routed_w[DEC_MAX_TOP_K];
     int fail;
     char *err;
     size_t err_size;
@@ -618,6 +653,16 @@ static void check_limits(dec_engine *e)
                    "of 8, head_dim/4 a power of two <= 128, n_heads a multiple of n_kv_heads");
         return;
     }
+    if (p->n_experts > 0 &&
+        (p->n_experts > DEC_MAX_EXPERTS || p->top_k == 0 || p->top_k > DEC_MAX_TOP_K ||
+         p->top_k > p->n_experts || sh->expert_ffn == 0 || sh->expert_ffn % 8 ||
+         sh->shared_ffn % 8 || p->first_moe > p->n_layers)) {
+        set_err(e,
+                "unsupported MoE shape: at most %u experts, top_k 1..%u and at most the "
+                "experts, expert and shared widths (per rank) multiples of 8",
+                DEC_MAX_EXPERTS, DEC_MAX_TOP_K);
+        return;
+    }
     struct {
         const char *what;
         uint64_t bytes;
@@ -625,7 +670,8 @@ static void check_limits(dec_engine *e)
                   {"the attention scores", (uint64_t)sh->heads * e->ctx * 4},
                   {"the RoPE table", (uint64_t)e->ctx * p->head_dim * 4},
                   {"the logits", (uint64_t)p->vocab * 4},
-                  {"the gate/up activations", (uint64_t)sh->ffn * 8}};
+                  {"the gate/up activations", e->gu_words * 4},
+                  {"the experts' outputs", ((uint64_t)p->top_k + 1) * p->dim * 4}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         if (ranges[i].bytes > e->max_range) {
             set_err(e,
@@ -743,6 +789,9 @@ static void generate_weights(dec_engine *e)
         init_matrix(e, &L->o);
         init_matrix(e, &L->gu);
         init_matrix(e, &L->down);
+        init_matrix(e, &L->router);
+        init_matrix(e, &L->sgu);
+        init_matrix(e, &L->sdown);
         init_gain(e, 2 * l, DEC_T_LAYER(l) + DEC_T_NORM_ATT);
         init_gain(e, 2 * l + 1, DEC_T_LAYER(l) + DEC_T_NORM_FFN);
         submit(e, "init");
@@ -789,8 +838,26 @@ static void build_sets(dec_engine *e)
             L->gu_set[c] = make_set(e, P_MATVEC, b);
         }
         for (uint32_t c = 0; c < L->down.nchunks; c++) {
-            bind b[3] = {{&L->down.chunk[c], 0, 0}, {&e->h, 0, 0}, {&e->x, 0, 0}};
+            bind b[3] = {{&L->down.chunk[c], 0, 0}, {&e->h, 0, 0}, {L->moe ? &e->eo : &e->x, 0, 0}};
             L->down_set[c] = make_set(e, P_MATVEC, b);
+        }
+        for (uint32_t c = 0; c < L->router.nchunks; c++) {
+            bind b[3] = {{&L->router.chunk[c], 0, 0}, {&e->xn, 0, 0}, {&e->rlog, 0, 0}};
+            L->router_set[c] = make_set(e, P_MATVEC, b);
+        }
+        for (uint32_t c = 0; c < L->sgu.nchunks; c++) {
+            bind b[3] = {{&L->sgu.chunk[c], 0, 0}, {&e->xn, 0, 0}, {&e->gu, 0, 0}};
+            L->sgu_set[c] = make_set(e, P_MATVEC, b);
+        }
+        for (uint32_t c = 0; c < L->sdown.nchunks; c++) {
+            bind b[3] = {{&L->sdown.chunk[c], 0, 0}, {&e->h, 0, 0}, {&e->eo, 0, 0}};
+            L->sdown_set[c] = make_set(e, P_MATVEC, b);
+        }
+        if (L->moe) {
+            bind tb[2] = {{&e->rlog, 0, 0}, {&e->route, 0, 0}};
+            L->topk = make_set(e, P_TOPK, tb);
+            bind cb[3] = {{&e->x, 0, 0}, {&e->eo, 0, 0}, {&e->route, 0, 0}};
+            L->combine = make_set(e, P_COMBINE, cb);
         }
         bind rb[4] = {{&e->qkv, 0, 0}, {&L->kc, 0, 0}, {&L->vc, 0, 0}, {&e->rope, 0, 0}};
         L->rope = make_set(e, P_ROPE, rb);
@@ -802,6 +869,41 @@ static void build_sets(dec_engine *e)
         L->wsum = make_set(e, P_WSUM, wb);
         bind ab[2] = {{&e->gu, 0, 0}, {&e->h, 0, 0}};
         L->act = make_set(e, P_SILU, ab);
+    }
+}
+
+/* An MoE layer's matrices: the router (replicated), every expert's [gate; up]
+ * and down stacked by expert, the shared expert's; a rank holds its columns
+ * of each expert (rows of gate and of up, columns of down). */
+static void plan_moe(dec_engine *e, dlayer *L, uint32_t l)
+{
+    const dec_preset *p = &e->p;
+    const dshard *sh = &e->sh;
+    uint32_t d = p->dim, t = DEC_T_LAYER(l), E = p->n_experts, r = sh->rank;
+    uint32_t ef = sh->expert_ffn, sf = sh->shared_ffn;
+    mat_plan(e, &L->router, E, d, t + DEC_T_ROUTER, dec_shift_for_fan_in(d));
+    mat_plan(e, &L->gu, E * 2 * ef, d, t + DEC_T_GATE_UP, dec_shift_for_fan_in(d));
+    mat_plan(e, &L->down, E * d, ef, t + DEC_T_DOWN, dec_shift_for_fan_in(p->expert_ffn));
+    if (sf > 0) {
+        mat_plan(e, &L->sgu, 2 * sf, d, t + DEC_T_SHARED_GATE_UP, dec_shift_for_fan_in(d));
+        mat_plan(e, &L->sdown, d, sf, DEC_T_SHARED_DOWN(l), dec_shift_for_fan_in(p->shared_ffn));
+    }
+    if (sh->ranks <= 1) {
+        return;
+    }
+    mat_slice(e, &L->gu, d, 0, (uint64_t)E * 2 * p->expert_ffn);
+    for (uint32_t x = 0; x < E; x++) {
+        mat_rows(e, &L->gu, x * 2 * ef, ef, x * 2 * p->expert_ffn + r * ef);
+        mat_rows(e, &L->gu, x * 2 * ef + ef, ef, x * 2 * p->expert_ffn + p->expert_ffn + r * ef);
+    }
+    mat_slice(e, &L->down, p->expert_ffn, r * ef, (uint64_t)E * d);
+    mat_rows(e, &L->down, 0, E * d, 0);
+    if (sf > 0) {
+        mat_slice(e, &L->sgu, d, 0, 2ull * p->shared_ffn);
+        mat_rows(e, &L->sgu, 0, sf, r * sf);
+        mat_rows(e, &L->sgu, sf, sf, p->shared_ffn + r * sf);
+        mat_slice(e, &L->sdown, p->shared_ffn, r * sf, d);
+        mat_rows(e, &L->sdown, 0, d, 0);
     }
 }
 
@@ -836,6 +938,15 @@ static int shard_of(const dec_preset *p, const dec_config *cfg, dshard *sh, char
     sh->kv_dim = s.kv_dim / R;
     sh->qkv_rows = sh->q_dim + 2 * sh->kv_dim;
     sh->ffn = p->ffn / R;
+    if (p->n_experts > 0 && (p->expert_ffn % R || p->shared_ffn % R)) {
+        snprintf(err, err_size,
+                 "tensor parallelism: %u ranks do not divide the expert width %u (shared expert "
+                 "%u) of %s evenly",
+                 R, p->expert_ffn, p->shared_ffn, p->name);
+        return 2;
+    }
+    sh->expert_ffn = p->expert_ffn / R;
+    sh->shared_ffn = p->shared_ffn / R;
     if (R > 1 && (cfg->hooks == NULL || cfg->hooks->all_reduce == NULL)) {
         snprintf(err, err_size, "tensor parallelism (%u ranks) needs hooks->all_reduce", R);
         return 2;
@@ -893,6 +1004,13 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
     }
     e->max_chunk &= ~(VkDeviceSize)255;
     e->argmax_groups = ceil_div(p->vocab, DEC_ARGMAX_BLOCK);
+    {
+        uint64_t dense = 2ull * e->sh.ffn;
+        uint64_t moe = p->n_experts > 0
+                           ? 2ull * ((uint64_t)p->top_k * e->sh.expert_ffn + e->sh.shared_ffn)
+                           : 0;
+        e->gu_words = dense > moe ? dense : moe;
+    }
 
     /* memory (this rank's share) */
     dec_mem_plan plan = dec_plan_memory_tp(p, e->ctx, e->sh.ranks);
@@ -940,8 +1058,13 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
              * output projection; its rows of gate and up, its columns of down */
             mat_plan(e, &L->qkv, sh->qkv_rows, d, t + DEC_T_QKV, dec_shift_for_fan_in(d));
             mat_plan(e, &L->o, d, sh->q_dim, t + DEC_T_O, dec_shift_for_fan_in(e->s.q_dim));
-            mat_plan(e, &L->gu, 2 * f, d, t + DEC_T_GATE_UP, dec_shift_for_fan_in(d));
-            mat_plan(e, &L->down, d, f, t + DEC_T_DOWN, dec_shift_for_fan_in(p->ffn));
+            L->moe = dec_layer_is_moe(p, l);
+            if (L->moe) {
+                plan_moe(e, L, l);
+            } else {
+                mat_plan(e, &L->gu, 2 * f, d, t + DEC_T_GATE_UP, dec_shift_for_fan_in(d));
+                mat_plan(e, &L->down, d, f, t + DEC_T_DOWN, dec_shift_for_fan_in(p->ffn));
+            }
             if (sh->ranks > 1) {
                 mat_slice(e, &L->qkv, d, 0, e->s.qkv_rows);
                 mat_rows(e, &L->qkv, 0, sh->q_dim, r * sh->q_dim);
@@ -950,13 +1073,16 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
                          e->s.q_dim + e->s.kv_dim + r * sh->kv_dim);
                 mat_slice(e, &L->o, e->s.q_dim, r * sh->q_dim, d);
                 mat_rows(e, &L->o, 0, d, 0);
-                mat_slice(e, &L->gu, d, 0, 2ull * p->ffn);
-                mat_rows(e, &L->gu, 0, f, r * f);
-                mat_rows(e, &L->gu, f, f, p->ffn + r * f);
-                mat_slice(e, &L->down, p->ffn, r * f, d);
-                mat_rows(e, &L->down, 0, d, 0);
+                if (!L->moe) {
+                    mat_slice(e, &L->gu, d, 0, 2ull * p->ffn);
+                    mat_rows(e, &L->gu, 0, f, r * f);
+                    mat_rows(e, &L->gu, f, f, p->ffn + r * f);
+                    mat_slice(e, &L->down, p->ffn, r * f, d);
+                    mat_rows(e, &L->down, 0, d, 0);
+                }
             }
-            total_chunks += L->qkv.nchunks + L->o.nchunks + L->gu.nchunks + L->down.nchunks;
+            total_chunks += L->qkv.nchunks + L->o.nchunks + L->gu.nchunks + L->down.nchunks +
+                            L->router.nchunks + L->sgu.nchunks + L->sdown.nchunks;
         }
     }
 
@@ -976,7 +1102,7 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         }
     }
     if (!e->fail) {
-        uint32_t sets = 16 + 12 * p->n_layers + 2 * total_chunks;
+        uint32_t sets = 16 + 16 * p->n_layers + 2 * total_chunks;
         VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                    .descriptorCount = 4 * sets};
         VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
@@ -1002,13 +1128,16 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         {&e->qkv, (uint64_t)e->sh.qkv_rows * 4, false},
         {&e->att, (uint64_t)e->sh.heads * e->ctx * 4, false},
         {&e->ao, (uint64_t)e->sh.q_dim * 4, false},
-        {&e->gu, (uint64_t)e->sh.ffn * 8, false},
-        {&e->h, (uint64_t)e->sh.ffn * 4, false},
+        {&e->gu, e->gu_words * 4, false},
+        {&e->h, e->gu_words * 2, false},
         {&e->logits, (uint64_t)p->vocab * 4, false},
         {&e->part, (uint64_t)e->argmax_groups * 8, false},
         {&e->result, 16, true},
         {&e->logits_host, cfg->keep_logits ? (uint64_t)p->vocab * 4 : 16, true},
         {&e->stage, e->sh.ranks > 1 ? (uint64_t)d * 4 : 0, true},
+        {&e->rlog, (uint64_t)p->n_experts * 4, false},
+        {&e->route, p->n_experts > 0 ? 2ull * DEC_MAX_TOP_K * 4 : 0, true},
+        {&e->eo, p->n_experts > 0 ? ((uint64_t)p->top_k + 1) * d * 4 : 0, false},
     };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && !e->fail; i++) {
         if (bufs[i].size == 0) {
@@ -1030,6 +1159,9 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         mat_alloc(e, &L->o);
         mat_alloc(e, &L->gu);
         mat_alloc(e, &L->down);
+        mat_alloc(e, &L->router);
+        mat_alloc(e, &L->sgu);
+        mat_alloc(e, &L->sdown);
         VkDeviceSize kvb = (VkDeviceSize)e->ctx * e->sh.kv_dim * 4;
         VkResult r = buf_create(e, kvb, false, &L->kc);
         if (r == VK_SUCCESS) {
@@ -1092,13 +1224,16 @@ void dec_destroy(dec_engine *e)
         mat_destroy(e, &L->o);
         mat_destroy(e, &L->gu);
         mat_destroy(e, &L->down);
+        mat_destroy(e, &L->router);
+        mat_destroy(e, &L->sgu);
+        mat_destroy(e, &L->sdown);
         buf_destroy(e, &L->kc);
         buf_destroy(e, &L->vc);
     }
     free(e->layers);
-    dbuf *bufs[] = {&e->norms, &e->rope,   &e->x,           &e->xn,   &e->qkv,
-                    &e->att,   &e->ao,     &e->gu,          &e->h,    &e->logits,
-                    &e->part,  &e->result, &e->logits_host, &e->stage};
+    dbuf *bufs[] = {&e->norms,       &e->rope,  &e->x,    &e->xn,     &e->qkv,  &e->att,
+                    &e->ao,          &e->gu,    &e->h,    &e->logits, &e->part, &e->result,
+                    &e->logits_host, &e->stage, &e->rlog, &e->route,  &e->eo};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         buf_destroy(e, bufs[i]);
     }
@@ -1161,6 +1296,30 @@ static void finish_cmd(dec_engine *e)
     host_barrier(e->cmd);
 }
 
+/* MoE (after the router's fence, inside host section moe_host_sync): the
+ * routed experts read back, checked, and told to hooks->routed. */
+static void route_read(dec_engine *e)
+{
+    uint32_t k = e->p.top_k, E = e->p.n_experts, l = e->tail.layer;
+    const uint32_t *route = e->route.map;
+    for (uint32_t j = 0; j < k; j++) {
+        e->routed_ids[j] = route[j];
+        memcpy(&e->routed_w[j], &route[k + j], sizeof e->routed_w[j]);
+        bool dup = false;
+        for (uint32_t i = 0; i < j; i++) {
+            dup = dup || e->routed_ids[i] == e->routed_ids[j];
+        }
+        if (e->routed_ids[j] >= E || dup) {
+            set_err(e, "layer %u: the router chose expert %u of %u%s (NaN logits?)", l,
+                    e->routed_ids[j], E, dup ? " twice" : "");
+            return;
+        }
+    }
+    if (hooks(e)->routed) {
+        hooks(e)->routed(hooks(e)->user, l, e->routed_ids, e->routed_w, k);
+    }
+}
+
 /* The copy the host reads mid-token (if any) and the host barrier. */
 static void record_tail(dec_engine *e)
 {
@@ -1206,6 +1365,9 @@ static void phase_end(dec_engine *e, uint32_t phase)
         }
         submit(e, name);
         if (tail != NULL) {
+            if (!e->fail && e->tail.src == NULL && e->route.map != NULL) {
+                route_read(e); /* the routed experts, inside the host section */
+            }
             hook_end(e, tail);
         }
         if (!e->fail) {
@@ -1292,9 +1454,13 @@ static void host_sync(dec_engine *e)
         return;
     }
     const char *section = e->tail.section;
+    bool route = e->tail.src == NULL && e->route.map != NULL;
     record_tail(e);
     hook_begin(e, section);
     submit(e, section);
+    if (route && !e->fail) {
+        route_read(e); /* the routed experts, inside the host section */
+    }
     hook_end(e, section);
     if (!e->fail) {
         prof_check(e, dec_prof_segment_done(&e->prof));
@@ -1353,6 +1519,83 @@ static void rmsnorm(dec_engine *e, VkDescriptorSet set)
     dispatch(e, K_NORM, set, pc, 1, 1);
     double d = e->p.dim;
     add_cost(e, VKPROF_PHASE_NORM, 1, 3 * d * 4, 4 * d);
+}
+
+/* An MoE layer's MLP (after its norm): the router and top-k on the GPU, the
+ * host read-back of the chosen experts (moe_host_sync), then only those
+ * experts' gate/up, activation and down, the shared expert's, and the
+ * weighted combine into the residual (rank 0's; a partial sum elsewhere). */
+static void moe_layer(dec_engine *e, const dlayer *L, uint32_t l)
+{
+    const dec_preset *p = &e->p;
+    const dshard *sh = &e->sh;
+    uint32_t d = p->dim, E = p->n_experts, k = p->top_k, ef = sh->expert_ffn, sf = sh->shared_ffn;
+
+    phase_begin(e, VKPROF_PHASE_MOE_ROUTER);
+    if (!e->fail) {
+        matvec(e, K_ROUTER, &L->router, L->router_set, false);
+        full_barrier(e->cmd);
+        uint32_t pc[PC_WORDS] = {E, k};
+        dispatch(e, K_TOPK, L->topk, pc, 1, 1);
+        /* logits read k times, ids and weights written */
+        add_cost(e, VKPROF_PHASE_MOE_ROUTER, 1, 4.0 * E * k + 8.0 * k, (double)E * k + 3.0 * k);
+    }
+    /* the host reads the route buffer itself (src NULL): route_read, in
+     * moe_host_sync after the fence */
+    host_read_set(e, NULL, &e->route, 0, "moe_host_sync");
+    e->tail.layer = l;
+    phase_end(e, VKPROF_PHASE_MOE_ROUTER);
+    host_sync(e);
+    if (e->fail) {
+        return;
+    }
+    const uint32_t *ids = e->routed_ids;
+    host_resume(e, false);
+
+    phase_begin(e, VKPROF_PHASE_MOE_EXPERTS);
+    if (!e->fail) {
+        /* slot j: expert ids[j]'s [gate; up] at gu[2 ef j], h at h[ef j], its
+         * output at eo[d j]; the shared expert is slot k */
+        for (uint32_t j = 0; j < k; j++) {
+            matvec_rows(e, K_EXPERT_GU, &L->gu, L->gu_set, false, ids[j] * 2 * ef, 2 * ef,
+                        j * 2 * ef, 0);
+        }
+        if (sf > 0) {
+            matvec_rows(e, K_EXPERT_GU, &L->sgu, L->sgu_set, false, 0, 2 * sf, k * 2 * ef, 0);
+        }
+        full_barrier(e->cmd);
+        uint32_t pa[PC_WORDS] = {ef, 0, 0};
+        dispatch(e, K_EXPERT_ACT, L->act, pa, ceil_div(ef, 256), k);
+        if (sf > 0) {
+            uint32_t pb[PC_WORDS] = {sf, k * 2 * ef, k * ef};
+            dispatch(e, K_EXPERT_ACT, L->act, pb, ceil_div(sf, 256), 1);
+        }
+        double hw = (double)k * ef + sf;
+        add_cost(e, VKPROF_PHASE_MOE_EXPERTS, sf > 0 ? 2 : 1, 3 * 4.0 * hw, 5 * hw);
+        full_barrier(e->cmd);
+        for (uint32_t j = 0; j < k; j++) {
+            matvec_rows(e, K_EXPERT_DOWN, &L->down, L->down_set, false, ids[j] * d, d, j * d,
+                        j * ef / 4);
+        }
+        if (sf > 0) {
+            matvec_rows(e, K_EXPERT_DOWN, &L->sdown, L->sdown_set, false, 0, d, k * d, k * ef / 4);
+        }
+    }
+    phase_end(e, VKPROF_PHASE_MOE_EXPERTS);
+
+    phase_begin(e, VKPROF_PHASE_MOE_COMBINE);
+    if (!e->fail) {
+        uint32_t residual = sh->rank == 0 ? 1u : 0u, shared = sf > 0 ? 1u : 0u;
+        uint32_t pc[PC_WORDS] = {d, k, shared, residual};
+        dispatch(e, K_COMBINE, L->combine, pc, ceil_div(d, 256), 1);
+        /* x read (with the residual) and written, k (+ shared) outputs, k weights */
+        add_cost(e, VKPROF_PHASE_MOE_COMBINE, 1, 4.0 * d * (residual + 1 + k + shared) + 4.0 * k,
+                 2.0 * d * k + (double)d * shared);
+    }
+    if (sh->ranks > 1) {
+        host_read_set(e, &e->x, &e->stage, e->stage.size, "submit_wait");
+    }
+    phase_end(e, VKPROF_PHASE_MOE_COMBINE);
 }
 
 static void record_token(dec_engine *e, uint32_t token)
@@ -1433,6 +1676,12 @@ static void record_token(dec_engine *e, uint32_t token)
         }
         phase_end(e, VKPROF_PHASE_NORM);
 
+        if (L->moe) {
+            moe_layer(e, L, l);
+            reduce_site(e, DEC_SITE_MLP, l);
+            hook_end(e, "layer");
+            continue;
+        }
         phase_begin(e, VKPROF_PHASE_MLP_GATE_UP);
         if (!e->fail) {
             matvec(e, K_GATE_UP, &L->gu, L->gu_set, false);
