@@ -341,22 +341,24 @@ static int read_descriptor(rd *r, const pbf *f)
     }
     if (!t.host_thread && !t.process) {
         uint64_t base = t.uuid & 0xffffffffu;
-        if (t.uuid == VKPROF_PF_UUID_GPU) {
+        if ((t.uuid >> 32) != 0) {
+            /* an overlap level (a child of a thread or queue track): its
+             * base track's pid and tid, and no name of its own */
+            track *b = find_track(r, base);
+            if (b == NULL || !(b->gpu || b->host_thread)) {
+                return rfail(r, "overlap track %" PRIu64 " before its track", t.uuid);
+            }
+            t.gpu = b->gpu;
+            t.host_thread = b->host_thread;
+            t.pid = b->pid;
+            t.tid = b->tid;
+            t.name = (str){NULL, 0};
+        } else if (t.uuid == VKPROF_PF_UUID_GPU) {
             t.gpu_root = true;
         } else if (base >= VKPROF_PF_UUID_QUEUE(0) && base < VKPROF_PF_UUID_QUEUE(65536u)) {
             t.gpu = true;
             t.pid = VKPROF_TF_PID_GPU;
             t.tid = (int64_t)(base - VKPROF_PF_UUID_QUEUE(0));
-        } else if ((t.uuid >> 32) != 0) {
-            /* an overlap level: its base track's pid and tid */
-            track *b = find_track(r, base);
-            if (b == NULL) {
-                return rfail(r, "overlap track %" PRIu64 " before its track", t.uuid);
-            }
-            t.gpu = b->gpu;
-            t.pid = b->pid;
-            t.tid = b->tid;
-            t.name = (str){NULL, 0}; /* not a track of its own in the JSON trace */
         } else {
             return rfail(r, "track %" PRIu64 " is not one vkprof writes", t.uuid);
         }
