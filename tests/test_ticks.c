@@ -8,6 +8,7 @@
 #include "vkprof/vkprof.h"
 
 #include "check.h"
+#include "clock/clock.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -135,8 +136,52 @@ static void test_null_safety(void)
     CHECK(vkprof_snapshot(NULL, NULL, 0, &n, NULL) == VKPROF_ERROR_INVALID_ARGUMENT);
 }
 
+/* vkprof__div128 (its one-division, 128-bit and long-division paths) and
+ * vkprof__muldiv against u128 arithmetic: quotient, remainder, rounding to
+ * nearest, and the overflow answer. */
+static void test_div128(void)
+{
+    static const uint64_t edge[] = {1,
+                                    2,
+                                    3,
+                                    24,
+                                    1000000000u,
+                                    UINT64_C(0xffffffff),
+                                    UINT64_C(0x100000000),
+                                    UINT64_MAX / 3,
+                                    UINT64_MAX - 1,
+                                    UINT64_MAX};
+    const size_t n_edge = sizeof edge / sizeof edge[0];
+    for (int i = 0; i < 200000; i++) {
+        uint64_t d = i < 1000 ? edge[(size_t)i % n_edge] : rng() >> (rng() % 64);
+        if (d == 0) {
+            d = 1;
+        }
+        uint64_t lo = rng();
+        /* a third with hi == 0 (the fast path), the rest any hi < d */
+        uint64_t hi = (i % 3 == 0) ? 0 : rng() % d;
+        const u128 n = ((u128)hi << 64) | lo;
+        uint64_t rem = UINT64_MAX;
+        const uint64_t q = vkprof__div128(hi, lo, d, &rem);
+        if (q != (uint64_t)(n / d) || rem != (uint64_t)(n % d)) {
+            CHECK(0 && "vkprof__div128 differs from 128-bit division");
+            return;
+        }
+        const uint64_t a = rng() >> (rng() % 64), b = rng() >> (rng() % 64);
+        const u128 r = ((u128)a * b + d / 2) / d;
+        const uint64_t want = r > (u128)UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+        if (vkprof__muldiv(a, b, d) != want) {
+            CHECK(0 && "vkprof__muldiv differs from 128-bit arithmetic");
+            return;
+        }
+    }
+    CHECK_EQ_U64(vkprof__muldiv(5, 7, 0), UINT64_MAX);
+    CHECK_EQ_U64(vkprof__div128(0, 7, 7, NULL), 1);
+}
+
 int main(void)
 {
+    test_div128();
     test_delta();
     test_scale();
     test_flags_and_names();

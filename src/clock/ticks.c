@@ -63,7 +63,24 @@ uint64_t vkprof__mulhi(uint64_t a, uint64_t b)
 
 uint64_t vkprof__div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
 {
-    /* 128 / 64 long division, one bit at a time; hi < d keeps it in range */
+    /* 128 / 64 division; hi < d keeps the quotient in 64 bits. A product
+     * that fits in 64 bits (hi == 0, the common case: a span of ticks times
+     * a rate) is one hardware division; otherwise the compiler's 128-bit
+     * division where it has one (x86-64, arm64), else long division one bit
+     * at a time. All three give the same quotient and remainder. */
+    if (hi == 0) {
+        if (rem != NULL) {
+            *rem = lo % d;
+        }
+        return lo / d;
+    }
+#if defined(__SIZEOF_INT128__)
+    __extension__ const unsigned __int128 n = ((unsigned __int128)hi << 64) | lo;
+    if (rem != NULL) {
+        *rem = (uint64_t)(n % d);
+    }
+    return (uint64_t)(n / d);
+#else
     uint64_t q = 0;
     for (int i = 63; i >= 0; i--) {
         uint64_t carry = hi >> 63;
@@ -79,6 +96,7 @@ uint64_t vkprof__div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
         *rem = hi;
     }
     return q;
+#endif
 }
 
 uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c)
