@@ -32,7 +32,7 @@ mkdir -p "$out/corpus" "$out/artifacts"
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
   -Itools/report $(pkg-config --cflags libcjson) \
   fuzz/fuzz_trace_reader.c tools/report/trace_reader.c tools/report/report_print.c \
-  tools/report/report_svg.c \
+  tools/report/report_svg.c tools/report/pftrace_reader.c \
   $(pkg-config --libs libcjson) -lm -o "$out/fuzz_trace_reader"
 echo "fuzz.sh: built $out/fuzz_trace_reader with $cc; fuzzing for ${secs}s"
 
