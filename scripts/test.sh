@@ -52,12 +52,15 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # ThreadSanitizer where threads meet: spans from many threads, the trace store,
   # ring-mode recording and submits from many threads into one context, and
   # the Vulkan layer under the multi-threaded test app (recording threads that
-  # change, a copy thread, phases named on first use).
+  # change, a copy thread, phases named on first use), tensor-parallel ranks
+  # (R = 4 threads, a VkDevice and context each, the host all-reduce) and two
+  # ranks' contexts meeting at a rendezvous for the merge.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=thread
   cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads \
-        VkLayer_vkprof layer_app
-  run_ctest --test-dir build-tsan -R '^(test_threads|test_timeline_trace|test_submit_threads|test_layer_app)$'
+        VkLayer_vkprof layer_app test_decode_tp test_merge
+  run_ctest --test-dir build-tsan \
+    -R '^(test_threads|test_timeline_trace|test_submit_threads|test_layer_app|decode_tp_tsan|test_merge)$'
 fi
 
 # The library and its tests that need no Vulkan, cross-built for arm64 and run
