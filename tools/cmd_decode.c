@@ -92,7 +92,7 @@ typedef struct run_result {
     const char *profile;
     double seconds, init_seconds, tokens_per_s;
     uint32_t *ids;
-    phase_row rows[DEC_NUM_PHASES];
+    phase_row rows[DEC_MAX_PHASES];
     uint32_t nrows;
     double phase_total_ms_per_token;
     double bytes_per_token, flops_per_token;
@@ -273,6 +273,10 @@ static void on_log(void *user, vkprof_log_level level, vkprof_result code, const
 static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile mode, bool timed,
                         uint32_t tokens, double peak, run_result *r, char **snap)
 {
+    /* the preset's own phases (an MoE preset's moe_router, moe_experts and
+     * moe_combine too); a dense preset's are dec_phase_ids */
+    uint32_t phases[DEC_MAX_PHASES];
+    uint32_t nphases = dec_preset_phases(r->p, phases);
     if (timed) {
         /* ring-sampled: phase figures cover the timed tokens only */
         uint64_t timed_tokens = tokens;
@@ -291,12 +295,12 @@ static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile 
             return 1;
         }
         uint64_t sum_ns = 0;
-        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            sum_ns += est ? st[dec_phase_ids[k]].est_total_ns : st[dec_phase_ids[k]].total_ns;
+        for (uint32_t k = 0; k < nphases; k++) {
+            sum_ns += est ? st[phases[k]].est_total_ns : st[phases[k]].total_ns;
         }
-        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            const vkprof_phase_stats *s = &st[dec_phase_ids[k]];
-            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+        for (uint32_t k = 0; k < nphases; k++) {
+            const vkprof_phase_stats *s = &st[phases[k]];
+            const dec_phase_cost *c = dec_costs(eng, phases[k]);
             phase_row *w = &r->rows[r->nrows++];
             w->id = s->id;
             w->name = vkprof_phase_name(prof, s->id);
@@ -354,17 +358,17 @@ static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile 
         }
     } else {
         /* per-phase traffic without timing: still useful to read */
-        for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-            const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+        for (uint32_t k = 0; k < nphases; k++) {
+            const dec_phase_cost *c = dec_costs(eng, phases[k]);
             phase_row *w = &r->rows[r->nrows++];
             memset(w, 0, sizeof *w);
-            w->id = dec_phase_ids[k];
+            w->id = phases[k];
             static const char *names[] = {
 #define VKPROF_X_(id, name) name,
                 VKPROF_DEFAULT_PHASES(VKPROF_X_)
 #undef VKPROF_X_
             };
-            w->name = names[dec_phase_ids[k]];
+            w->name = names[phases[k]];
             w->calls_per_token = (double)c->calls / tokens;
             w->dispatches = c->dispatches;
             w->bytes_per_token = c->bytes / tokens;
@@ -528,9 +532,11 @@ static int decode_ranks(const ranks_args *a, const vku_instance *inst, VkPhysica
                     .peak_gbps = a->peak,
                     .device_bytes = device_bytes,
                     .tp = &run};
+    uint32_t phases[DEC_MAX_PHASES];
+    uint32_t nphases = dec_preset_phases(p, phases);
     for (uint32_t k = 0; k < a->ranks; k++) {
-        for (uint32_t f = 0; f < DEC_NUM_PHASES; f++) {
-            const dec_phase_cost *c = dec_costs(run.r[k].eng, dec_phase_ids[f]);
+        for (uint32_t f = 0; f < nphases; f++) {
+            const dec_phase_cost *c = dec_costs(run.r[k].eng, phases[f]);
             r.bytes_per_token += c->bytes / a->tokens;
             r.flops_per_token += c->flops / a->tokens;
         }
@@ -925,8 +931,10 @@ int vkprof_cmd_decode(int argc, char **argv)
                     .ids = ids,
                     .peak_gbps = peak,
                     .device_bytes = dec_allocated_bytes(eng)};
-    for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-        const dec_phase_cost *c = dec_costs(eng, dec_phase_ids[k]);
+    uint32_t phases[DEC_MAX_PHASES];
+    uint32_t nphases = dec_preset_phases(p, phases);
+    for (uint32_t k = 0; k < nphases; k++) {
+        const dec_phase_cost *c = dec_costs(eng, phases[k]);
         r.bytes_per_token += c->bytes / tokens;
         r.flops_per_token += c->flops / tokens;
     }

@@ -917,6 +917,110 @@ static void test_cli_json(void)
     remove(path);
 }
 
+/* An MoE preset's JSON lists its own phases (the MoE ones too), each with
+ * the calls, dispatches and bytes of an engine that ran the same tokens, and
+ * the per-phase times add up to the library's total over every phase. */
+static void test_cli_moe_json(void)
+{
+    enum { T = 4 };
+    const dec_preset *p = dec_find_preset("moe-tiny");
+    char err[4096], args[512], path[300];
+    snprintf(path, sizeof path, "%s/moe.json", dir);
+    snprintf(args, sizeof args,
+             "--preset moe-tiny --tokens %u --seed %u --profile ring --json '%s'", (unsigned)T,
+             SEED, path);
+    int rc = run_cli(args, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "  stderr: %s\n", err);
+    }
+    CHECK_EQ_U64(rc, 0);
+    /* the engine's own costs over the same T tokens (first token 1) */
+    th_gpu_init(&g);
+    dec_engine *e = make_engine_of("moe-tiny", DEC_PROFILE_OFF, NULL, NULL);
+    uint32_t tok = 1;
+    for (uint32_t i = 0; e != NULL && i < T; i++) {
+        char serr[256] = "";
+        CHECK(dec_step(e, tok, &tok, serr, sizeof serr) == 0);
+    }
+    char *text = th_read_file(path);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL);
+    if (j != NULL && e != NULL) {
+        uint32_t ids[DEC_MAX_PHASES];
+        uint32_t n = dec_preset_phases(p, ids);
+        cJSON *ph = cJSON_GetObjectItem(j, "phases");
+        CHECK(cJSON_IsArray(ph) && (uint32_t)cJSON_GetArraySize(ph) == n);
+        bool seen[VKPROF_PHASE_DEFAULT_COUNT] = {false};
+        uint32_t moe_seen = 0;
+        double pct = 0, ns_sum = 0, bytes = 0, flops = 0;
+        cJSON *it;
+        cJSON_ArrayForEach(it, ph)
+        {
+            uint32_t id = (uint32_t)cJSON_GetObjectItem(it, "id")->valuedouble;
+            CHECK(id < VKPROF_PHASE_DEFAULT_COUNT && dec_preset_uses_phase(p, id));
+            if (id >= VKPROF_PHASE_DEFAULT_COUNT) {
+                continue;
+            }
+            th_case = dec_phase_label(id);
+            CHECK(!seen[id]);
+            seen[id] = true;
+            const dec_phase_cost *c = dec_costs(e, id);
+            double calls = cJSON_GetObjectItem(it, "calls_per_token")->valuedouble * T;
+            CHECK(c->calls > 0);
+            CHECK_EQ_U64((uint64_t)llround(calls), c->calls);
+            /* ring times every token: one scope per call */
+            CHECK_EQ_U64((uint64_t)cJSON_GetObjectItem(it, "count")->valuedouble, c->calls);
+            CHECK_EQ_U64((uint64_t)cJSON_GetObjectItem(it, "dispatches")->valuedouble,
+                         c->dispatches);
+            CHECK(fabs(cJSON_GetObjectItem(it, "bytes_per_token")->valuedouble - c->bytes / T) <=
+                  0.5);
+            CHECK(cJSON_GetObjectItem(it, "total_ns")->valuedouble > 0);
+            moe_seen += id == VKPROF_PHASE_MOE_ROUTER || id == VKPROF_PHASE_MOE_EXPERTS ||
+                        id == VKPROF_PHASE_MOE_COMBINE;
+            pct += cJSON_GetObjectItem(it, "percent")->valuedouble;
+            ns_sum += cJSON_GetObjectItem(it, "total_ns")->valuedouble;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            bytes += dec_costs(e, ids[k])->bytes / T;
+            flops += dec_costs(e, ids[k])->flops / T;
+        }
+        th_case = "test_cli_moe_json";
+        CHECK_EQ_U64(moe_seen, 3);
+        CHECK(fabs(pct - 100.0) <= 0.001 * n); /* each percent has 3 decimals */
+        /* the top-level traffic sums every phase, the MoE ones too */
+        CHECK(fabs(cJSON_GetObjectItem(j, "bytes_per_token")->valuedouble - bytes) <= 0.5);
+        CHECK(fabs(cJSON_GetObjectItem(j, "flops_per_token")->valuedouble - flops) <= 0.5);
+        /* no phase's time is left out: the rows add up to the snapshot's
+         * total over every phase the library knows */
+        double lib_ns = 0;
+        cJSON *vph = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "vkprof"), "phases");
+        CHECK(cJSON_IsArray(vph));
+        cJSON_ArrayForEach(it, vph)
+        {
+            lib_ns += cJSON_GetObjectItem(it, "total_ns")->valuedouble;
+        }
+        CHECK(lib_ns > 0 && ns_sum == lib_ns);
+        /* and the text report's sum is theirs */
+        char out[300];
+        snprintf(out, sizeof out, "%s/stdout.txt", dir);
+        char *txt = th_read_file(out);
+        CHECK(txt != NULL && strstr(txt, "moe_experts") != NULL &&
+              strstr(txt, "moe_router") != NULL && strstr(txt, "moe_combine") != NULL);
+        const char *sum = txt ? strstr(txt, "; sum ") : NULL;
+        CHECK(sum != NULL);
+        if (sum != NULL) {
+            double ms = strtod(sum + 6, NULL);
+            CHECK(fabs(ms - lib_ns * 1e-6 / T) <= 0.0005 + 1e-9 * lib_ns);
+        }
+        free(txt);
+    }
+    cJSON_Delete(j);
+    free(text);
+    dec_destroy(e);
+    th_gpu_finish(&g);
+    remove(path);
+}
+
 static void expect_fail(const char *args, int code, const char *msg)
 {
     char err[4096];
@@ -954,6 +1058,7 @@ int main(int argc, char **argv)
         }
         RUN(test_cli_json);
         RUN(test_cli_errors);
+        RUN(test_cli_moe_json);
         char rm[300];
         snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
         if (system(rm) != 0) {

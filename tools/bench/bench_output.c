@@ -9,18 +9,21 @@
 #include "bench.h"
 #include "outfile.h"
 
-/* {"<phase>": {"us_per_token": .., "percent": ..}, ...} */
-static void write_phase_obj(vkprof_json *j, const double *ns)
+/* {"<phase>": {"us_per_token": .., "percent": ..}, ...}: p's phases (an MoE
+ * preset's moe_* too; a dense preset's are dec_phase_ids). */
+static void write_phase_obj(vkprof_json *j, const dec_preset *p, const double *ns)
 {
     static const char *names[] = {
 #define VKPROF_X_(id, name) name,
         VKPROF_DEFAULT_PHASES(VKPROF_X_)
 #undef VKPROF_X_
     };
+    uint32_t ids[DEC_MAX_PHASES];
+    uint32_t n = dec_preset_phases(p, ids);
     double s = bench_sum_phases(ns);
     vkprof__json_obj(j);
-    for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-        uint32_t id = dec_phase_ids[k];
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = ids[k];
         vkprof__json_key(j, names[id]);
         vkprof__json_obj(j);
         vkprof__json_kv_f64(j, "us_per_token", ns[id] * 1e-3);
@@ -40,7 +43,8 @@ static void write_f64_array(vkprof_json *j, const char *key, const double *v, ui
     vkprof__json_end(j);
 }
 
-static void write_config(vkprof_json *j, uint32_t c, const bconf *b, uint32_t repeats)
+static void write_config(vkprof_json *j, const dec_preset *p, uint32_t c, const bconf *b,
+                         uint32_t repeats)
 {
     vkprof__json_obj(j);
     vkprof__json_kv_str(j, "name", bench_cinfo[c].name);
@@ -84,7 +88,7 @@ static void write_config(vkprof_json *j, uint32_t c, const bconf *b, uint32_t re
     if (b->has_phases) {
         vkprof__json_kv_u64(j, "timed_tokens", b->timed_tokens);
         vkprof__json_key(j, "phases");
-        write_phase_obj(j, b->phase_ns_per_token);
+        write_phase_obj(j, p, b->phase_ns_per_token);
     }
     vkprof__json_end(j);
 }
@@ -130,7 +134,7 @@ int bench_write_json(const char *path, const summary *s)
     vkprof__json_key(j, "configurations");
     vkprof__json_arr(j);
     for (uint32_t c = 0; c < C_COUNT; c++) {
-        write_config(j, c, &s->c[c], s->repeats);
+        write_config(j, s->p, c, &s->c[c], s->repeats);
     }
     vkprof__json_end(j);
 
@@ -280,8 +284,10 @@ void bench_print_report(const summary *s)
            s->rings_over_bases_time);
     printf("  %-12s %10s %10s %10s %10s %10s %12s %16s   (us per timed token)\n", "phase", "ring",
            "sampled", "rotating", "2slot", "baseline", "ring-shared", "baseline-shared");
-    for (uint32_t k = 0; k < DEC_NUM_PHASES; k++) {
-        uint32_t id = dec_phase_ids[k];
+    uint32_t ids[DEC_MAX_PHASES];
+    uint32_t nids = dec_preset_phases(s->p, ids);
+    for (uint32_t k = 0; k < nids; k++) {
+        uint32_t id = ids[k];
         printf("  %-12s %10.1f %10.1f %10.1f %10.1f %10.1f %12.1f %16.1f\n",
                vkprof_phase_name(s->c[C_RING].prof, id), s->c[C_RING].phase_ns_per_token[id] * 1e-3,
                s->c[C_RING_SAMPLED].phase_ns_per_token[id] * 1e-3,
