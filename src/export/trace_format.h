@@ -157,6 +157,17 @@
 #define VKPROF_TF_SAMP_COLLECTED "scopes_collected"
 #define VKPROF_TF_SAMP_DROPPED "scopes_dropped" /* the sum of lost.* */
 #define VKPROF_TF_SAMP_PENDING "scopes_pending"
+/* Ring mode: phase calls stamped or not (calls_executed = the phases' calls;
+ * calls_unstamped: left out by every_n_steps or rotation, neither timed nor
+ * lost), and rotating sampling (rotate_scopes phase calls stamped a step, 0:
+ * not rotating; rotate_period: steps a pass over every call index takes;
+ * rotate_changed_steps: steps whose call count differed from the step
+ * before). Always written; 0 where they do not apply. */
+#define VKPROF_TF_SAMP_CALLS_EXECUTED "calls_executed"
+#define VKPROF_TF_SAMP_CALLS_UNSTAMPED "calls_unstamped"
+#define VKPROF_TF_SAMP_ROTATE_SCOPES "rotate_scopes"
+#define VKPROF_TF_SAMP_ROTATE_PERIOD "rotate_period"
+#define VKPROF_TF_SAMP_ROTATE_CHANGED "rotate_changed_steps"
 #define VKPROF_TF_SAMP_LOST "lost" /* an object: one count per reason below */
 #define VKPROF_TF_MODE_RING "ring"
 #define VKPROF_TF_MODE_2SLOT "2slot"

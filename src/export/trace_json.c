@@ -545,6 +545,11 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     vkprof__json_kv_u64(j, VKPROF_TF_SAMP_COLLECTED, ts.scopes_collected);
     vkprof__json_kv_u64(j, VKPROF_TF_SAMP_DROPPED, ts.scopes_dropped);
     vkprof__json_kv_u64(j, VKPROF_TF_SAMP_PENDING, ts.scopes_pending);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_CALLS_EXECUTED, ts.calls_executed);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_CALLS_UNSTAMPED, ts.calls_unstamped);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_ROTATE_SCOPES, ts.rotate_scopes);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_ROTATE_PERIOD, ts.rotate_period);
+    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_ROTATE_CHANGED, ts.rotate_changed_steps);
     vkprof__json_key(j, VKPROF_TF_SAMP_LOST);
     vkprof__json_obj(j);
 #define LOST_KV_(id, key, text) vkprof__json_kv_u64(j, key, ts.lost_##id);

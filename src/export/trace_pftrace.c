@@ -758,6 +758,11 @@ static void write_metadata(pf_writer *w, vkprof_context ctx, const pf_meta_in *i
     kv_u64(b, in_dict, VKPROF_TF_SAMP_COLLECTED, ts.scopes_collected);
     kv_u64(b, in_dict, VKPROF_TF_SAMP_DROPPED, ts.scopes_dropped);
     kv_u64(b, in_dict, VKPROF_TF_SAMP_PENDING, ts.scopes_pending);
+    kv_u64(b, in_dict, VKPROF_TF_SAMP_CALLS_EXECUTED, ts.calls_executed);
+    kv_u64(b, in_dict, VKPROF_TF_SAMP_CALLS_UNSTAMPED, ts.calls_unstamped);
+    kv_u64(b, in_dict, VKPROF_TF_SAMP_ROTATE_SCOPES, ts.rotate_scopes);
+    kv_u64(b, in_dict, VKPROF_TF_SAMP_ROTATE_PERIOD, ts.rotate_period);
+    kv_u64(b, in_dict, VKPROF_TF_SAMP_ROTATE_CHANGED, ts.rotate_changed_steps);
     size_t lost = sub_dict(b, VKPROF_TF_SAMP_LOST);
 #define LOST_KV_(id, key, text) kv_u64(b, in_dict, key, ts.lost_##id);
     VKPROF_TF_LOST_REASONS(LOST_KV_)

@@ -1021,6 +1021,121 @@ static void test_cli_moe_json(void)
     remove(path);
 }
 
+/* The value of key in the protoc text of the .pftrace metadata: the
+ * uint_value of the dict entry named key; -1 when missing. */
+static long long pf_meta_u64(const char *text, const char *key)
+{
+    char name[96];
+    snprintf(name, sizeof name, "name: \"%s\"", key);
+    const char *at = text ? strstr(text, name) : NULL;
+    if (at == NULL) {
+        return -1;
+    }
+    /* the entry's value is printed before its name, after "dict_entries {" */
+    const char *open = NULL;
+    for (const char *q = text; (q = strstr(q, "dict_entries {")) != NULL && q < at; q++) {
+        open = q;
+    }
+    const char *v = open ? strstr(open, "uint_value: ") : NULL;
+    return v != NULL && v < at ? strtoll(v + 12, NULL, 10) : -1;
+}
+
+/* The integer o.key, or UINT64_MAX when it is missing or not a number. */
+static uint64_t json_u64(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (uint64_t)v->valuedouble : UINT64_MAX;
+}
+
+/* --profile ring-rotating --trace: metadata.gpu_sampling (JSON and .pftrace)
+ * carries the rotation counters, and they agree with the run: every phase
+ * call executed once, K of them stamped a token, the rest unstamped, a pass
+ * of ceil(calls / K) tokens, no token with another call count. */
+static void test_cli_rotating_trace(void)
+{
+    enum { T = 12, K = 3 };
+    char err[4096], args[1024], tr[300], pf[300], js[300];
+    snprintf(tr, sizeof tr, "%s/rot.json", dir);
+    snprintf(pf, sizeof pf, "%s/rot.pftrace", dir);
+    snprintf(js, sizeof js, "%s/rot-out.json", dir);
+    snprintf(args, sizeof args,
+             "--tokens %u --profile ring-rotating --rotate %u --trace '%s' --json '%s'",
+             (unsigned)T, (unsigned)K, tr, js);
+    setenv("VKPROF_TRACE_FORMAT", "both", 1);
+    int rc = run_cli(args, err, sizeof err);
+    unsetenv("VKPROF_TRACE_FORMAT");
+    if (rc != 0) {
+        fprintf(stderr, "  stderr: %s\n", err);
+    }
+    CHECK_EQ_U64(rc, 0);
+    char *t = th_read_file(tr), *o = th_read_file(js);
+    cJSON *jt = t ? cJSON_Parse(t) : NULL, *jo = o ? cJSON_Parse(o) : NULL;
+    CHECK(jt != NULL && jo != NULL);
+    const cJSON *s = cJSON_GetObjectItem(cJSON_GetObjectItem(jt, "metadata"), "gpu_sampling");
+    CHECK(cJSON_IsObject(s));
+    if (s != NULL && jo != NULL) {
+        /* the run's calls a token, from the engine's costs in the JSON */
+        double per_token = 0, lib_calls = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(jo, "phases"))
+        {
+            per_token += cJSON_GetObjectItem(it, "calls_per_token")->valuedouble;
+        }
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(cJSON_GetObjectItem(jo, "vkprof"), "phases"))
+        {
+            lib_calls += cJSON_GetObjectItem(it, "calls")->valuedouble;
+        }
+        uint64_t calls = (uint64_t)llround(per_token), executed = (uint64_t)T * calls;
+#define SAMP_(key) json_u64(s, key)
+        CHECK(calls > K);
+        CHECK_EQ_U64(SAMP_("rotate_scopes"), K);
+        CHECK_EQ_U64(SAMP_("calls_executed"), executed);
+        CHECK_EQ_U64(SAMP_("calls_executed"), (uint64_t)lib_calls);
+        CHECK_EQ_U64(SAMP_("samples"), (uint64_t)T * K); /* K stamped calls a token */
+        CHECK_EQ_U64(SAMP_("calls_executed"), SAMP_("samples") + SAMP_("calls_unstamped"));
+        CHECK_EQ_U64(SAMP_("scopes_collected") + SAMP_("scopes_dropped"), SAMP_("samples"));
+        CHECK_EQ_U64(SAMP_("rotate_period"), (calls + K - 1) / K);
+        CHECK_EQ_U64(SAMP_("rotate_changed_steps"), 0);
+        /* the .pftrace metadata event says the same */
+        if (system("protoc --version > /dev/null 2>&1") == 0) {
+            char proto[1100], cmd[4096], src[1024], txt[300];
+            snprintf(src, sizeof src, "%s", __FILE__);
+            char *slash = strstr(src, "/tests/decode/");
+            CHECK(slash != NULL);
+            if (slash != NULL) {
+                *slash = '\0';
+                snprintf(proto, sizeof proto, "%s/src/export", src);
+                snprintf(txt, sizeof txt, "%s/rot.txt", dir);
+                snprintf(cmd, sizeof cmd,
+                         "protoc --decode=perfetto.protos.Trace -I '%s' '%s/perfetto_trace.proto' "
+                         "< '%s' > '%s' 2>&1",
+                         proto, proto, pf, txt);
+                CHECK(system(cmd) == 0);
+                char *pt = th_read_file(txt);
+                CHECK(pt != NULL);
+                static const char *keys[] = {"rotate_scopes",        "calls_executed",
+                                             "calls_unstamped",      "rotate_period",
+                                             "rotate_changed_steps", "samples"};
+                for (uint32_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+                    th_case = keys[k];
+                    long long v = pf_meta_u64(pt, keys[k]);
+                    CHECK(v >= 0);
+                    CHECK_EQ_U64((uint64_t)v, SAMP_(keys[k]));
+                }
+                th_case = "test_cli_rotating_trace";
+                free(pt);
+            }
+        } else {
+            printf("  protoc not installed: the .pftrace metadata not decoded\n");
+        }
+#undef SAMP_
+    }
+    cJSON_Delete(jt);
+    cJSON_Delete(jo);
+    free(t);
+    free(o);
+}
+
 static void expect_fail(const char *args, int code, const char *msg)
 {
     char err[4096];
@@ -1059,6 +1174,7 @@ int main(int argc, char **argv)
         RUN(test_cli_json);
         RUN(test_cli_errors);
         RUN(test_cli_moe_json);
+        RUN(test_cli_rotating_trace);
         char rm[300];
         snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
         if (system(rm) != 0) {
