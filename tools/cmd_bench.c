@@ -26,18 +26,21 @@ static void bench_usage(FILE *f)
             "                    [--device D] [--sample-every N] [--json FILE]\n"
             "  What profiling costs: the decode workload under each profiling configuration\n"
             "  (off, host spans, 2-slot, ring, ring with shared boundaries, ring sampled 1 in\n"
-            "  N, and the bare-Vulkan baseline with the ring's stamps, with and without\n"
-            "  shared boundaries), one engine on one device, in R interleaved rounds after\n"
-            "  one warm-up run each; every figure is compared with the unprofiled run of the\n"
-            "  same round. Then the host costs (an off call site, a span, the clock) and\n"
-            "  the export of a full trace store.\n"
+            "  N, ring-rotating: %u phase calls stamped a token, a phase's time estimated as\n"
+            "  the mean of its timed calls x its calls, and the bare-Vulkan baseline with the\n"
+            "  ring's stamps, with and without shared boundaries), one engine on one device,\n"
+            "  in R interleaved rounds after one warm-up run each; every figure is compared\n"
+            "  with the unprofiled run of the same round: tokens/s and the token times' p50\n"
+            "  and p99 (every token of every round pooled, nearest rank). Then the host\n"
+            "  costs (an off call site, a span, the clock) and the export of a full trace\n"
+            "  store.\n"
             "  --layer: what the Vulkan layer costs an unedited app instead: `vkprof decode`\n"
             "  runs as a child per configuration (no layer; the layer loaded but off; the\n"
             "  layer stamping every dispatch, against the in-app ring-shared; the layer\n"
             "  sampling 1 submit in N), in rotating interleaved rounds.\n"
             "  Defaults: tiny, 32 tokens, 5 rounds, sample every %u, 100000000 host\n"
             "  iterations, 1048576 trace events.\n",
-            VKPROF_DEFAULT_SAMPLE_EVERY);
+            VKPROF_DEFAULT_ROTATE_SCOPES, VKPROF_DEFAULT_SAMPLE_EVERY);
 }
 
 int vkprof_cmd_bench(int argc, char **argv)
