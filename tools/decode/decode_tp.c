@@ -147,9 +147,11 @@ static int rank_fail(dec_tp_rank *r, const char *what)
 {
     if (dec_tp_barrier_aborted(&r->comm->bar)) {
         r->peer_failed = true;
-        snprintf(r->err, sizeof r->err, "%s: stopped, another rank failed", what);
+        /* what is a message of at most r->err's size: cut so the suffix fits */
+        snprintf(r->err, sizeof r->err, "%.*s: stopped, another rank failed",
+                 (int)(sizeof r->err - 32), what);
     } else {
-        snprintf(r->err, sizeof r->err, "%s", what);
+        snprintf(r->err, sizeof r->err, "%.*s", (int)(sizeof r->err - 1), what);
         dec_tp_barrier_abort(&r->comm->bar);
     }
     r->rc = 1;
