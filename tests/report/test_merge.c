@@ -361,7 +361,7 @@ static void test_same_boot_exact(void)
         const cJSON *mg = cJSON_GetObjectItemCaseSensitive(m.meta, "merge");
         const cJSON *ins = cJSON_GetObjectItemCaseSensitive(mg, "inputs");
         CHECK(strcmp(str_of(mg, "method"), "same_boot") == 0 && cJSON_GetArraySize(ins) == RANKS);
-        uint64_t dropped = 0, samples = 0;
+        uint64_t dropped = 0, samples = 0, calls = 0;
         for (int k = 0; k < RANKS; k++) {
             const cJSON *x = cJSON_GetArrayItem(ins, k);
             const cJSON *meta = cJSON_GetObjectItemCaseSensitive(x, "metadata");
@@ -376,7 +376,13 @@ static void test_same_boot_exact(void)
             dropped += (uint64_t)int_of(meta, "dropped_events");
             samples +=
                 (uint64_t)int_of(cJSON_GetObjectItemCaseSensitive(meta, "gpu_sampling"), "samples");
+            calls += (uint64_t)int_of(cJSON_GetObjectItemCaseSensitive(meta, "gpu_sampling"),
+                                      "calls_executed");
         }
+        /* every count is summed, the rotation's included */
+        CHECK((uint64_t)int_of(cJSON_GetObjectItemCaseSensitive(m.meta, "gpu_sampling"),
+                               "calls_executed") == calls);
+        CHECK(calls >= RANKS);
         CHECK((uint64_t)int_of(m.meta, "dropped_events") == dropped);
         CHECK((uint64_t)int_of(cJSON_GetObjectItemCaseSensitive(m.meta, "gpu_sampling"),
                                "samples") == samples);

@@ -801,9 +801,15 @@ static cJSON *merged_metadata(merger *m, int64_t t0)
                                        VKPROF_TF_META_HOST_SPANS,
                                        VKPROF_TF_META_GPU_SCOPES,
                                        VKPROF_TF_META_FLOWS};
-    static const char *const samp_sums[] = {VKPROF_TF_SAMP_RECORDED,    VKPROF_TF_SAMP_SAMPLES,
-                                            VKPROF_TF_SAMP_SUBMISSIONS, VKPROF_TF_SAMP_COLLECTED,
-                                            VKPROF_TF_SAMP_DROPPED,     VKPROF_TF_SAMP_PENDING};
+    static const char *const samp_sums[] = {
+        VKPROF_TF_SAMP_RECORDED,       VKPROF_TF_SAMP_SAMPLES,
+        VKPROF_TF_SAMP_SUBMISSIONS,    VKPROF_TF_SAMP_COLLECTED,
+        VKPROF_TF_SAMP_DROPPED,        VKPROF_TF_SAMP_PENDING,
+        VKPROF_TF_SAMP_CALLS_EXECUTED, VKPROF_TF_SAMP_CALLS_UNSTAMPED,
+        VKPROF_TF_SAMP_ROTATE_CHANGED};
+    /* settings, not counts: the largest (each input's own is in merge.inputs) */
+    static const char *const samp_max[] = {VKPROF_TF_SAMP_ROTATE_SCOPES,
+                                           VKPROF_TF_SAMP_ROTATE_PERIOD};
     static const char *const lost[VKPROF_TF_LOST_COUNT] = {
 #define LOST_KEY_(id, key, text) key,
         VKPROF_TF_LOST_REASONS(LOST_KEY_)
@@ -818,6 +824,9 @@ static cJSON *merged_metadata(merger *m, int64_t t0)
         rc |= merge_count(m, meta, VKPROF_TF_META_SAMPLING, NULL, samp_sums[i], false);
     }
     rc |= merge_count(m, meta, VKPROF_TF_META_SAMPLING, NULL, VKPROF_TF_SAMP_TIMED_STEPS, true);
+    for (size_t i = 0; i < sizeof samp_max / sizeof samp_max[0]; i++) {
+        rc |= merge_count(m, meta, VKPROF_TF_META_SAMPLING, NULL, samp_max[i], true);
+    }
     for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
         rc |= merge_count(m, meta, VKPROF_TF_META_SAMPLING, VKPROF_TF_SAMP_LOST, lost[i], false);
     }
