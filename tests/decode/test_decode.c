@@ -459,10 +459,15 @@ static void test_errors(void)
     CHECK(e == NULL);
     CHECK(strstr(err, "not enough device memory") != NULL);
     printf("  %s\n", err);
-    /* olmoe-1b-7b: 12.9 GiB of fp16 weights, refused before allocating */
-    dec_config cm = {.preset = dec_find_preset("olmoe-1b-7b"), .seed = 1};
+    /* olmoe-1b-7b: 12.9 GiB of fp16 weights and, for 2^20 positions, a
+     * 256 GiB KV cache: refused before allocating on any device */
+    dec_config cm = {.preset = dec_find_preset("olmoe-1b-7b"), .ctx = 1u << 20, .seed = 1};
     CHECK(dec_create(&g.dev, &cm, &e, err, sizeof err) == 2);
     CHECK(e == NULL);
+    if (e != NULL) {
+        dec_destroy(e);
+        e = NULL;
+    }
     CHECK(strstr(err, "not enough device memory") != NULL && strstr(err, "weights 12.89") != NULL);
     printf("  %s\n", err);
     /* gpu profiling without an active context */

@@ -443,7 +443,20 @@ static void test_overlap(void)
     sim_reset();
     vkprof_context ctx = make_ctx(true, false);
     CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
-    const uint64_t base = vkprof_host_now_ns() + 1000000u; /* lavapipe: ticks are ns */
+    /* the fake stamps sit 1 ms after the device's own clock now (lavapipe's
+     * ticks are host ns; a GPU's are not), so that they map into the trace */
+    uint64_t base = vkprof_host_now_ns() + 1000000u;
+    {
+        const VkCalibratedTimestampInfoEXT ci = {
+            .sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+            .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT};
+        uint64_t now = 0, dev = 0;
+        if (g.dev.calibrated_ext && vkGetCalibratedTimestampsEXT != NULL &&
+            vkGetCalibratedTimestampsEXT(g.dev.device, 1, &ci, &now, &dev) == VK_SUCCESS) {
+            const double period = g.dev.props.limits.timestampPeriod;
+            base = now + (uint64_t)(1e6 / (period > 0 ? period : 1.0));
+        }
+    }
     static const uint64_t at[3][2] = {{0, 3000}, {2000, 4000}, {2500, 2600}};
     g_sim.fake_results = true;
     for (int k = 0; k < 3; k++) {
