@@ -53,7 +53,7 @@ rm -f "$BUILD/libvkprof.a"
 "$AR" rcs "$BUILD/libvkprof.a" "${objs[@]}"
 echo "cross-arm64: $BUILD/libvkprof.a from ${#srcs[@]} sources"
 
-"$CC" "${CFLAGS[@]}" -static tests/test_ticks.c "$BUILD/libvkprof.a" -lm -o "$BUILD/test_ticks"
+"$CC" "${CFLAGS[@]}" -static -Isrc tests/test_ticks.c "$BUILD/libvkprof.a" -lm -o "$BUILD/test_ticks"
 "$CC" "${CFLAGS[@]}" -static tests/api/test_disabled.c -o "$BUILD/test_disabled"
 "$CC" "${CFLAGS[@]}" -static -Isrc -DVK_NO_PROTOTYPES tests/test_host_clock.c "$BUILD/libvkprof.a" \
   -lm -lpthread -o "$BUILD/test_host_clock"
