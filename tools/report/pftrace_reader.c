@@ -169,7 +169,9 @@ static void jb_put(jbuf *j, const char *s, size_t n)
         j->s = q;
         j->cap = cap;
     }
-    memcpy(j->s + j->len, s, n);
+    if (n > 0) { /* an empty string may come as NULL: memcpy must not see it */
+        memcpy(j->s + j->len, s, n);
+    }
     j->len += n;
     j->s[j->len] = '\0';
 }
