@@ -24,4 +24,8 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f);
 enum { VKPROF_TRACE_JSON = 1, VKPROF_TRACE_PFTRACE = 2 };
 bool vkprof__trace_is_pftrace_path(const char *path);
 
+/* metadata.process of every format (trace_write.c): the kernel's boot id
+ * and the host name, each "" when unreadable, cut to [0-9A-Za-z._-]. */
+void vkprof__process_identity(char *boot, size_t boot_size, char *host, size_t host_size);
+
 #endif

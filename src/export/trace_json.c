@@ -38,40 +38,6 @@ _Static_assert(sizeof(vkprof_timing_stats) - offsetof(vkprof_timing_stats, lost_
 
 /* ---- export ----------------------------------------------------------- */
 
-/* The boot id (a UUID the kernel draws at boot: equal ids mean one
- * CLOCK_MONOTONIC) and the host name; each "" when it cannot be read. Only
- * [0-9A-Za-z._-] is kept, so neither needs escaping or can break a reader. */
-static void keep_plain(char *s)
-{
-    char *w = s;
-    for (const char *r = s; *r != '\0'; r++) {
-        const char c = *r;
-        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            c == '.' || c == '_' || c == '-') {
-            *w++ = c;
-        }
-    }
-    *w = '\0';
-}
-
-static void process_identity(char *boot, size_t boot_size, char *host, size_t host_size)
-{
-    boot[0] = '\0';
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f != NULL) {
-        if (fgets(boot, (int)boot_size, f) == NULL) {
-            boot[0] = '\0';
-        }
-        fclose(f);
-    }
-    keep_plain(boot);
-    if (gethostname(host, host_size) != 0) {
-        host[0] = '\0';
-    }
-    host[host_size - 1] = '\0';
-    keep_plain(host);
-}
-
 /* ns after the trace start, as microseconds with three decimals */
 static void put_us(vkprof_json *j, const char *key, uint64_t ns)
 {
@@ -517,7 +483,7 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     vkprof__json_end(j);
 
     char boot[64], host[256];
-    process_identity(boot, sizeof boot, host, sizeof host);
+    vkprof__process_identity(boot, sizeof boot, host, sizeof host);
     vkprof__json_key(j, VKPROF_TF_META_PROCESS);
     vkprof__json_obj(j);
     vkprof__json_kv_str(j, VKPROF_TF_PROC_BOOT_ID, boot);

@@ -67,39 +67,6 @@ static void radix_sort(pf_key *a, pf_key *tmp, size_t n, uint32_t *count /* 6553
     }
 }
 
-/* ---- process identity and clocks ---------------------------------------- */
-
-static void keep_plain(char *s)
-{
-    char *w = s;
-    for (const char *r = s; *r != '\0'; r++) {
-        const char c = *r;
-        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            c == '.' || c == '_' || c == '-') {
-            *w++ = c;
-        }
-    }
-    *w = '\0';
-}
-
-static void process_identity(char *boot, size_t boot_size, char *host, size_t host_size)
-{
-    boot[0] = '\0';
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f != NULL) {
-        if (fgets(boot, (int)boot_size, f) == NULL) {
-            boot[0] = '\0';
-        }
-        fclose(f);
-    }
-    keep_plain(boot);
-    if (gethostname(host, host_size) != 0) {
-        host[0] = '\0';
-    }
-    host[host_size - 1] = '\0';
-    keep_plain(host);
-}
-
 static uint64_t read_ns(clockid_t id)
 {
     struct timespec ts;
@@ -733,7 +700,7 @@ static void write_metadata(pf_writer *w, vkprof_context ctx, const pf_meta_in *i
     vkprof__pb_close(b, d);
 
     char boot[64], host[256];
-    process_identity(boot, sizeof boot, host, sizeof host);
+    vkprof__process_identity(boot, sizeof boot, host, sizeof host);
     d = dict(b, VKPROF_TF_META_PROCESS);
     kv_str(b, in_dict, VKPROF_TF_PROC_BOOT_ID, boot);
     kv_str(b, in_dict, VKPROF_TF_PROC_HOST, host);

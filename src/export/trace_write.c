@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 bool vkprof__trace_is_pftrace_path(const char *path)
 {
@@ -88,6 +89,40 @@ static vkprof_result write_one(vkprof_context ctx, const char *path, int format)
                                      : "the previous file, if any, is untouched");
     }
     return VKPROF_OK;
+}
+
+/* The boot id (a UUID the kernel draws at boot: equal ids mean one
+ * CLOCK_MONOTONIC) and the host name; each "" when it cannot be read. Only
+ * [0-9A-Za-z._-] is kept, so neither needs escaping or can break a reader. */
+static void keep_plain(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r != '\0'; r++) {
+        const char c = *r;
+        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            c == '.' || c == '_' || c == '-') {
+            *w++ = c;
+        }
+    }
+    *w = '\0';
+}
+
+void vkprof__process_identity(char *boot, size_t boot_size, char *host, size_t host_size)
+{
+    boot[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, (int)boot_size, f) == NULL) {
+            boot[0] = '\0';
+        }
+        fclose(f);
+    }
+    keep_plain(boot);
+    if (gethostname(host, host_size) != 0) {
+        host[0] = '\0';
+    }
+    host[host_size - 1] = '\0';
+    keep_plain(host);
 }
 
 vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
