@@ -566,8 +566,14 @@ static int decode_ranks(const ranks_args *a, const vku_instance *inst, VkPhysica
     printf("%s\n", a->tokens > SHOW_TOKENS ? " ..." : "");
     for (uint32_t k = 0; k < a->ranks; k++) {
         const dec_tp_rank *rk = &run.r[k];
-        printf("\n== rank %u: %llu all-reduces, rendezvous wait %.3f ms", k,
-               (unsigned long long)rk->collectives, (double)rk->rendezvous_ns * 1e-6);
+        printf("\n== rank %u: %llu all-reduces, ", k, (unsigned long long)rk->collectives);
+        if (rk->probe) {
+            printf("rendezvous wait %.3f ms", (double)rk->rendezvous_ns * 1e-6);
+        } else {
+            /* no probe ran (host spans off, no route trace, or --no-rendezvous):
+             * the skew is inside the collective, not 0 */
+            printf("no rendezvous probe (skew not measured)");
+        }
         if (rk->skew_sleeps > 0) {
             printf(", %llu skew sleeps of %.3f ms in all", (unsigned long long)rk->skew_sleeps,
                    (double)rk->skew_slept_ns * 1e-6);
