@@ -251,6 +251,17 @@ static const uint32_t tq_iters[TQ_BUFS] = {2000, 24000, 64000, 8000};
 /* Which buffer's app pair each sample is checked against: its own. (To see
  * the test fail, check B1 against B2: {0, 1, 3, 2}.) */
 static const int tq_expect[TQ_BUFS] = {0, 1, 2, 3};
+/* The nearness check is the one that a loaded machine can defeat: a short
+ * buffer's dispatch pays lavapipe's fixed cost (once 0.65 ms for 2000
+ * iterations against 0.81 ms for 8000 on a loaded CI machine, with 0.17 ms
+ * of preemption between our stamp and the app's), so two pairs come closer
+ * than the noise. Such a miss is counted here, and the run is repeated (up
+ * to TQ_ATTEMPTS in all, the last one checked hard); a sample given to the
+ * wrong buffer misses on every attempt. Every other check is hard on every
+ * attempt. */
+enum { TQ_ATTEMPTS = 3 };
+static bool tq_soft_near;
+static uint32_t tq_near_misses;
 
 /* Buffers first..first+count-1 have run: each has one sample, exact
  * against its own app pair and nearer it than any other of them. */
@@ -275,6 +286,13 @@ static void check_two_queue_samples(vkprof_context ctx, const VkQueryPool *pool,
         uint64_t d_own = ours > own ? ours - own : own - ours;
         for (int k = first; k < first + count; k++) {
             uint64_t dk = ours > app[k] ? ours - app[k] : app[k] - ours;
+            if (tq_soft_near && !(k == tq_expect[i] || d_own < dk)) {
+                printf("  %s is nearer %s's pair than its own (%llu against %llu ticks): "
+                       "counted, the run is repeated\n",
+                       tq_name[i], tq_name[k], (unsigned long long)dk, (unsigned long long)d_own);
+                tq_near_misses++;
+                continue;
+            }
             CHECK(k == tq_expect[i] || d_own < dk);
         }
     }
@@ -452,12 +470,27 @@ static void test_two_queues(void)
            g.dev.queue_count);
     CHECK_EQ_U64(g.dev.queue_count, n >= 2 ? 2 : 1);
     CHECK((g.dev.queue2 != VK_NULL_HANDLE) == (n >= 2));
-    printf("  path: simulated queues A and B (tests/sim.c), A held\n");
-    two_queues_simulated();
+    for (uint32_t a = 1; a <= TQ_ATTEMPTS; a++) {
+        printf("  path: simulated queues A and B (tests/sim.c), A held (attempt %u)\n", a);
+        tq_soft_near = a < TQ_ATTEMPTS;
+        tq_near_misses = 0;
+        two_queues_simulated();
+        if (tq_near_misses == 0) {
+            break;
+        }
+    }
     if (g.dev.queue2 != VK_NULL_HANDLE) {
-        printf("  path: real queues 0 (A) and 1 (B) of family %u, A gated by a host-set event\n",
-               g.dev.family);
-        two_queues_real();
+        for (uint32_t a = 1; a <= TQ_ATTEMPTS; a++) {
+            printf("  path: real queues 0 (A) and 1 (B) of family %u, A gated by a host-set "
+                   "event (attempt %u)\n",
+                   g.dev.family, a);
+            tq_soft_near = a < TQ_ATTEMPTS;
+            tq_near_misses = 0;
+            two_queues_real();
+            if (tq_near_misses == 0) {
+                break;
+            }
+        }
     } else {
         printf("  path: real queues not run: the family has one queue\n");
     }
