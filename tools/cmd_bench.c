@@ -19,7 +19,7 @@
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: vkprof bench [--preset tiny|llama-1b|llama-8b] [--tokens N] [--repeats R]\n"
+            "usage: vkprof bench [--preset P] [--tokens N] [--repeats R]\n"
             "                    [--device INDEX|NAME] [--sample-every N] [--json FILE]\n"
             "                    [--host-iterations N] [--trace-events N]\n"
             "       vkprof bench --layer [--layer-dir D] [--preset P] [--tokens N] [--repeats R]\n"
@@ -38,9 +38,10 @@ static void bench_usage(FILE *f)
             "  runs as a child per configuration (no layer; the layer loaded but off; the\n"
             "  layer stamping every dispatch, against the in-app ring-shared; the layer\n"
             "  sampling 1 submit in N), in rotating interleaved rounds.\n"
+            "  Presets (P): %s.\n"
             "  Defaults: tiny, 32 tokens, 5 rounds, sample every %u, 100000000 host\n"
             "  iterations, 1048576 trace events.\n",
-            VKPROF_DEFAULT_ROTATE_SCOPES, VKPROF_DEFAULT_SAMPLE_EVERY);
+            VKPROF_DEFAULT_ROTATE_SCOPES, dec_preset_names(), VKPROF_DEFAULT_SAMPLE_EVERY);
 }
 
 int vkprof_cmd_bench(int argc, char **argv)

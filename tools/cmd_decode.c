@@ -25,7 +25,7 @@
 static void decode_usage(FILE *f)
 {
     fprintf(f,
-            "usage: vkprof decode [--preset tiny|llama-1b|llama-8b] [--tokens N] [--ctx N]\n"
+            "usage: vkprof decode [--preset P] [--tokens N] [--ctx N]\n"
             "                     [--device INDEX|NAME] [--profile off|gpu|host|all|ring|\n"
             "                     ring-shared|ring-sampled|ring-rotating] [--sample-every N]\n"
             "                     [--rotate K]\n"
@@ -61,8 +61,9 @@ static void decode_usage(FILE *f)
             "  --skew-rank K --skew-us N sleeps rank K before each attention all-reduce.\n"
             "  VKPROF_HOST_PROFILE=1|2 sets the host span level (2: hot spans only);\n"
             "  VKPROF_DECODE_ROUTE_TRACE=1 logs one line per all-reduce (--ranks > 1).\n"
+            "  Presets (P): %s.\n"
             "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n",
-            VKPROF_DEFAULT_ROTATE_SCOPES, VKPROF_DEFAULT_SAMPLE_EVERY);
+            VKPROF_DEFAULT_ROTATE_SCOPES, VKPROF_DEFAULT_SAMPLE_EVERY, dec_preset_names());
 }
 
 static double now_s(void)
