@@ -27,6 +27,16 @@ uint64_t vkprof__count_result(vkprof_context ctx, vkprof_result code);
 void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out);
 void vkprof__errors_clear(vkprof_context ctx);
 
+/* Keeps a TLS address computed once in a register for the rest of a
+ * function: GCC otherwise computes it again at each use, which in
+ * position-independent code (both libraries) is a __tls_get_addr call each
+ * time. `p` is a pointer variable; its value is unchanged. */
+#if defined(__GNUC__) || defined(__clang__)
+#define VKPROF_KEEP_TLS_ADDR(p) __asm__("" : "+r"(p))
+#else
+#define VKPROF_KEEP_TLS_ADDR(p) ((void)0)
+#endif
+
 /* thread.c */
 uint64_t vkprof__current_span(void);
 uint64_t vkprof__span_open(void); /* a new flow id, now the thread's open span */
