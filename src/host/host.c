@@ -162,10 +162,17 @@ static uint64_t next_serial(span_stack *st)
     return st->base | st->next;
 }
 
-/* The frame a token names on this thread, or NULL. */
-static vkprof_span_frame *frame_of(const vkprof_span *span)
+/* This thread's span stack, its TLS address taken once per call. */
+static inline span_stack *my_spans(void)
 {
     span_stack *st = &tl_spans;
+    VKPROF_KEEP_TLS_ADDR(st);
+    return st;
+}
+
+/* The frame a token names on this thread (st: my_spans()), or NULL. */
+static vkprof_span_frame *frame_of(span_stack *st, const vkprof_span *span)
+{
     if (span->serial_ == 0 || span->slot_ >= st->depth ||
         st->f[span->slot_].serial != span->serial_) {
         return NULL;
@@ -201,7 +208,7 @@ static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, uint32_t 
         vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_BUCKET, "span: unknown bucket id %u", bucket);
         return s;
     }
-    span_stack *st = &tl_spans;
+    span_stack *st = my_spans();
     if (st->depth >= VKPROF_SPAN_MAX_DEPTH) {
         vkprof__fail(ctx, VKPROF_ERROR_SPAN_TOO_DEEP,
                      "span '%s': %u spans are open on this thread already; not timed",
@@ -248,7 +255,7 @@ bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value)
     if (span == NULL || span->start_ns == 0 || key == NULL || value == NULL) {
         return false;
     }
-    vkprof_span_frame *f = frame_of(span);
+    vkprof_span_frame *f = frame_of(my_spans(), span);
     if (f == NULL || f->annot.count >= VKPROF_SPAN_MAX_ANNOTATIONS) {
         return false; /* closed, given up, another thread's; or full */
     }
@@ -281,6 +288,29 @@ bool vkprof_span_annotate_ids(vkprof_span *span, const char *key, const uint32_t
     return vkprof_span_annotate(span, key, buf);
 }
 
+/* Spans opened inside frame f (at slot) and still open: given up, counted
+ * here (their own context may be gone: only its pointer is compared). Out of
+ * line: misuse only. Returns their flow ids or-ed together. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline, cold))
+#endif
+static uint64_t
+give_up_inner(vkprof_context ctx, span_stack *st, const vkprof_span_frame *f, uint32_t slot)
+{
+    uint64_t ids = 0;
+    for (uint32_t i = st->depth; i-- > slot + 1;) {
+        vkprof_span_frame *in = &st->f[i];
+        ids |= in->id;
+        vkprof__fail(ctx, VKPROF_ERROR_SPAN_ORDER,
+                     "span '%s' closed while a span opened inside it ('%s') was open; that one "
+                     "is not timed",
+                     ctx->host.buckets[f->bucket].name,
+                     in->ctx == ctx ? ctx->host.buckets[in->bucket].name : "of another context");
+        in->serial = 0;
+    }
+    return ids;
+}
+
 static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync, void *user)
 {
     if (sync != NULL) {
@@ -289,7 +319,8 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
     if (span == NULL || span->start_ns == 0 || ctx == NULL) {
         return 0;
     }
-    vkprof_span_frame *f = frame_of(span);
+    span_stack *st = my_spans();
+    vkprof_span_frame *f = frame_of(st, span);
     if (f == NULL || f->ctx != ctx) {
         vkprof__fail(ctx, VKPROF_ERROR_SPAN_CLOSED,
                      "span end: this span was closed or given up already, or belongs to "
@@ -298,18 +329,10 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
         return 0;
     }
     uint64_t end = vkprof__hclk_read(&ctx->hclk);
-    span_stack *st = &tl_spans;
     uint32_t slot = span->slot_;
-    /* spans opened inside this one and still open: given up, counted here
-     * (their own context may be gone: only its pointer is compared) */
-    for (uint32_t i = st->depth; i-- > slot + 1;) {
-        vkprof_span_frame *in = &st->f[i];
-        vkprof__fail(ctx, VKPROF_ERROR_SPAN_ORDER,
-                     "span '%s' closed while a span opened inside it ('%s') was open; that one "
-                     "is not timed",
-                     ctx->host.buckets[f->bucket].name,
-                     in->ctx == ctx ? ctx->host.buckets[in->bucket].name : "of another context");
-        in->serial = 0;
+    uint64_t ids = f->id; /* nonzero: a closed frame had a flow id */
+    if (st->depth != slot + 1) {
+        ids |= give_up_inner(ctx, st, f, slot);
     }
     uint64_t dur = end >= f->start ? end - f->start : 0; /* ticks */
     vkprof_bucket_slot *b = &ctx->host.buckets[f->bucket];
@@ -320,7 +343,12 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
     }
     f->serial = 0;
     st->depth = slot;
-    update_flow(st);
+    if (ids != 0) {
+        /* Only a frame with a flow id made itself the thread's open span
+         * (span_open): when none of the closed ones had one, the open span
+         * is the same as before and the out-of-line update is skipped. */
+        update_flow(st);
+    }
     span->start_ns = 0;
     return vkprof__hclk_dur_ns(&ctx->hclk, dur);
 }
