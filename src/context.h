@@ -228,6 +228,8 @@ typedef struct vkprof_span_frame {
     vkprof_annot annot;
 } vkprof_span_frame;
 
+#define VKPROF_ARGS_CACHE 1024u
+
 typedef struct vkprof_trace {
     _Atomic int on;
     vkprof_event *events;
@@ -238,6 +240,9 @@ typedef struct vkprof_trace {
     uint32_t annot_capacity;
     _Atomic uint64_t annot_next;
     _Atomic uint64_t annot_dropped;
+    /* GPU scope args (vkprof_cmd_end_args): VKPROF_ARGS_CACHE entries, each 0
+     * or 1 + the index of a recent args record in annots, by its hash */
+    _Atomic uint32_t *args_cache;
     uint64_t start_ns;
     char path[1024]; /* where it is written (ctx->trace_path, suffixed per context) */
 } vkprof_trace;
@@ -322,7 +327,8 @@ struct vkprof_context_T {
 
     /* 2-slot scope, for the timeline */
     uint64_t scope_begin_ticks, scope_end_ticks;
-    uint64_t scope_flow; /* the span open on this thread at begin */
+    uint64_t scope_flow;  /* the span open on this thread at begin */
+    uint32_t scope_annot; /* its args: 1 + index into trace.annots; 0: none */
 
     vkprof_host host;
     vkprof_hclk hclk;

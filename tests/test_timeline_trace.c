@@ -1,7 +1,8 @@
 /* The trace's content with everything on (lavapipe, validation on): GPU
  * scopes, host spans, annotations, rendezvous probes, steps, thread names,
  * flows and metadata; and the bounded event store: overflow is counted in
- * the trace, while the counters still see every span. */
+ * the trace, while the counters still see every span; a GPU scope's args
+ * (vkprof_cmd_end_args): kept, shared, cut, or counted as dropped. */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include "timeline_common.h"
@@ -90,6 +91,116 @@ static void test_trace_json(void)
     vkprof_destroy(ctx);
 }
 
+/* ---- a GPU scope's args (vkprof_cmd_end_args) ----------------------------- */
+
+/* One 2-slot scope ended with `args`; the result of the end. */
+static vkprof_result args_scope(vkprof_context ctx, const vkprof_arg *args, uint32_t n)
+{
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_MLP_DOWN) == VKPROF_OK);
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 1);
+    vkprof_result r = vkprof_cmd_end_args(ctx, g.dev.cmd, VKPROF_PHASE_MLP_DOWN, args, n);
+    if (r != VKPROF_OK) {
+        /* the scope stays open: a plain end closes it */
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_MLP_DOWN) == VKPROF_OK);
+    }
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
+    CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_MLP_DOWN) == VKPROF_OK);
+    return r;
+}
+
+/* The args of each GPU slice, in time order, come back as given: equal
+ * records share one entry of the store; five args, or the store full: the
+ * slice has no args and the record is counted as dropped, never another
+ * scope's args. */
+static void test_gpu_args(void)
+{
+    vkprof_context ctx = make_ctx(false, false);
+    /* not tracing yet: the args are not kept, the scope is timed */
+    static const vkprof_arg same[2] = {{"groups", "4,1,1"}, {"local_size", "64,1,1"}};
+    CHECK(args_scope(ctx, same, 2) == VKPROF_OK);
+    const uint32_t cap = 200, annot_cap = 200 / 16 + 64; /* the store's rule (store.c) */
+    CHECK(vkprof_trace_start(ctx, cap) == VKPROF_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECK(args_scope(ctx, same, 2) == VKPROF_OK); /* one entry for the three */
+    }
+    static const vkprof_arg five[5] = {{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}, {"e", "5"}};
+    CHECK(args_scope(ctx, five, 5) == VKPROF_OK); /* dropped */
+    char longv[80];
+    memset(longv, 'x', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    vkprof_arg lng = {"spec", longv};
+    CHECK(args_scope(ctx, &lng, 1) == VKPROF_OK); /* cut at VKPROF_ANNOTATION_MAX */
+    /* misuse: the scope stays open and is ended without args */
+    CHECK(args_scope(ctx, NULL, 1) == VKPROF_ERROR_INVALID_ARGUMENT);
+    vkprof_arg nullv = {"k", NULL};
+    CHECK(args_scope(ctx, &nullv, 1) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(args_scope(ctx, NULL, 0) == VKPROF_OK); /* no args: vkprof_cmd_end */
+    /* distinct records until the store is full, and beyond */
+    const uint32_t used = 2, distinct = annot_cap - used + 5;
+    char val[VKPROF_GPU_MAX_ARGS][32];
+    for (uint32_t i = 0; i < distinct; i++) {
+        snprintf(val[0], sizeof val[0], "%u", i);
+        vkprof_arg a = {"i", val[0]};
+        CHECK(args_scope(ctx, &a, 1) == VKPROF_OK);
+    }
+    char path[300];
+    snprintf(path, sizeof path, "%s/args.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    cJSON *root = load_and_check(path);
+    if (root == NULL) {
+        vkprof_destroy(ctx);
+        return;
+    }
+    CHECK(meta_i64(root, "dropped_annotations", NULL) == 1 + 5);
+    /* the GPU slices in time order (one track, scopes one after another) */
+    const cJSON *e;
+    uint32_t k = 0, with_i = 0, without = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "gpu") != 0) {
+            continue;
+        }
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        const cJSON *gr = cJSON_GetObjectItemCaseSensitive(args, "groups");
+        const cJSON *ls = cJSON_GetObjectItemCaseSensitive(args, "local_size");
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(args, "spec");
+        const cJSON *iv = cJSON_GetObjectItemCaseSensitive(args, "i");
+        const int n_extra = cJSON_GetArraySize(args) - 3; /* phase, ns, step */
+        if (k < 3) {
+            CHECK(cJSON_IsString(gr) && strcmp(gr->valuestring, "4,1,1") == 0);
+            CHECK(cJSON_IsString(ls) && strcmp(ls->valuestring, "64,1,1") == 0);
+            CHECK(n_extra == 2);
+        } else if (k == 4) {
+            CHECK(cJSON_IsString(sp) && strlen(sp->valuestring) == VKPROF_ANNOTATION_MAX &&
+                  strncmp(sp->valuestring, longv, VKPROF_ANNOTATION_MAX) == 0);
+            CHECK(n_extra == 1);
+        } else if (k == 3 || (k >= 5 && k < 8)) {
+            CHECK(n_extra == 0); /* five args (dropped), misuse, none */
+        } else if (cJSON_IsString(iv)) {
+            char want[32];
+            snprintf(want, sizeof want, "%u", k - 8);
+            CHECK(strcmp(iv->valuestring, want) == 0); /* never another scope's */
+            CHECK(n_extra == 1);
+            CHECK(without == 0); /* the kept ones come first */
+            with_i++;
+        } else {
+            CHECK(n_extra == 0);
+            without++;
+        }
+        k++;
+    }
+    CHECK(k == 3 + 1 + 1 + 3 + distinct); /* the scope before tracing is not in it */
+    CHECK(with_i == annot_cap - used);
+    CHECK(without == 5);
+    cJSON_Delete(root);
+    vkprof_destroy(ctx);
+    /* inactive: DISABLED, as vkprof_cmd_end */
+    CHECK(vkprof_cmd_end_args(NULL, g.dev.cmd, 0, same, 2) == VKPROF_DISABLED);
+}
+
 /* ---- bounded memory: overflow is counted ---------------------------------- */
 
 static void test_overflow(void)
@@ -123,5 +234,6 @@ int main(void)
     tl_init();
     RUN(test_trace_json);
     RUN(test_overflow);
+    RUN(test_gpu_args);
     return tl_finish();
 }

@@ -511,6 +511,32 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
  *  VKPROF_ERROR_INVALID_ARGUMENT, and the scope stays open. */
 vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
 
+/** One arg of a GPU scope (vkprof_cmd_end_args). */
+typedef struct vkprof_arg {
+    const char *key;   /**< a string that outlives the trace, e.g. a literal */
+    const char *value; /**< copied, cut at VKPROF_ANNOTATION_MAX bytes */
+} vkprof_arg;
+
+/** Most args of one GPU scope (the same as VKPROF_SPAN_MAX_ANNOTATIONS). */
+#define VKPROF_GPU_MAX_ARGS 4u
+
+/**
+ * vkprof_cmd_end, and while tracing, `args` go with the GPU slice(s) the
+ * scope produces: the slice's "args" in a JSON trace, debug annotations in a
+ * .pftrace (e.g. a dispatch's workgroup counts). Nothing more is recorded
+ * into `cmd`; while not tracing the args are checked, not copied. They are
+ * kept once per recording, in the trace's annotation store: every execution
+ * of a re-submitted buffer carries them, and a record equal to a recent one
+ * shares its entry. More than VKPROF_GPU_MAX_ARGS, or the store full: the
+ * scope is timed and traced without args, and counted in the trace's
+ * dropped_annotations (args are never cut to fewer). NULL `args` with
+ * `count` 0 is vkprof_cmd_end. While active, NULL `args` with `count` > 0,
+ * or a NULL key or value: VKPROF_ERROR_INVALID_ARGUMENT, and the scope
+ * stays open (as with a NULL `cmd`).
+ */
+vkprof_result vkprof_cmd_end_args(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                                  const vkprof_arg *args, uint32_t count);
+
 /** Records the app's dispatch(es) for one scope. */
 typedef void (*vkprof_record_fn)(VkCommandBuffer cmd, void *user);
 

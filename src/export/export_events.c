@@ -561,9 +561,10 @@ static void fill(vkprof_export *x, uint32_t idx, uint64_t start, uint64_t end, v
         out->name = vkprof_phase_name(x->ctx, e->name);
     } else if (e->kind == VKPROF_EV_SPAN) {
         out->name = vkprof_bucket_name(x->ctx, e->name);
-        if (e->annot != 0 && e->annot <= t->annot_capacity) {
-            out->annot = &t->annots[e->annot - 1];
-        }
+    }
+    /* a span's annotations, a GPU scope's args (vkprof_cmd_end_args) */
+    if (e->kind != VKPROF_EV_STEP && e->annot != 0 && e->annot <= t->annot_capacity) {
+        out->annot = &t->annots[e->annot - 1];
     }
     if (e->kind != VKPROF_EV_STEP && out->name == NULL) {
         out->name = "?";

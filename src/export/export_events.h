@@ -43,7 +43,7 @@ typedef struct vkprof_xevent {
     uint64_t id;               /* span: its flow id; GPU: the recording span's; 0: none */
     uint64_t step;
     const char *name;          /* bucket (span) or phase (GPU) name, "?" unknown; step: NULL */
-    const vkprof_annot *annot; /* a span's annotations, or NULL */
+    const vkprof_annot *annot; /* a span's annotations, a GPU scope's args, or NULL */
     uint32_t name_id;          /* the vkprof_bucket or vkprof_phase */
     uint32_t index;            /* in the store */
     uint16_t tid;              /* host thread index, or the GPU queue track (x.gpu_tid) */

@@ -118,6 +118,11 @@ static void write_event(vkprof_json *j, const vkprof_xevent *e, uint64_t t0)
         vkprof__json_kv_str(j, VKPROF_TF_ARG_PHASE, e->name);
         vkprof__json_kv_u64(j, VKPROF_TF_ARG_NS, dur);
         vkprof__json_kv_u64(j, VKPROF_TF_ARG_STEP, e->step);
+        if (e->annot != NULL) { /* the scope's args (vkprof_cmd_end_args) */
+            for (uint32_t k = 0; k < e->annot->count; k++) {
+                vkprof__json_kv_str(j, e->annot->key[k], e->annot->value[k]);
+            }
+        }
     } else {
         vkprof__json_kv_str(j, VKPROF_TF_ARG_BUCKET, e->name);
         vkprof__json_kv_bool(j, VKPROF_TF_ARG_HOT, (e->flags & VKPROF_EVF_HOT) != 0);
@@ -254,6 +259,18 @@ static size_t event_room(name_slot *cache, const vkprof_xevent *e)
     return n;
 }
 
+/* a span's annotations or a GPU scope's args, each ,"key":"value" */
+static char *fmt_annot(char *p, const vkprof_annot *a)
+{
+    for (uint32_t k = 0; k < a->count; k++) {
+        *p++ = ',';
+        p = fmt_str(p, a->key[k]);
+        *p++ = ':';
+        p = fmt_str(p, a->value[k]);
+    }
+    return p;
+}
+
 static char *fmt_event(name_slot *cache, char *p, const vkprof_xevent *e, uint64_t t0)
 {
     const uint64_t ts = e->start_ns - t0;
@@ -296,6 +313,9 @@ static char *fmt_event(name_slot *cache, char *p, const vkprof_xevent *e, uint64
         p = fmt_u64(p, dur);
         p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_STEP "\":");
         p = fmt_u64(p, e->step);
+        if (e->annot != NULL) {
+            p = fmt_annot(p, e->annot);
+        }
         return PUT_LIT(p, "}}");
     }
     p = PUT_LIT(p, ",\"args\":{\"" VKPROF_TF_ARG_BUCKET "\":");
@@ -317,12 +337,7 @@ static char *fmt_event(name_slot *cache, char *p, const vkprof_xevent *e, uint64
         p = PUT_LIT(p, ",\"" VKPROF_TF_ARG_PROBE "\":true");
     }
     if (e->annot != NULL) {
-        for (uint32_t k = 0; k < e->annot->count; k++) {
-            *p++ = ',';
-            p = fmt_str(p, e->annot->key[k]);
-            *p++ = ':';
-            p = fmt_str(p, e->annot->value[k]);
-        }
+        p = fmt_annot(p, e->annot);
     }
     return PUT_LIT(p, "}}");
 }

@@ -282,6 +282,22 @@ static void annot_true(vkprof_pb *b, uint32_t iid)
     vkprof__pb_close(b, a);
 }
 
+/* A span's annotations or a GPU scope's args (an may be NULL): string debug
+ * annotations, the key by its iid (annot_iid), or by name when that is 0. */
+static void annots(vkprof_pb *b, const vkprof_annot *an, const uint32_t *an_iid)
+{
+    for (uint32_t k = 0; an != NULL && k < an->count && k < VKPROF_SPAN_MAX_ANNOTATIONS; k++) {
+        size_t a = vkprof__pb_open(b, PF_TE_ANNOTATIONS);
+        if (an_iid[k] != 0) {
+            vkprof__pb_uint(b, PF_DA_NAME_IID, an_iid[k]);
+        } else {
+            vkprof__pb_string(b, PF_DA_NAME, an->key[k]);
+        }
+        vkprof__pb_string(b, PF_DA_STRING, an->value[k]);
+        vkprof__pb_close(b, a);
+    }
+}
+
 /* ---- the slices of one track, BEGIN/END in time order ------------------- */
 
 typedef struct pf_level {
@@ -454,7 +470,7 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
     }
     uint32_t *slot =
         gpu ? &w->gpu_iid[e->name % VKPROF_MAX_PHASES] : &w->host_iid[e->name % VKPROF_MAX_BUCKETS];
-    if (level == 0 && *slot != 0 && (gpu || e->annot == 0) && ev->flow_count <= 4 &&
+    if (level == 0 && *slot != 0 && e->annot == 0 && ev->flow_count <= 4 &&
         ev->start >= w->last_ts && w->seq < 0x80u && vkprof__pb_room(b, 128)) {
         /* the common BEGIN, byte by byte: at most 11 + 2 + 2 + 2 + 2 + 2 + 6 +
          * (2 + 4 + 11) + 3 * 6 + 4 * 10 bytes, so every length fits one byte */
@@ -521,10 +537,10 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
     }
     size_t p = event_packet(w, ev->start, true);
     uint32_t iid = name_iid(w, slot, name_of(ctx, e));
-    /* span annotation keys are interned before the track_event too */
+    /* span annotation and GPU arg keys are interned before the track_event too */
     uint32_t an_iid[VKPROF_SPAN_MAX_ANNOTATIONS] = {0};
     const vkprof_annot *an = NULL;
-    if (!gpu && e->annot != 0) {
+    if (e->annot != 0 && e->annot <= ctx->trace.annot_capacity) {
         an = &ctx->trace.annots[e->annot - 1];
         size_t interned = SIZE_MAX;
         for (uint32_t k = 0; k < an->count && k < VKPROF_SPAN_MAX_ANNOTATIONS; k++) {
@@ -546,6 +562,7 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         if (ev->flow != 0) {
             vkprof__pb_fixed64(b, PF_TE_TERMINATING_FLOW_IDS, ev->flow);
         }
+        annots(b, an, an_iid); /* the scope's args (vkprof_cmd_end_args) */
     } else {
         cnt->host_spans++;
         if (e->flags & VKPROF_EVF_HOT) {
@@ -557,16 +574,7 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         if (e->flags & VKPROF_EVF_PROBE) {
             annot_true(b, VKPROF_PF_AN_PROBE);
         }
-        for (uint32_t k = 0; an != NULL && k < an->count && k < VKPROF_SPAN_MAX_ANNOTATIONS; k++) {
-            size_t a = vkprof__pb_open(b, PF_TE_ANNOTATIONS);
-            if (an_iid[k] != 0) {
-                vkprof__pb_uint(b, PF_DA_NAME_IID, an_iid[k]);
-            } else {
-                vkprof__pb_string(b, PF_DA_NAME, an->key[k]);
-            }
-            vkprof__pb_string(b, PF_DA_STRING, an->value[k]);
-            vkprof__pb_close(b, a);
-        }
+        annots(b, an, an_iid);
         for (uint32_t k = 0; k < ev->flow_count; k++) {
             vkprof__pb_fixed64(b, PF_TE_FLOW_IDS, flow_ids[ev->flow_first + k]);
         }

@@ -21,7 +21,9 @@ void vkprof__ring_on_disable(vkprof_context ctx);
 /* destroy: collect what finished; *late folded now, *left counted as lost */
 void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left);
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
-vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
+/* args, count: the scope's args (vkprof_cmd_end_args; checked), NULL and 0: none */
+vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                               const vkprof_arg *args, uint32_t count);
 vkprof_result vkprof__ring_collect(vkprof_context ctx);
 void vkprof__ring_shutdown(vkprof_context ctx);
 /* called by vkprof_step with the index (0-based) of the step just finished */

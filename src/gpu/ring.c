@@ -68,6 +68,7 @@ typedef struct rscope {
     uint64_t step;               /* the step it was recorded in (1-based) */
     uint64_t flow;               /* the span open at begin */
     uint64_t b, e;               /* values read in the current execution */
+    uint32_t annot;              /* its args (vkprof__trace_args), 0: none */
     vkprof_phase phase;          /* VKPROF_MAX_PHASES: dropped (misuse, ring full) */
     uint8_t state;               /* SC_OPEN, SC_ENDED */
     bool done;                   /* current execution: folded or lost */
@@ -695,7 +696,8 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     return VKPROF_OK;
 }
 
-vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
+vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                               const vkprof_arg *args, uint32_t count)
 {
     vkprof_ring *r = ctx->ring;
     tracker *t = tracker_find(r, cmd, false);
@@ -754,6 +756,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         return VKPROF_OK; /* counted when it was dropped */
     }
     ring_stamp(ctx, cmd, rec, sc->end_pos);
+    sc->annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
     t->boundary_valid = true;
     t->boundary_pos = sc->end_pos;
     t->boundary_epoch = atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
@@ -954,7 +957,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 (*folded)++;
                 if (trace) {
                     vkprof__trace_gpu(ctx, sc->phase, sc->b, sc->e, sc->flow,
-                                      implicit ? sc->step : rec->exec_step);
+                                      implicit ? sc->step : rec->exec_step, sc->annot);
                 }
             }
             sc->done = true;

@@ -186,15 +186,14 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     ctx->state = VKPROF_SCOPE_BEGUN;
     ctx->scope_phase = phase;
     ctx->scope_flow = vkprof__current_span();
+    ctx->scope_annot = 0;
     ctx->scopes_recorded++;
     return VKPROF_OK;
 }
 
-vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
+static vkprof_result cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                             const vkprof_arg *args, uint32_t count)
 {
-    if (!vkprof_active(ctx)) {
-        return VKPROF_DISABLED;
-    }
     if (cmd == VK_NULL_HANDLE) {
         return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "end: command buffer is NULL");
     }
@@ -202,7 +201,7 @@ vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
         return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "end: unknown phase id %u", phase);
     }
     if (vkprof__ring_mode(ctx)) {
-        return vkprof__ring_end(ctx, cmd, phase);
+        return vkprof__ring_end(ctx, cmd, phase, args, count);
     }
     if (ctx->state != VKPROF_SCOPE_BEGUN) {
         return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN, "end('%s') without begin",
@@ -217,7 +216,36 @@ vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
     }
     stamp(ctx, cmd, 1);
     ctx->state = VKPROF_SCOPE_ENDED;
+    ctx->scope_annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
     return VKPROF_OK;
+}
+
+vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    return cmd_end(ctx, cmd, phase, NULL, 0);
+}
+
+vkprof_result vkprof_cmd_end_args(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                                  const vkprof_arg *args, uint32_t count)
+{
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    if (args == NULL && count > 0) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "end_args: args is NULL with count %u; the scope stays open", count);
+    }
+    for (uint32_t k = 0; k < count && k < VKPROF_GPU_MAX_ARGS; k++) {
+        if (args[k].key == NULL || args[k].value == NULL) {
+            return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                                "end_args: arg %u has a NULL key or value; the scope stays open",
+                                k);
+        }
+    }
+    return cmd_end(ctx, cmd, phase, args, count);
 }
 
 vkprof_result vkprof_cmd_both(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
@@ -347,7 +375,8 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
     ctx->scopes_collected++;
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks, ctx->scope_flow,
-                          atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1);
+                          atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1,
+                          ctx->scope_annot);
     }
     ctx->state = VKPROF_SCOPE_IDLE;
     return VKPROF_OK;

@@ -175,8 +175,10 @@ void vkprof__trace_shutdown(vkprof_context ctx)
     atomic_store(&t->on, 0);
     free(t->events);
     free(t->annots);
+    free((void *)t->args_cache);
     t->events = NULL;
     t->annots = NULL;
+    t->args_cache = NULL;
 }
 
 vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
@@ -195,11 +197,14 @@ vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
     t->events = calloc(capacity, sizeof *t->events);
     t->annot_capacity = capacity / 16 + 64;
     t->annots = calloc(t->annot_capacity, sizeof *t->annots);
-    if (t->events == NULL || t->annots == NULL) {
+    t->args_cache = calloc(VKPROF_ARGS_CACHE, sizeof *t->args_cache);
+    if (t->events == NULL || t->annots == NULL || t->args_cache == NULL) {
         free(t->events);
         free(t->annots);
+        free((void *)t->args_cache);
         t->events = NULL;
         t->annots = NULL;
+        t->args_cache = NULL;
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "trace: cannot allocate %u events",
                             capacity);
     }
@@ -280,8 +285,70 @@ void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint3
     publish(e);
 }
 
+_Static_assert(VKPROF_GPU_MAX_ARGS == VKPROF_SPAN_MAX_ANNOTATIONS,
+               "a GPU scope's args are one annotation record");
+
+static bool args_equal(const vkprof_annot *a, const vkprof_annot *b)
+{
+    if (a->count != b->count) {
+        return false;
+    }
+    for (uint32_t k = 0; k < a->count; k++) {
+        if ((a->key[k] != b->key[k] && strcmp(a->key[k], b->key[k]) != 0) ||
+            strcmp(a->value[k], b->value[k]) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t count)
+{
+    vkprof_trace *t = &ctx->trace;
+    if (count == 0 || atomic_load_explicit(&t->on, memory_order_acquire) == 0) {
+        return 0;
+    }
+    if (count > VKPROF_GPU_MAX_ARGS) {
+        atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    vkprof_annot a;
+    a.count = count;
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a over the keys and values */
+    for (uint32_t k = 0; k < count; k++) {
+        a.key[k] = args[k].key;
+        size_t n = strlen(args[k].value);
+        n = n > VKPROF_ANNOTATION_MAX ? VKPROF_ANNOTATION_MAX : n;
+        memcpy(a.value[k], args[k].value, n);
+        a.value[k][n] = '\0';
+        for (const char *c = args[k].key; *c; c++) {
+            h = (h ^ (uint8_t)*c) * UINT64_C(0x100000001b3);
+        }
+        h = (h ^ 0xffu) * UINT64_C(0x100000001b3);
+        for (size_t i = 0; i < n; i++) {
+            h = (h ^ (uint8_t)a.value[k][i]) * UINT64_C(0x100000001b3);
+        }
+        h = (h ^ 0xfeu) * UINT64_C(0x100000001b3);
+    }
+    /* An equal record written before (by any thread: the entry is stored
+     * with release after the record, and records never change) is shared. */
+    _Atomic uint32_t *slot = &t->args_cache[(h ^ (h >> 32)) % VKPROF_ARGS_CACHE];
+    uint32_t seen = atomic_load_explicit(slot, memory_order_acquire);
+    if (seen != 0 && seen <= t->annot_capacity && args_equal(&t->annots[seen - 1], &a)) {
+        return seen;
+    }
+    uint64_t i = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
+    if (i >= t->annot_capacity) {
+        atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    t->annots[i] = a;
+    atomic_store_explicit(slot, (uint32_t)i + 1, memory_order_release);
+    return (uint32_t)i + 1;
+}
+
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
-                       uint64_t end_ticks, uint64_t flow, uint64_t step)
+                       uint64_t end_ticks, uint64_t flow, uint64_t step, uint32_t annot)
 {
     vkprof_event *e = claim(&ctx->trace);
     if (e == NULL) {
@@ -295,7 +362,7 @@ void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ti
     e->name = phase;
     e->tid = (uint16_t)(ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u);
     e->flags = 0;
-    e->annot = 0;
+    e->annot = annot;
     publish(e);
 }
 

@@ -12,8 +12,15 @@ void vkprof__trace_shutdown(vkprof_context ctx);
  * the span's start and end are raw host clock ticks (ctx->hclk) */
 void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint32_t flags,
                         uint64_t end_ticks);
+/* annot: the scope's args (vkprof__trace_args), 0: none */
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
-                       uint64_t end_ticks, uint64_t flow, uint64_t step);
+                       uint64_t end_ticks, uint64_t flow, uint64_t step, uint32_t annot);
+/* A GPU scope's args into the annotation store while tracing: 1 + their
+ * index (an equal recent record's, else a new one), or 0 when not tracing
+ * (one load), for count 0, or when they cannot be kept (more than
+ * VKPROF_GPU_MAX_ARGS, the store full: counted in annot_dropped). Keys and
+ * values must not be NULL (the caller checks). Any thread. */
+uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t count);
 
 /* timeline/store.c: a step marker on the timeline */
 void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);

@@ -350,7 +350,12 @@ static void test_gpu_trace(void)
             CHECK_VK(vku_begin(&g.dev));
             CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, phases[k]) == VKPROF_OK);
             vku_busy_record(&g.dev, &busy, g.dev.cmd, 100);
-            CHECK(vkprof_cmd_end(ctx, g.dev.cmd, phases[k]) == VKPROF_OK);
+            /* the second scope of a step carries args (vkprof_cmd_end_args) */
+            char groups[32];
+            snprintf(groups, sizeof groups, "%d,1,1", 40 + step);
+            const vkprof_arg args[2] = {{"groups", groups}, {"note", "a \"q\""}};
+            CHECK(vkprof_cmd_end_args(ctx, g.dev.cmd, phases[k], args, k == 1 ? 2u : 0u) ==
+                  VKPROF_OK);
             CHECK_VK(vku_submit_wait(&g.dev));
             CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
             CHECK(vkprof_accumulate(ctx, phases[k]) == VKPROF_OK);
@@ -381,6 +386,27 @@ static void test_gpu_trace(void)
     pf_counts p = decode_counts(pf);
     /* the GPU scopes were recorded inside host spans: each has its flow */
     CHECK(p.terminating == 8);
+    /* each mlp_down slice has its args as string debug annotations, the
+     * keys interned once ("note" is a span annotation's key as well) */
+    char *text = protoc_decode(pf);
+    CHECK(text != NULL);
+    for (int step = 0; text != NULL && step < 4; step++) {
+        char want[64];
+        snprintf(want, sizeof want, "string_value: \"%d,1,1\"\n", 40 + step);
+        const char *at = strstr(text, want);
+        CHECK(at != NULL && strstr(at + 1, want) == NULL);
+    }
+    int quoted = 0, groups_names = 0;
+    for (const char *q = text;
+         q != NULL && (q = strstr(q, "string_value: \"a \\\"q\\\"\"")) != NULL; q++) {
+        quoted++;
+    }
+    for (const char *q = text; q != NULL && (q = strstr(q, "name: \"groups\"")) != NULL; q++) {
+        groups_names++;
+    }
+    CHECK(quoted == 4);
+    CHECK(groups_names == 1);
+    free(text);
     /* the GPU clock: one snapshot per calibration point */
     vkprof_calibration cal;
     vkprof_get_calibration(ctx, &cal);
