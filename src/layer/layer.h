@@ -207,8 +207,21 @@ typedef struct lyr_device {
     bool finished; /* results written and contexts destroyed */
 } lyr_device;
 
+/* A shader module: its hash (names.h) and its compute entry points' local
+ * sizes, for the dispatch args. */
+typedef struct lyr_module {
+    uint64_t hash;
+    uint32_t nwg;
+    vkl_workgroup wg[VKL_WG_ENTRIES];
+} lyr_module;
+
 typedef struct lyr_pipe {
     uint64_t hash;
+    /* the dispatch args of its scopes: the local size ("64,1,1" or
+     * "unknown: why") and the specialisation constants ("" none), fixed at
+     * creation */
+    char local_size[VKPROF_ANNOTATION_MAX + 1];
+    char spec[VKPROF_ANNOTATION_MAX + 1];
     _Atomic uint32_t gen;           /* bumped at each rename */
     char name[VKPROF_MAX_NAME + 1]; /* the debug-utils object name; "" none */
     _Atomic uint64_t
@@ -243,6 +256,7 @@ typedef struct lyr_cmd {
     uint32_t depth;
     uint32_t label_phase[LYR_LABEL_DEPTH];
     bool label_scoped[LYR_LABEL_DEPTH];
+    uint64_t label_disp[LYR_LABEL_DEPTH]; /* n_dispatch when the region began */
     bool cmdbuf_scoped;
     bool simultaneous;   /* SIMULTANEOUS_USE: recorded into the family's ctx_sim */
     vkprof_context rctx; /* the context of the current recording */

@@ -724,3 +724,258 @@ void vkl_name_map_free(vkl_name_map *m)
     free(m->e);
     free(m);
 }
+
+/* ---- the workgroup size and specialisation constants -------------------- */
+
+enum {
+    OP_ENTRY_POINT = 15,
+    OP_DECORATE = 71,
+    OP_CONSTANT = 43,
+    OP_CONSTANT_COMPOSITE = 44,
+    OP_SPEC_CONSTANT = 50,
+    OP_SPEC_CONSTANT_COMPOSITE = 51,
+    EXEC_GLCOMPUTE = 5,
+    MODE_LOCAL_SIZE = 17,
+    MODE_LOCAL_SIZE_ID = 38,
+    DEC_SPEC_ID = 1,
+    DEC_BUILTIN = 11,
+    BUILTIN_WORKGROUP_SIZE = 25
+};
+
+/* the constant ids a size depends on, resolved in a later pass */
+typedef struct wg_ids {
+    uint32_t entry_id[VKL_WG_ENTRIES];
+    uint32_t size_id[VKL_WG_ENTRIES][3]; /* LocalSizeId's ids; 0: literal */
+    uint32_t builtin;                    /* the WorkgroupSize composite; 0: none */
+    uint32_t builtin_part[3];
+} wg_ids;
+
+static void wg_resolve(const spv_reader *r, uint32_t id, vkl_wg_dim *d)
+{
+    d->known = false;
+    d->spec_id = VKL_WG_NO_SPEC;
+    d->value = 0;
+    if (id == 0) {
+        return;
+    }
+    for (size_t at = 5; at < r->n;) {
+        uint32_t first = get(r, at);
+        uint32_t wc = first >> 16, op = first & 0xffffu;
+        if (wc == 0 || at + wc > r->n) {
+            return;
+        }
+        if (op == OP_DECORATE && wc >= 4 && get(r, at + 1) == id && get(r, at + 2) == DEC_SPEC_ID) {
+            d->spec_id = get(r, at + 3);
+        } else if ((op == OP_CONSTANT || op == OP_SPEC_CONSTANT) && wc >= 4 &&
+                   get(r, at + 2) == id) {
+            d->value = get(r, at + 3);
+            d->known = true;
+            if (op == OP_CONSTANT) {
+                d->spec_id = VKL_WG_NO_SPEC;
+            }
+            return; /* decorations come before constants */
+        }
+        at += wc;
+    }
+}
+
+uint32_t vkl_spirv_workgroups(const uint32_t *words, size_t word_count, vkl_workgroup *out,
+                              uint32_t max)
+{
+    if (words == NULL || word_count < 5 || out == NULL) {
+        return 0;
+    }
+    spv_reader r = {.w = words, .n = word_count, .swap = false};
+    if (words[0] == SPV_MAGIC_SWAPPED) {
+        r.swap = true;
+    } else if (words[0] != SPV_MAGIC) {
+        return 0;
+    }
+    if (max > VKL_WG_ENTRIES) {
+        max = VKL_WG_ENTRIES;
+    }
+    wg_ids ids;
+    memset(&ids, 0, sizeof ids);
+    uint32_t n = 0;
+    /* the entry points, their modes, the WorkgroupSize decoration */
+    for (size_t at = 5; at < r.n;) {
+        uint32_t first = get(&r, at);
+        uint32_t wc = first >> 16, op = first & 0xffffu;
+        if (wc == 0 || at + wc > r.n) {
+            return 0;
+        }
+        if (op == OP_ENTRY_POINT && wc >= 4 && get(&r, at + 1) == EXEC_GLCOMPUTE && n < max) {
+            vkl_workgroup *w = &out[n];
+            memset(w, 0, sizeof *w);
+            size_t k = 0;
+            for (size_t i = at + 3; i < at + wc && k < sizeof w->entry - 1; i++) {
+                uint32_t v = get(&r, i);
+                bool end = false;
+                for (int b = 0; b < 4 && k < sizeof w->entry - 1; b++) {
+                    char ch = (char)((v >> (8 * b)) & 0xffu);
+                    if (ch == '\0') {
+                        end = true;
+                        break;
+                    }
+                    w->entry[k++] = ch;
+                }
+                if (end) {
+                    break;
+                }
+            }
+            w->entry[k] = '\0';
+            ids.entry_id[n++] = get(&r, at + 2);
+        } else if ((op == OP_EXECUTION_MODE || op == OP_EXECUTION_MODE_ID) && wc >= 6) {
+            uint32_t mode = get(&r, at + 2);
+            for (uint32_t e = 0; e < n; e++) {
+                if (ids.entry_id[e] != get(&r, at + 1)) {
+                    continue;
+                }
+                if (op == OP_EXECUTION_MODE && mode == MODE_LOCAL_SIZE) {
+                    out[e].source = "LocalSize";
+                    for (int d = 0; d < 3; d++) {
+                        out[e].dim[d] =
+                            (vkl_wg_dim){get(&r, at + 3 + (size_t)d), VKL_WG_NO_SPEC, true};
+                    }
+                } else if (op == OP_EXECUTION_MODE_ID && mode == MODE_LOCAL_SIZE_ID) {
+                    out[e].source = "LocalSizeId";
+                    for (int d = 0; d < 3; d++) {
+                        ids.size_id[e][d] = get(&r, at + 3 + (size_t)d);
+                    }
+                }
+            }
+        } else if (op == OP_DECORATE && wc >= 4 && get(&r, at + 2) == DEC_BUILTIN &&
+                   get(&r, at + 3) == BUILTIN_WORKGROUP_SIZE) {
+            ids.builtin = get(&r, at + 1);
+        } else if ((op == OP_CONSTANT_COMPOSITE || op == OP_SPEC_CONSTANT_COMPOSITE) && wc >= 6 &&
+                   ids.builtin != 0 && get(&r, at + 2) == ids.builtin) {
+            for (int d = 0; d < 3; d++) {
+                ids.builtin_part[d] = get(&r, at + 3 + (size_t)d);
+            }
+        }
+        at += wc;
+    }
+    for (uint32_t e = 0; e < n; e++) {
+        if (ids.builtin != 0) {
+            out[e].source = "WorkgroupSize";
+            for (int d = 0; d < 3; d++) {
+                wg_resolve(&r, ids.builtin_part[d], &out[e].dim[d]);
+            }
+        } else if (out[e].source != NULL && strcmp(out[e].source, "LocalSizeId") == 0) {
+            for (int d = 0; d < 3; d++) {
+                wg_resolve(&r, ids.size_id[e][d], &out[e].dim[d]);
+            }
+        }
+    }
+    return n;
+}
+
+/* the entry `id` of the map: its value's bytes, or NULL (none, or past the data) */
+static const uint8_t *spec_value(const vkl_spec_entry *e, uint32_t n, const void *data,
+                                 size_t data_size, uint32_t id, size_t *size, bool *found)
+{
+    *found = false;
+    for (uint32_t i = 0; i < n; i++) {
+        if (e[i].id != id) {
+            continue;
+        }
+        *found = true;
+        *size = e[i].size;
+        if (data == NULL || e[i].offset > data_size || e[i].size > data_size - e[i].offset) {
+            return NULL;
+        }
+        return (const uint8_t *)data + e[i].offset;
+    }
+    return NULL;
+}
+
+void vkl_workgroup_text(const vkl_workgroup *wg, const vkl_spec_entry *e, uint32_t n,
+                        const void *data, size_t data_size, char *out, size_t cap)
+{
+    if (cap == 0) {
+        return;
+    }
+    if (wg == NULL) {
+        snprintf(out, cap, "unknown: no such entry point");
+        return;
+    }
+    if (wg->source == NULL) {
+        snprintf(out, cap, "unknown: no LocalSize");
+        return;
+    }
+    uint32_t v[3];
+    for (int d = 0; d < 3; d++) {
+        const vkl_wg_dim *dm = &wg->dim[d];
+        if (!dm->known) {
+            snprintf(out, cap, "unknown: %s %c is an expression", wg->source, "xyz"[d]);
+            return;
+        }
+        v[d] = dm->value;
+        if (dm->spec_id == VKL_WG_NO_SPEC) {
+            continue;
+        }
+        size_t size = 0;
+        bool found = false;
+        const uint8_t *p = spec_value(e, n, data, data_size, dm->spec_id, &size, &found);
+        if (found && (p == NULL || size != 4)) {
+            snprintf(out, cap, "unknown: spec constant %u is not 4 bytes", dm->spec_id);
+            return;
+        }
+        if (p != NULL) {
+            memcpy(&v[d], p, 4);
+        }
+    }
+    snprintf(out, cap, "%u,%u,%u", v[0], v[1], v[2]);
+}
+
+void vkl_spec_text(const vkl_spec_entry *e, uint32_t n, const void *data, size_t data_size,
+                   char *out, size_t cap)
+{
+    if (cap == 0) {
+        return;
+    }
+    out[0] = '\0';
+    size_t len = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        char one[96];
+        const uint8_t *p = NULL;
+        if (data != NULL && e[i].offset <= data_size && e[i].size <= data_size - e[i].offset) {
+            p = (const uint8_t *)data + e[i].offset;
+        }
+        int k = 0;
+        if (p == NULL) {
+            k = snprintf(one, sizeof one, "%u=?", e[i].id);
+        } else if (e[i].size == 4) {
+            uint32_t v;
+            memcpy(&v, p, 4);
+            k = snprintf(one, sizeof one, "%u=%u", e[i].id, v);
+        } else if (e[i].size == 8) {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            k = snprintf(one, sizeof one, "%u=%llu", e[i].id, (unsigned long long)v);
+        } else {
+            k = snprintf(one, sizeof one, "%u=0x", e[i].id);
+            for (size_t b = 0; b < e[i].size && k + 3 < (int)sizeof one; b++) {
+                k += snprintf(one + k, sizeof one - (size_t)k, "%02x", p[b]);
+            }
+            if (k + 3 >= (int)sizeof one) {
+                k = snprintf(one, sizeof one, "%u=(%zu bytes)", e[i].id, e[i].size);
+            }
+        }
+        const size_t sep = i > 0 ? 1 : 0;
+        /* room for this entry, and for ",..." after it unless it is the last */
+        const size_t need = sep + (size_t)k + (i + 1 < n ? 4 : 0);
+        if (len + need >= cap) {
+            const char *more = len > 0 ? ",..." : "...";
+            if (len + strlen(more) < cap) {
+                memcpy(out + len, more, strlen(more) + 1);
+            }
+            return;
+        }
+        if (sep) {
+            out[len++] = ',';
+        }
+        memcpy(out + len, one, (size_t)k + 1);
+        len += (size_t)k;
+    }
+}

@@ -5,6 +5,7 @@
 #ifndef VKPROF_LAYER_NAMES_H
 #define VKPROF_LAYER_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,5 +64,48 @@ const char *vkl_name_map_find(const vkl_name_map *m, uint64_t hash); /* NULL: no
 void vkl_name_map_free(vkl_name_map *m);
 /* the number of entries (0 for NULL) */
 size_t vkl_name_map_count(const vkl_name_map *m);
+
+/* ---- the workgroup size and specialisation constants (dispatch args) ----
+ *
+ * A compute entry point's local size, from the module: OpExecutionMode
+ * LocalSize (literals), OpExecutionModeId LocalSizeId (constant ids), or a
+ * constant composite decorated BuiltIn WorkgroupSize (which takes precedence
+ * over both, as in Vulkan). A size given by a specialisation constant
+ * (OpSpecConstant with a SpecId) keeps its id and its default; one given by
+ * an expression (OpSpecConstantOp) or an id not found is not known. */
+#define VKL_WG_NO_SPEC UINT32_MAX
+#define VKL_WG_ENTRIES 8u
+typedef struct vkl_wg_dim {
+    uint32_t value;   /* the literal, or the spec constant's default */
+    uint32_t spec_id; /* VKL_WG_NO_SPEC: not a specialisation constant */
+    bool known;       /* false: an expression, or an id not found */
+} vkl_wg_dim;
+typedef struct vkl_workgroup {
+    char entry[64];     /* the entry point's name (cut at 63 bytes) */
+    const char *source; /* "LocalSize", "LocalSizeId", "WorkgroupSize"; NULL: none given */
+    vkl_wg_dim dim[3];
+} vkl_workgroup;
+/* The GLCompute entry points of a module, at most `max` (in module order):
+ * their count, 0 for what is not SPIR-V. */
+uint32_t vkl_spirv_workgroups(const uint32_t *words, size_t word_count, vkl_workgroup *out,
+                              uint32_t max);
+
+/* One specialisation map entry (the layout of VkSpecializationMapEntry). */
+typedef struct vkl_spec_entry {
+    uint32_t id;
+    uint32_t offset;
+    size_t size;
+} vkl_spec_entry;
+/* The local size as text, the specialisation applied: "64,1,1"; or
+ * "unknown: <why>" (no LocalSize, an expression, no such entry point: wg NULL). */
+void vkl_workgroup_text(const vkl_workgroup *wg, const vkl_spec_entry *e, uint32_t n,
+                        const void *data, size_t data_size, char *out, size_t cap);
+/* The specialisation constants as "id=value,...", in map order: 4 and 8
+ * bytes as unsigned decimal integers (the raw bits: a float's too), any other
+ * size as 0x and its bytes in memory order, an entry past data_size as
+ * "id=?"; cut at `cap` - 1 bytes at an entry's end with ",..." (never a
+ * value cut in two). "" for n == 0. */
+void vkl_spec_text(const vkl_spec_entry *e, uint32_t n, const void *data, size_t data_size,
+                   char *out, size_t cap);
 
 #endif

@@ -217,6 +217,21 @@ static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase)
     return true;
 }
 
+/* The end of a label region's or a command buffer's scope: while tracing,
+ * the number of dispatches recorded in it (this buffer's own; a secondary's
+ * are not counted). */
+static void region_end(vkprof_context ctx, VkCommandBuffer cb, uint32_t phase, uint64_t dispatches)
+{
+    if (vkprof_tracing(ctx)) {
+        char v[24];
+        snprintf(v, sizeof v, "%llu", (unsigned long long)dispatches);
+        const vkprof_arg a = {"dispatches", v};
+        (void)vkprof_cmd_end_args(ctx, cb, phase, &a, 1);
+    } else {
+        (void)vkprof_cmd_end(ctx, cb, phase);
+    }
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
                                                              const VkCommandBufferBeginInfo *bi)
 {
@@ -262,6 +277,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
 {
     lyr_cmd *c = cmd_get(cb);
     lyr_device *d = cmd_dev(c, cb);
+    const uint64_t recorded = c != NULL ? c->n_dispatch : 0; /* this recording's dispatches */
     if (c != NULL && c->family < d->nfamilies) {
         lyr_family *f = &d->fam[c->family];
         atomic_fetch_add_explicit(&f->dispatches, c->n_dispatch, memory_order_relaxed);
@@ -274,13 +290,13 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
         /* label regions left open close with the buffer */
         for (uint32_t i = c->depth < LYR_LABEL_DEPTH ? c->depth : LYR_LABEL_DEPTH; i-- > 0;) {
             if (c->label_scoped[i]) {
-                (void)vkprof_cmd_end(ctx, cb, c->label_phase[i]);
+                region_end(ctx, cb, c->label_phase[i], recorded - c->label_disp[i]);
                 c->label_scoped[i] = false;
             }
         }
         if (c->cmdbuf_scoped) {
             uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
-            (void)vkprof_cmd_end(ctx, cb, phase);
+            region_end(ctx, cb, phase, recorded);
             c->cmdbuf_scoped = false;
         }
     }
@@ -351,11 +367,12 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateShaderModule(VkDevice device,
     lyr_device *d = lyr_device_get(device);
     VkResult vr = NEXT(d, CreateShaderModule)(device, ci, alloc, out);
     if (vr == VK_SUCCESS) {
-        uint64_t *h = malloc(sizeof *h);
-        if (h != NULL) {
-            *h = vkl_spirv_hash(ci->pCode, ci->codeSize / 4);
-            if (!lyr_map_put(&d->modules, (uint64_t)*out, h)) {
-                free(h);
+        lyr_module *m = malloc(sizeof *m);
+        if (m != NULL) {
+            m->hash = vkl_spirv_hash(ci->pCode, ci->codeSize / 4);
+            m->nwg = vkl_spirv_workgroups(ci->pCode, ci->codeSize / 4, m->wg, VKL_WG_ENTRIES);
+            if (!lyr_map_put(&d->modules, (uint64_t)*out, m)) {
+                free(m);
             }
         }
     }
@@ -368,6 +385,35 @@ static VKAPI_ATTR void VKAPI_CALL lyr_DestroyShaderModule(VkDevice device, VkSha
     lyr_device *d = lyr_device_get(device);
     free(lyr_map_take(&d->modules, (uint64_t)m));
     NEXT(d, DestroyShaderModule)(device, m, alloc);
+}
+
+/* A pipeline's local size and specialisation constants, as its dispatch
+ * args show them (docs/layer.md, "Dispatch args"). */
+static void pipe_args(lyr_pipe *p, const lyr_module *mod, const VkPipelineShaderStageCreateInfo *st)
+{
+    const VkSpecializationInfo *si = st->pSpecializationInfo;
+    vkl_spec_entry spec[64];
+    uint32_t n = 0;
+    for (uint32_t k = 0; si != NULL && si->pMapEntries != NULL && k < si->mapEntryCount && n < 64;
+         k++) {
+        spec[n++] = (vkl_spec_entry){si->pMapEntries[k].constantID, si->pMapEntries[k].offset,
+                                     si->pMapEntries[k].size};
+    }
+    const void *data = si != NULL ? si->pData : NULL;
+    size_t size = si != NULL ? si->dataSize : 0;
+    const vkl_workgroup *wg = NULL;
+    for (uint32_t e = 0; mod != NULL && e < mod->nwg && wg == NULL; e++) {
+        if (st->pName != NULL &&
+            strncmp(mod->wg[e].entry, st->pName, sizeof mod->wg[e].entry - 1) == 0) {
+            wg = &mod->wg[e];
+        }
+    }
+    if (mod == NULL) {
+        snprintf(p->local_size, sizeof p->local_size, "unknown: module not seen");
+    } else {
+        vkl_workgroup_text(wg, spec, n, data, size, p->local_size, sizeof p->local_size);
+    }
+    vkl_spec_text(spec, n, data, size, p->spec, sizeof p->spec);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateComputePipelines(
@@ -388,18 +434,24 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateComputePipelines(
             continue;
         }
         const VkPipelineShaderStageCreateInfo *st = &ci[i].stage;
+        const lyr_module *mod = NULL;
+        lyr_module inl;
         if (st->module != VK_NULL_HANDLE) {
-            const uint64_t *h = lyr_map_get(&d->modules, (uint64_t)st->module);
-            p->hash = h != NULL ? *h : 0;
+            mod = lyr_map_get(&d->modules, (uint64_t)st->module);
+            p->hash = mod != NULL ? mod->hash : 0;
         } else {
             /* maintenance5 / graphics_pipeline_library: the module inline */
             for (const VkBaseInStructure *n = st->pNext; n != NULL; n = n->pNext) {
                 if (n->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
                     const VkShaderModuleCreateInfo *m = (const void *)n;
                     p->hash = vkl_spirv_hash(m->pCode, m->codeSize / 4);
+                    inl.nwg =
+                        vkl_spirv_workgroups(m->pCode, m->codeSize / 4, inl.wg, VKL_WG_ENTRIES);
+                    mod = &inl;
                 }
             }
         }
+        pipe_args(p, mod, st);
         free(lyr_map_take(&d->pipes, (uint64_t)out[i]));
         if (!lyr_map_put(&d->pipes, (uint64_t)out[i], p)) {
             free(p);
@@ -478,6 +530,39 @@ static inline uint32_t dispatch_phase(lyr_cmd *c)
     return c->pipe_phase;
 }
 
+/* The end of a dispatch's scope: while tracing, with its args (group counts,
+ * base, the pipeline's local size and specialisation constants). groups NULL:
+ * an indirect dispatch; base NULL: none. */
+static void dispatch_end(lyr_cmd *c, vkprof_context ctx, VkCommandBuffer cb, uint32_t phase,
+                         const uint32_t *groups, const uint32_t *base)
+{
+    vkprof_result r;
+    if (vkprof_tracing(ctx)) {
+        char g[40] = "indirect", b[40];
+        vkprof_arg a[VKPROF_GPU_MAX_ARGS];
+        uint32_t n = 0;
+        if (groups != NULL) {
+            snprintf(g, sizeof g, "%u,%u,%u", groups[0], groups[1], groups[2]);
+        }
+        a[n++] = (vkprof_arg){"groups", g};
+        if (base != NULL) {
+            snprintf(b, sizeof b, "%u,%u,%u", base[0], base[1], base[2]);
+            a[n++] = (vkprof_arg){"base", b};
+        }
+        const lyr_pipe *p = c->pipe;
+        a[n++] = (vkprof_arg){"local_size", p != NULL ? p->local_size : "unknown: no pipeline"};
+        if (p != NULL && p->spec[0] != '\0') {
+            a[n++] = (vkprof_arg){"spec", p->spec};
+        }
+        r = vkprof_cmd_end_args(ctx, cb, phase, a, n);
+    } else {
+        r = vkprof_cmd_end(ctx, cb, phase);
+    }
+    if (r == VKPROF_OK) {
+        c->n_timed++;
+    }
+}
+
 #define DISPATCH_BODY(call)                                                                        \
     lyr_cmd *c = cmd_get(cb);                                                                      \
     lyr_device *d = cmd_dev(c, cb);                                                                \
@@ -493,34 +578,53 @@ static inline uint32_t dispatch_phase(lyr_cmd *c)
     uint32_t phase = dispatch_phase(c);                                                            \
     bool scoped = scope_begin(c, ctx, phase);                                                      \
     call;                                                                                          \
-    if (scoped && vkprof_cmd_end(ctx, cb, phase) == VKPROF_OK) {                                   \
-        c->n_timed++;                                                                              \
+    if (scoped) {                                                                                  \
+        dispatch_end(c, ctx, cb, phase, GROUPS, BASE);                                             \
     }
 
 static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y,
                                                   uint32_t z)
 {
+    const uint32_t groups_[3] = {x, y, z};
+#define GROUPS groups_
+#define BASE NULL
     DISPATCH_BODY(NEXT(d, CmdDispatch)(cb, x, y, z))
+#undef GROUPS
+#undef BASE
 }
 
 static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by,
                                                       uint32_t bz, uint32_t x, uint32_t y,
                                                       uint32_t z)
 {
+    const uint32_t groups_[3] = {x, y, z}, base_[3] = {bx, by, bz};
+#define GROUPS groups_
+#define BASE base_
     DISPATCH_BODY(NEXT(d, CmdDispatchBase)(cb, bx, by, bz, x, y, z))
+#undef GROUPS
+#undef BASE
 }
 
 static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatchBaseKHR(VkCommandBuffer cb, uint32_t bx,
                                                          uint32_t by, uint32_t bz, uint32_t x,
                                                          uint32_t y, uint32_t z)
 {
+    const uint32_t groups_[3] = {x, y, z}, base_[3] = {bx, by, bz};
+#define GROUPS groups_
+#define BASE base_
     DISPATCH_BODY(NEXT(d, CmdDispatchBaseKHR)(cb, bx, by, bz, x, y, z))
+#undef GROUPS
+#undef BASE
 }
 
 static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatchIndirect(VkCommandBuffer cb, VkBuffer buf,
                                                           VkDeviceSize offset)
 {
+#define GROUPS NULL /* the counts are in a buffer, not known on the host */
+#define BASE NULL
     DISPATCH_BODY(NEXT(d, CmdDispatchIndirect)(cb, buf, offset))
+#undef GROUPS
+#undef BASE
 }
 
 static VKAPI_ATTR void VKAPI_CALL lyr_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
@@ -568,6 +672,7 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
         if (c->timed && lyr_cfg.mode != LYR_MODE_CMDBUF && l != NULL && l->pLabelName != NULL &&
             l->pLabelName[0] != '\0') {
             c->label_phase[i] = lyr_phase(d, c->rctx, l->pLabelName);
+            c->label_disp[i] = c->n_dispatch;
             if (lyr_cfg.mode == LYR_MODE_LABEL) {
                 c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i]);
             }
@@ -586,7 +691,8 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdEndDebugUtilsLabelEXT(VkCommandBuffer c
     if (c != NULL && c->depth > 0) {
         c->depth--;
         if (c->depth < LYR_LABEL_DEPTH && c->label_scoped[c->depth]) {
-            (void)vkprof_cmd_end(c->rctx, cb, c->label_phase[c->depth]);
+            region_end(c->rctx, cb, c->label_phase[c->depth],
+                       c->n_dispatch - c->label_disp[c->depth]);
             c->label_scoped[c->depth] = false;
         }
     }

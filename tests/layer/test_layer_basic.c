@@ -6,10 +6,15 @@
  * vkWaitForFences, with a vkGetFenceStatus spin and on an empty submit that
  * only signals a fence; then it destroys the device and reads the summary
  * JSON the layer wrote: dispatch counts per phase name, steps, nothing lost,
- * the name rules, sampling, label mode, off, and garbage env values.
+ * the name rules, sampling, label mode, off, and garbage env values. The
+ * trace's GPU slices carry the dispatch args: the group counts and the local
+ * size the app used (dispatch mode), the dispatches of the region (label,
+ * cmdbuf). Case spec: a pipeline with specialisation info (its local size x
+ * a spec constant), vkCmdDispatch, vkCmdDispatchBase and
+ * vkCmdDispatchIndirect, and the same module without specialisation.
  *
  *   test_layer_basic CASE LAYER_DIR OUT_DIR
- * CASE: above | below | off | garbage | sample | label | cmdbuf | steplabel */
+ * CASE: above | below | off | garbage | sample | label | cmdbuf | steplabel | spec */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -25,8 +30,16 @@
 #define busy_spv test_busy_spv
 #include "busy_spv.h"
 #undef busy_spv
+#include "spec_args_spv.h"
 
 enum { T = 4, K1 = 2, K2 = 3, K3 = 2, K4 = 3, K5 = 2 };
+/* the busy pipelines: vku_busy_create(d, BUSY_COUNT), and busy.comp's
+ * local_size_x = 64 (vku_busy_record dispatches ceil(count / 64) groups) */
+enum { BUSY_COUNT = 256, BUSY_LOCAL = 64 };
+/* case spec: spec_args.comp's local_size_y = 2, local_size_z = 1, the
+ * default of local_size_x_id = 0 is 1 */
+enum { SPEC_X = 8, SPEC_SCALE = 5, SPEC_Y = 2, SPEC_Z = 1, SPEC_X_DEFAULT = 1 };
+static const float SPEC_BIAS = 0.5f;
 
 static const char *tcase;
 static char out_dir[1024];
@@ -218,8 +231,8 @@ static void run_app(app *p)
     list_only_instance();
     create_device(p);
     vku_device *d = &p->dev;
-    CHECK_VK(vku_busy_create(d, 256, &p->named));
-    CHECK_VK(vku_busy_create(d, 256, &p->plain));
+    CHECK_VK(vku_busy_create(d, BUSY_COUNT, &p->named));
+    CHECK_VK(vku_busy_create(d, BUSY_COUNT, &p->plain));
     name_pipeline(p, p->named.pipeline, "named_pipe");
 
     if (is("below") || is("off")) {
@@ -354,6 +367,56 @@ static uint64_t phase_count(const cJSON *snap, const char *name)
     return UINT64_MAX;
 }
 
+static const char *arg_of(const cJSON *ev, const char *key)
+{
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool arg_is(const cJSON *ev, const char *key, const char *want)
+{
+    const char *v = arg_of(ev, key);
+    if (v == NULL || strcmp(v, want) != 0) {
+        fprintf(stderr, "args.%s: '%s', expected '%s'\n", key, v ? v : "(none)", want);
+        return false;
+    }
+    return true;
+}
+
+/* the number of args besides phase, ns and step */
+static int extra_args(const cJSON *ev)
+{
+    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ev, "args")) - 3;
+}
+
+/* A GPU slice's dispatch args (docs/layer.md): in dispatch mode the group
+ * counts and local size of the busy pipelines, no base, no spec; in label
+ * mode the "lbl" region's K1 dispatches; in cmdbuf mode a's or b's. */
+static void check_args(const cJSON *ev, uint64_t *with_k123, uint64_t *with_k4)
+{
+    char want[64];
+    if (is("label")) {
+        snprintf(want, sizeof want, "%d", K1);
+        CHECK(arg_is(ev, "dispatches", want));
+        CHECK(extra_args(ev) == 1);
+    } else if (is("cmdbuf")) {
+        const char *v = arg_of(ev, "dispatches");
+        CHECK(v != NULL);
+        snprintf(want, sizeof want, "%d", K1 + K2 + K3);
+        *with_k123 += v != NULL && strcmp(v, want) == 0;
+        snprintf(want, sizeof want, "%d", K4);
+        *with_k4 += v != NULL && strcmp(v, want) == 0;
+        CHECK(extra_args(ev) == 1);
+    } else {
+        snprintf(want, sizeof want, "%d,1,1", (BUSY_COUNT + BUSY_LOCAL - 1) / BUSY_LOCAL);
+        CHECK(arg_is(ev, "groups", want));
+        snprintf(want, sizeof want, "%d,1,1", BUSY_LOCAL);
+        CHECK(arg_is(ev, "local_size", want));
+        CHECK(extra_args(ev) == 2); /* no base, no spec */
+    }
+}
+
 /* every GPU slice lies after the start of a submit span and before the end
  * of a wait span that ends after that submit */
 static void check_trace(const char *path, uint64_t expect_gpu)
@@ -364,7 +427,7 @@ static void check_trace(const char *path, uint64_t expect_gpu)
         return;
     }
     const cJSON *ev, *events = cJSON_GetObjectItemCaseSensitive(tr, "traceEvents");
-    uint64_t gpu = 0, submits = 0, waits = 0, bad = 0;
+    uint64_t gpu = 0, submits = 0, waits = 0, bad = 0, with_k123 = 0, with_k4 = 0;
     cJSON_ArrayForEach(ev, events)
     {
         const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
@@ -381,6 +444,7 @@ static void check_trace(const char *path, uint64_t expect_gpu)
             continue;
         }
         gpu++;
+        check_args(ev, &with_k123, &with_k4);
         double g0 = num(ev, "ts"), g1 = g0 + num(ev, "dur");
         double sub = -1.0, wait = -1.0;
         const cJSON *h;
@@ -409,8 +473,190 @@ static void check_trace(const char *path, uint64_t expect_gpu)
     }
     CHECK_EQ_U64(gpu, expect_gpu);
     CHECK_EQ_U64(bad, 0);
+    if (is("cmdbuf")) {
+        /* a's own dispatches (its secondary's are not counted), and b's */
+        CHECK_EQ_U64(with_k123, T);
+        CHECK_EQ_U64(with_k4, T);
+    }
     CHECK(submits > 0 && waits > 0);
     cJSON_Delete(tr);
+}
+
+/* ---- case spec: specialisation constants, base and indirect dispatches ---- */
+
+enum {
+    SPEC_G0X = 3,
+    SPEC_G0Y = 2,
+    SPEC_BASE_X = 1,
+    SPEC_BASE_Y = 2,
+    SPEC_G1X = 2,
+    SPEC_IX = 4,
+    SPEC_PLAIN_GX = 5
+};
+
+static void run_spec(app *p)
+{
+    create_instance(p);
+    create_device(p);
+    vku_device *d = &p->dev;
+    VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = sizeof spec_args_spv,
+                                    .pCode = spec_args_spv};
+    VkShaderModule mod;
+    CHECK_VK(vkCreateShaderModule(d->device, &smi, NULL, &mod));
+    VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    VkPipelineLayout layout;
+    CHECK_VK(vkCreatePipelineLayout(d->device, &lci, NULL, &layout));
+    uint32_t vals[3] = {SPEC_X, SPEC_SCALE, 0};
+    memcpy(&vals[2], &SPEC_BIAS, 4);
+    const VkSpecializationMapEntry me[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+    const VkSpecializationInfo si = {3, me, sizeof vals, vals};
+    VkComputePipelineCreateInfo ci[2];
+    for (int i = 0; i < 2; i++) {
+        ci[i] = (VkComputePipelineCreateInfo){
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .flags = i == 0 ? VK_PIPELINE_CREATE_DISPATCH_BASE_BIT : 0,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = mod,
+                      .pName = "main",
+                      .pSpecializationInfo = i == 0 ? &si : NULL},
+            .layout = layout};
+    }
+    VkPipeline pl[2];
+    CHECK_VK(vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 2, ci, NULL, pl));
+    /* the indirect dispatch's counts, in a host-visible buffer */
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = sizeof(VkDispatchIndirectCommand),
+                              .usage = VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT};
+    VkBuffer ib;
+    CHECK_VK(vkCreateBuffer(d->device, &bci, NULL, &ib));
+    VkMemoryRequirements mr;
+    vkGetBufferMemoryRequirements(d->device, ib, &mr);
+    uint32_t type = UINT32_MAX;
+    const VkMemoryPropertyFlags want =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t t = 0; t < d->mem.memoryTypeCount && type == UINT32_MAX; t++) {
+        if ((mr.memoryTypeBits & (1u << t)) &&
+            (d->mem.memoryTypes[t].propertyFlags & want) == want) {
+            type = t;
+        }
+    }
+    CHECK(type != UINT32_MAX);
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = mr.size,
+                                .memoryTypeIndex = type};
+    VkDeviceMemory mem;
+    CHECK_VK(vkAllocateMemory(d->device, &mai, NULL, &mem));
+    CHECK_VK(vkBindBufferMemory(d->device, ib, mem, 0));
+    void *map = NULL;
+    CHECK_VK(vkMapMemory(d->device, mem, 0, VK_WHOLE_SIZE, 0, &map));
+    const VkDispatchIndirectCommand ind = {SPEC_IX, 1, 1};
+    memcpy(map, &ind, sizeof ind);
+    vkUnmapMemory(d->device, mem);
+
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .queueFamilyIndex = d->family};
+    CHECK_VK(vkCreateCommandPool(d->device, &pci, NULL, &p->pool));
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = p->pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    CHECK_VK(vkAllocateCommandBuffers(d->device, &cai, &p->a));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    CHECK_VK(vkCreateFence(d->device, &fci, NULL, &p->fa));
+    begin(p->a, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL);
+    vkCmdBindPipeline(p->a, VK_PIPELINE_BIND_POINT_COMPUTE, pl[0]);
+    vkCmdDispatch(p->a, SPEC_G0X, SPEC_G0Y, 1);
+    vkCmdDispatchBase(p->a, SPEC_BASE_X, SPEC_BASE_Y, 0, SPEC_G1X, 1, 1);
+    vkCmdDispatchIndirect(p->a, ib, 0);
+    vkCmdBindPipeline(p->a, VK_PIPELINE_BIND_POINT_COMPUTE, pl[1]);
+    vkCmdDispatch(p->a, SPEC_PLAIN_GX, 1, 1);
+    CHECK_VK(vkEndCommandBuffer(p->a));
+    submit(p, p->a, p->fa, false);
+    CHECK_VK(vkWaitForFences(d->device, 1, &p->fa, VK_TRUE, UINT64_MAX));
+    CHECK_VK(vkDeviceWaitIdle(d->device));
+    vkDestroyFence(d->device, p->fa, NULL);
+    vkDestroyCommandPool(d->device, p->pool, NULL);
+    vkDestroyBuffer(d->device, ib, NULL);
+    vkFreeMemory(d->device, mem, NULL);
+    vkDestroyPipeline(d->device, pl[0], NULL);
+    vkDestroyPipeline(d->device, pl[1], NULL);
+    vkDestroyPipelineLayout(d->device, layout, NULL);
+    vkDestroyShaderModule(d->device, mod, NULL);
+    vkDestroyDevice(d->device, NULL);
+    vkDestroyDebugUtilsMessengerEXT(p->inst, p->messenger, NULL);
+    vkDestroyInstance(p->inst, NULL);
+}
+
+/* The four slices' args, each as the app recorded it. */
+static void check_spec(void)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/test_layer_basic-%ld.summary.json", out_dir, (long)getpid());
+    cJSON *s = load_json(path);
+    CHECK(s != NULL);
+    const cJSON *dev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "devices"), 0);
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(dev, "trace");
+    CHECK(cJSON_IsString(trace));
+    cJSON *tr = NULL;
+    if (cJSON_IsString(trace)) {
+        snprintf(path, sizeof path, "%s/%s", out_dir, trace->valuestring);
+        tr = load_json(path);
+    }
+    CHECK(tr != NULL);
+    uint32_t bias;
+    memcpy(&bias, &SPEC_BIAS, 4);
+    char spec[64], local[32], local_default[32], g0[32], g1[32], base[32], gp[32];
+    snprintf(spec, sizeof spec, "0=%d,1=%d,2=%u", SPEC_X, SPEC_SCALE, bias);
+    snprintf(local, sizeof local, "%d,%d,%d", SPEC_X, SPEC_Y, SPEC_Z);
+    snprintf(local_default, sizeof local_default, "%d,%d,%d", SPEC_X_DEFAULT, SPEC_Y, SPEC_Z);
+    snprintf(g0, sizeof g0, "%d,%d,1", SPEC_G0X, SPEC_G0Y);
+    snprintf(g1, sizeof g1, "%d,1,1", SPEC_G1X);
+    snprintf(base, sizeof base, "%d,%d,0", SPEC_BASE_X, SPEC_BASE_Y);
+    snprintf(gp, sizeof gp, "%d,1,1", SPEC_PLAIN_GX);
+    int seen[4] = {0, 0, 0, 0}, gpu = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(tr, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
+        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "gpu") != 0) {
+            continue;
+        }
+        gpu++;
+        const char *g = arg_of(ev, "groups");
+        CHECK(g != NULL);
+        if (g == NULL) {
+            continue;
+        }
+        if (strcmp(g, g0) == 0) {
+            seen[0]++;
+            CHECK(arg_is(ev, "local_size", local) && arg_is(ev, "spec", spec));
+            CHECK(extra_args(ev) == 3);
+        } else if (strcmp(g, g1) == 0) {
+            seen[1]++;
+            CHECK(arg_is(ev, "base", base) && arg_is(ev, "local_size", local) &&
+                  arg_is(ev, "spec", spec));
+            CHECK(extra_args(ev) == 4);
+        } else if (strcmp(g, "indirect") == 0) { /* the counts are not known on the host */
+            seen[2]++;
+            CHECK(arg_is(ev, "local_size", local) && arg_is(ev, "spec", spec));
+            CHECK(extra_args(ev) == 3);
+        } else if (strcmp(g, gp) == 0) {
+            seen[3]++;
+            CHECK(arg_is(ev, "local_size", local_default));
+            CHECK(extra_args(ev) == 2); /* no specialisation info: no spec */
+        } else {
+            fprintf(stderr, "unexpected groups '%s'\n", g);
+            CHECK(false);
+        }
+    }
+    CHECK(gpu == 4);
+    for (int i = 0; i < 4; i++) {
+        CHECK(seen[i] == 1);
+    }
+    cJSON_Delete(tr);
+    cJSON_Delete(s);
 }
 
 static void check_summary(void)
@@ -663,6 +909,12 @@ int main(int argc, char **argv)
     CHECK_VK(volkInitialize());
     app p;
     memset(&p, 0, sizeof p);
+    if (is("spec")) {
+        run_spec(&p);
+        CHECK_EQ_U64(messages, 0);
+        check_spec();
+        return th_done();
+    }
     run_app(&p);
     if (saved >= 0) {
         fflush(stderr);

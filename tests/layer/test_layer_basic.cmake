@@ -6,13 +6,17 @@
 # introspection functions (case introspect calls those through dlopen).
 if(TARGET VkLayer_vkprof)
   include(${PROJECT_SOURCE_DIR}/src/layer/names.cmake)
-  add_executable(test_layer_basic ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_layer_basic.c)
+  # case spec's shader (a local size from a specialisation constant)
+  set(VKPROF_LAYER_TEST_SHADERS)
+  vkprof_add_shader(VKPROF_LAYER_TEST_SHADERS tests/layer/spec_args.comp)
+  add_executable(test_layer_basic ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_layer_basic.c
+                 ${VKPROF_LAYER_TEST_SHADERS})
   target_link_libraries(test_layer_basic PRIVATE vkprof_testlib vkprof_cjson vkprof_layer_names
                         ${CMAKE_DL_LIBS})
   target_include_directories(test_layer_basic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_options(test_layer_basic PRIVATE ${VKPROF_WARNINGS})
   add_dependencies(test_layer_basic VkLayer_vkprof)
-  foreach(c above below off garbage sample label cmdbuf steplabel introspect)
+  foreach(c above below off garbage sample label cmdbuf steplabel introspect spec)
     add_test(NAME test_layer_basic_${c}
       COMMAND test_layer_basic ${c} ${CMAKE_BINARY_DIR}/layer ${CMAKE_CURRENT_BINARY_DIR}/layer_basic)
     set_tests_properties(test_layer_basic_${c} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
