@@ -89,3 +89,11 @@ if(TARGET vkprof_cli)
   set_tests_properties(test_names_ggml PROPERTIES TIMEOUT 120
     SKIP_REGULAR_EXPRESSION "libggml-vulkan.so is not installed under [^\n]*: skipped")
 endif()
+
+# The dispatch args' local size and specialisation text (names.h) on modules
+# assembled word by word (tests/layer/test_workgroup.c).
+add_executable(test_workgroup ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_workgroup.c)
+target_link_libraries(test_workgroup PRIVATE vkprof_layer_names)
+target_compile_options(test_workgroup PRIVATE ${VKPROF_WARNINGS})
+add_test(NAME test_workgroup COMMAND test_workgroup)
+set_tests_properties(test_workgroup PROPERTIES TIMEOUT 60)
