@@ -530,6 +530,25 @@ static inline uint32_t dispatch_phase(lyr_cmd *c)
     return c->pipe_phase;
 }
 
+/* "x,y,z" into out (at least 33 bytes): what snprintf("%u,%u,%u") writes,
+ * in a third of its time (it is paid on every traced dispatch) */
+static void put_xyz(char *out, const uint32_t v[3])
+{
+    for (int k = 0; k < 3; k++) {
+        char tmp[10];
+        int n = 0;
+        uint32_t x = v[k];
+        do {
+            tmp[n++] = (char)('0' + x % 10u);
+            x /= 10u;
+        } while (x != 0);
+        while (n > 0) {
+            *out++ = tmp[--n];
+        }
+        *out++ = k < 2 ? ',' : '\0';
+    }
+}
+
 /* The end of a dispatch's scope: while tracing, with its args (group counts,
  * base, the pipeline's local size and specialisation constants). groups NULL:
  * an indirect dispatch; base NULL: none. */
@@ -542,11 +561,11 @@ static void dispatch_end(lyr_cmd *c, vkprof_context ctx, VkCommandBuffer cb, uin
         vkprof_arg a[VKPROF_GPU_MAX_ARGS];
         uint32_t n = 0;
         if (groups != NULL) {
-            snprintf(g, sizeof g, "%u,%u,%u", groups[0], groups[1], groups[2]);
+            put_xyz(g, groups);
         }
         a[n++] = (vkprof_arg){"groups", g};
         if (base != NULL) {
-            snprintf(b, sizeof b, "%u,%u,%u", base[0], base[1], base[2]);
+            put_xyz(b, base);
             a[n++] = (vkprof_arg){"base", b};
         }
         const lyr_pipe *p = c->pipe;

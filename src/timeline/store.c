@@ -331,11 +331,18 @@ uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t
         h = (h ^ 0xfeu) * UINT64_C(0x100000001b3);
     }
     /* An equal record written before (by any thread: the entry is stored
-     * with release after the record, and records never change) is shared. */
-    _Atomic uint32_t *slot = &t->args_cache[(h ^ (h >> 32)) % VKPROF_ARGS_CACHE];
-    uint32_t seen = atomic_load_explicit(slot, memory_order_acquire);
-    if (seen != 0 && seen <= t->annot_capacity && args_equal(&t->annots[seen - 1], &a)) {
-        return seen;
+     * with release after the record, and records never change) is shared.
+     * Two places per hash, so that two records that meet in one place do
+     * not take turns being written anew. */
+    _Atomic uint32_t *slot[2] = {&t->args_cache[h % VKPROF_ARGS_CACHE],
+                                 &t->args_cache[(h >> 32) % VKPROF_ARGS_CACHE]};
+    uint32_t seen[2];
+    for (int k = 0; k < 2; k++) {
+        seen[k] = atomic_load_explicit(slot[k], memory_order_acquire);
+        if (seen[k] != 0 && seen[k] <= t->annot_capacity &&
+            args_equal(&t->annots[seen[k] - 1], &a)) {
+            return seen[k];
+        }
     }
     uint64_t i = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
     if (i >= t->annot_capacity) {
@@ -343,7 +350,9 @@ uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t
         return 0;
     }
     t->annots[i] = a;
-    atomic_store_explicit(slot, (uint32_t)i + 1, memory_order_release);
+    /* an empty place first, else the one the older entry holds */
+    int k = seen[0] == 0 ? 0 : seen[1] == 0 ? 1 : seen[0] < seen[1] ? 0 : 1;
+    atomic_store_explicit(slot[k], (uint32_t)i + 1, memory_order_release);
     return (uint32_t)i + 1;
 }
 
