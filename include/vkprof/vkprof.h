@@ -527,9 +527,10 @@ typedef struct vkprof_arg {
  * into `cmd`; while not tracing the args are checked, not copied. They are
  * kept once per recording, in the trace's annotation store: every execution
  * of a re-submitted buffer carries them, and a record equal to a recent one
- * shares its entry. More than VKPROF_GPU_MAX_ARGS, or the store full: the
- * scope is timed and traced without args, and counted in the trace's
- * dropped_annotations (args are never cut to fewer). NULL `args` with
+ * (the same key strings, by address, and values) shares its entry. More
+ * than VKPROF_GPU_MAX_ARGS, or the store full: the scope is timed and
+ * traced without args, and counted in the trace's dropped_annotations (args
+ * are never cut to fewer). NULL `args` with
  * `count` 0 is vkprof_cmd_end. While active, NULL `args` with `count` > 0,
  * or a NULL key or value: VKPROF_ERROR_INVALID_ARGUMENT, and the scope
  * stays open (as with a NULL `cmd`).

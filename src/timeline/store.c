@@ -314,22 +314,23 @@ uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t
     }
     vkprof_annot a;
     a.count = count;
-    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a over the keys and values */
+    /* FNV-1a over the keys' addresses and the values: an equal record whose
+     * keys are other copies of the same text is only not shared */
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
     for (uint32_t k = 0; k < count; k++) {
         a.key[k] = args[k].key;
-        size_t n = strlen(args[k].value);
-        n = n > VKPROF_ANNOTATION_MAX ? VKPROF_ANNOTATION_MAX : n;
-        memcpy(a.value[k], args[k].value, n);
+        h = (h ^ (uint64_t)(uintptr_t)args[k].key) * UINT64_C(0x100000001b3);
+        const char *v = args[k].value;
+        size_t n = 0;
+        while (n < VKPROF_ANNOTATION_MAX && v[n] != '\0') {
+            a.value[k][n] = v[n];
+            h = (h ^ (uint8_t)v[n]) * UINT64_C(0x100000001b3);
+            n++;
+        }
         a.value[k][n] = '\0';
-        for (const char *c = args[k].key; *c; c++) {
-            h = (h ^ (uint8_t)*c) * UINT64_C(0x100000001b3);
-        }
         h = (h ^ 0xffu) * UINT64_C(0x100000001b3);
-        for (size_t i = 0; i < n; i++) {
-            h = (h ^ (uint8_t)a.value[k][i]) * UINT64_C(0x100000001b3);
-        }
-        h = (h ^ 0xfeu) * UINT64_C(0x100000001b3);
     }
+    h ^= h >> 29; /* the places below take low and high bits */
     /* An equal record written before (by any thread: the entry is stored
      * with release after the record, and records never change) is shared.
      * Two places per hash, so that two records that meet in one place do
