@@ -151,6 +151,13 @@ int vkprof_cmd_bench(int argc, char **argv)
         goto done;
     }
 
+    /* the ring's host path on its own (issue 12's p99), before the figures'
+     * convergence run; the same calls per token as the decode */
+    ring_path rp = {.calls = dec_calls_per_token(b.eng),
+                    .tokens = tokens,
+                    .rounds = repeats,
+                    .rotate_scopes = VKPROF_DEFAULT_ROTATE_SCOPES};
+    bench_measure_ring_path(&inst, &dev, &rp);
     /* figures */
     bench_gather(&b);
     bench_figures(&b);
@@ -161,7 +168,8 @@ int vkprof_cmd_bench(int argc, char **argv)
                  .sample_every = sample_every,
                  .calls_per_token = dec_calls_per_token(b.eng),
                  .c = b.conf,
-                 .h = &h};
+                 .h = &h,
+                 .rp = &rp};
     if (bench_summarise(&b, &s) != 0) {
         goto done;
     }

@@ -168,6 +168,29 @@ static void test_json(void)
     CHECK(cJSON_IsNull(within) ||
           (cJSON_IsNumber(within) && within->valuedouble >= 1 && within->valuedouble <= 16));
     CHECK(num(cv, "final_pp") >= 0 && num(cv, "final_pp") <= 100);
+    /* the ring's host path alone: the same 40 calls a token, every stamp
+     * counted by the library, each part of the token time inside the whole */
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(j, "ring_host_path");
+    CHECK(num(rp, "phase_calls_per_token") == 40 && num(rp, "tokens_per_round") == 8);
+    CHECK(num(rp, "rounds") == 2 && num(rp, "rotate_scopes") == 4);
+    const cJSON *rpc = cJSON_GetObjectItemCaseSensitive(rp, "configurations");
+    CHECK(cJSON_IsArray(rpc) && cJSON_GetArraySize(rpc) == 4);
+    static const struct {
+        const char *name;
+        double stamps;
+    } rp_want[] = {{"off", 0}, {"sampled-untimed", 0}, {"rotating", 5}, {"shared-every", 41}};
+    for (int i = 0; i < 4 && cJSON_GetArraySize(rpc) == 4; i++) {
+        const cJSON *c = cJSON_GetArrayItem(rpc, i);
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
+        CHECK(cJSON_IsString(nm) && strcmp(nm->valuestring, rp_want[i].name) == 0);
+        CHECK(num(c, "stamps_per_token") == rp_want[i].stamps);
+        double p50 = num(c, "p50_us"), p99 = num(c, "p99_us"), mean = num(c, "mean_us");
+        double rec = num(c, "record_mean_us"), rest = num(c, "rest_mean_us");
+        double col = num(c, "collect_mean_us");
+        CHECK(p50 > 0 && p99 >= p50 && mean > 0);
+        CHECK(rec > 0 && rest > 0 && col >= 0 && col <= rest);
+        CHECK(fabs(rec + rest - mean) <= 1e-6 * mean + 1e-3);
+    }
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "host");
     CHECK(num(h, "off_call_site_ns") > 0);
     CHECK(num(h, "span_begin_end_ns") > 0);

@@ -90,6 +90,26 @@ typedef struct host_costs {
     long long rss_before, rss_after_fill, hwm_after_write; /* bytes; -1 unknown */
 } host_costs;
 
+/* The ring's host path per token, without the decode's GPU work
+ * (bench_measure_ring_path): a token of `calls` empty phase calls recorded in
+ * one command buffer, submitted, its fence waited, collected and stepped,
+ * under each configuration, in interleaved rounds. Per configuration the
+ * whole token's host time (p50, p99, mean) and its two parts: recording
+ * (begin .. end of the command buffer) and the rest (submit, fence wait,
+ * collect, step), and of the rest collect + step alone. The stamps that a configuration writes run
+ * on the device too, inside the fence wait. */
+enum { RP_OFF, RP_SAMPLED_UNTIMED, RP_ROTATING, RP_SHARED, RP_COUNT };
+typedef struct ring_path {
+    uint32_t calls, tokens, rounds, rotate_scopes;
+    bool ran; /* false: not measured (say why in err) */
+    char err[160];
+    struct {
+        const char *name, *what;
+        double p50_us, p99_us, mean_us, record_mean_us, rest_mean_us, collect_mean_us;
+        double stamps_per_token;
+    } c[RP_COUNT];
+} ring_path;
+
 /* The decode runs: one engine, the configurations, the reference tokens. */
 typedef struct bench {
     dec_engine *eng;
@@ -110,6 +130,7 @@ typedef struct summary {
     uint32_t tokens, repeats, sample_every, calls_per_token;
     bconf *c;
     const host_costs *h;
+    const ring_path *rp;
     double ring_vs_base_med, ring_vs_base_min, ring_vs_base_max;
     double rings_vs_bases_med, rings_vs_bases_min, rings_vs_bases_max;
     double split_ring_sampled, split_rings_sampled, split_ring_2slot, split_ring_base,
@@ -143,6 +164,9 @@ void bench_free(bench *b);
 
 /* ---- bench_host.c ---- */
 int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_costs *h);
+/* rp->calls, tokens, rounds and rotate_scopes set by the caller. Not
+ * measured (rp->ran false, rp->err) is no failure of the bench. */
+void bench_measure_ring_path(const vku_instance *inst, const vku_device *dev, ring_path *rp);
 
 /* ---- bench_stats.c ---- */
 /* Median of n values (not modified); NAN for none. */

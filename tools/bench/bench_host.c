@@ -3,6 +3,7 @@
  * events filled with spans and exported, with its memory. See bench.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,4 +235,168 @@ int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_cos
     rmdir(dir);
     vkprof_destroy(tr);
     return rc;
+}
+
+/* ---- the ring's host path per token (issue 12: what the p99 pays) -------- */
+
+typedef struct rp_conf {
+    vkprof_context ctx; /* RP_OFF: an inactive context, as an app built with vkprof and left off */
+    double *tok_us, *rec_us, *rest_us, *col_us;
+    uint32_t n;
+    uint64_t stamps0, tokens0;
+} rp_conf;
+
+/* One token: `calls` empty phase calls, submit, wait, collect, step. */
+static int rp_token(const vku_device *dev, rp_conf *k, bool off, VkCommandBuffer cmd, VkFence fence,
+                    uint32_t calls, double *rec_us, double *rest_us, double *collect_us)
+{
+    uint64_t t0 = bench_now_ns();
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    if (vkBeginCommandBuffer(cmd, &bi) != VK_SUCCESS) {
+        return 1;
+    }
+    for (uint32_t i = 0; i < calls; i++) {
+        vkprof_phase ph = (vkprof_phase)(i % VKPROF_PHASE_DEFAULT_COUNT);
+        VKPROF_BEGIN(k->ctx, cmd, ph);
+        VKPROF_END(k->ctx, cmd, ph);
+    }
+    if (vkEndCommandBuffer(cmd) != VK_SUCCESS) {
+        return 1;
+    }
+    uint64_t t1 = bench_now_ns();
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    VkResult r = off ? vkQueueSubmit(dev->queue, 1, &si, fence)
+                     : vkprof_queue_submit(k->ctx, dev->queue, 1, &si, fence);
+    if (r != VK_SUCCESS ||
+        vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS) {
+        return 1;
+    }
+    vkResetFences(dev->device, 1, &fence);
+    uint64_t t2 = bench_now_ns();
+    if (!off) {
+        vkprof_collect(k->ctx);
+        vkprof_step(k->ctx);
+    }
+    uint64_t t3 = bench_now_ns();
+    *rec_us = (double)(t1 - t0) * 1e-3;
+    *rest_us = (double)(t3 - t1) * 1e-3;
+    *collect_us = (double)(t3 - t2) * 1e-3;
+    return 0;
+}
+
+static double mean_of(const double *v, uint32_t n)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        s += v[i];
+    }
+    return n ? s / n : NAN;
+}
+
+void bench_measure_ring_path(const vku_instance *inst, const vku_device *dev, ring_path *rp)
+{
+    static const char *const names[RP_COUNT] = {"off", "sampled-untimed", "rotating",
+                                                "shared-every"};
+    static const char *const whats[RP_COUNT] = {
+        "VKPROF_BEGIN/END on an inactive context, plain vkQueueSubmit, no collect",
+        "ring, shared boundaries, 1 token in 2^20 timed: the untimed tokens of ring-sampled",
+        "ring-rotating: K phase calls stamped a token (K + 1 stamps)",
+        "ring-shared: every phase call of every token stamped"};
+    rp_conf k[RP_COUNT];
+    memset(k, 0, sizeof k);
+    memset(rp->c, 0, sizeof rp->c);
+    rp->ran = false;
+    rp->err[0] = '\0';
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    uint32_t cap = rp->tokens * rp->rounds;
+    bool ok = cap > 0 && rp->calls > 0;
+    for (uint32_t c = 0; ok && c < RP_COUNT; c++) {
+        vkprof_context_desc d = bench_base_desc(inst, dev);
+        if (c != RP_OFF) {
+            d.enable = VKPROF_ENABLE_ON;
+            d.timing_mode = VKPROF_TIMING_RING;
+            d.shared_boundaries = true;
+            d.sample_every = c == RP_SAMPLED_UNTIMED ? 1u << 20 : 1;
+            d.rotate_scopes = c == RP_ROTATING ? rp->rotate_scopes : 0;
+        }
+        k[c].tok_us = calloc(cap, sizeof(double));
+        k[c].rec_us = calloc(cap, sizeof(double));
+        k[c].rest_us = calloc(cap, sizeof(double));
+        k[c].col_us = calloc(cap, sizeof(double));
+        ok = k[c].tok_us && k[c].rec_us && k[c].rest_us && k[c].col_us &&
+             vkprof_create(&d, &k[c].ctx) == VKPROF_OK;
+        if (ok && c != RP_OFF && !vkprof_active(k[c].ctx)) {
+            snprintf(rp->err, sizeof rp->err, "the device has no timestamps on this queue");
+            ok = false;
+        }
+        rp->c[c].name = names[c];
+        rp->c[c].what = whats[c];
+    }
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = dev->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    ok = ok && vkAllocateCommandBuffers(dev->device, &ai, &cmd) == VK_SUCCESS &&
+         vkCreateFence(dev->device, &fi, NULL, &fence) == VK_SUCCESS;
+    /* a warm-up token each (the ring's pool and recording chunks), then the
+     * rounds, the configurations interleaved token by token's run */
+    for (uint32_t c = 0; ok && c < RP_COUNT; c++) {
+        double a, b, e;
+        ok = rp_token(dev, &k[c], c == RP_OFF, cmd, fence, rp->calls, &a, &b, &e) == 0;
+        if (ok && c != RP_OFF) {
+            vkprof_timing_stats st;
+            vkprof_get_timing_stats(k[c].ctx, &st);
+            k[c].stamps0 = st.stamps_written;
+        }
+    }
+    for (uint32_t r = 0; ok && r < rp->rounds; r++) {
+        for (uint32_t c = 0; ok && c < RP_COUNT; c++) {
+            for (uint32_t t = 0; ok && t < rp->tokens; t++) {
+                double a = 0, b = 0, e = 0;
+                ok = rp_token(dev, &k[c], c == RP_OFF, cmd, fence, rp->calls, &a, &b, &e) == 0;
+                k[c].col_us[k[c].n] = e;
+                k[c].rec_us[k[c].n] = a;
+                k[c].rest_us[k[c].n] = b;
+                k[c].tok_us[k[c].n++] = a + b;
+            }
+        }
+    }
+    if (!ok && rp->err[0] == '\0') {
+        snprintf(rp->err, sizeof rp->err, "a Vulkan or vkprof call failed");
+    }
+    for (uint32_t c = 0; ok && c < RP_COUNT; c++) {
+        rp->c[c].p50_us = bench_quantile(k[c].tok_us, k[c].n, 0.50);
+        rp->c[c].p99_us = bench_quantile(k[c].tok_us, k[c].n, 0.99);
+        rp->c[c].mean_us = mean_of(k[c].tok_us, k[c].n);
+        rp->c[c].record_mean_us = mean_of(k[c].rec_us, k[c].n);
+        rp->c[c].rest_mean_us = mean_of(k[c].rest_us, k[c].n);
+        rp->c[c].collect_mean_us = mean_of(k[c].col_us, k[c].n);
+        if (c != RP_OFF) {
+            vkprof_timing_stats st;
+            vkprof_get_timing_stats(k[c].ctx, &st);
+            rp->c[c].stamps_per_token = (double)(st.stamps_written - k[c].stamps0) / k[c].n;
+            if (st.scopes_dropped > 0) {
+                snprintf(rp->err, sizeof rp->err, "%s lost %llu scopes", names[c],
+                         (unsigned long long)st.scopes_dropped);
+            }
+        }
+    }
+    rp->ran = ok;
+    if (fence != VK_NULL_HANDLE) {
+        vkDestroyFence(dev->device, fence, NULL);
+    }
+    if (cmd != VK_NULL_HANDLE) {
+        vkFreeCommandBuffers(dev->device, dev->cmd_pool, 1, &cmd);
+    }
+    for (uint32_t c = 0; c < RP_COUNT; c++) {
+        vkprof_destroy(k[c].ctx);
+        free(k[c].tok_us);
+        free(k[c].rec_us);
+        free(k[c].rest_us);
+        free(k[c].col_us);
+    }
 }

@@ -131,6 +131,32 @@ int bench_write_json(const char *path, const summary *s)
                         "token of every measured round, pooled (n = tokens x rounds); p50 and "
                         "p99 by nearest rank, the ceil(q n)-th smallest (with n < 100 the p99 is "
                         "the slowest token); ratios over the unprofiled configuration's p50/p99");
+    if (s->rp != NULL && s->rp->ran) {
+        const ring_path *rp = s->rp;
+        vkprof__json_key(j, "ring_host_path");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "phase_calls_per_token", rp->calls);
+        vkprof__json_kv_u64(j, "tokens_per_round", rp->tokens);
+        vkprof__json_kv_u64(j, "rounds", rp->rounds);
+        vkprof__json_kv_u64(j, "rotate_scopes", rp->rotate_scopes);
+        vkprof__json_key(j, "configurations");
+        vkprof__json_arr(j);
+        for (uint32_t c = 0; c < RP_COUNT; c++) {
+            vkprof__json_obj(j);
+            vkprof__json_kv_str(j, "name", rp->c[c].name);
+            vkprof__json_kv_str(j, "what", rp->c[c].what);
+            vkprof__json_kv_f64(j, "p50_us", rp->c[c].p50_us);
+            vkprof__json_kv_f64(j, "p99_us", rp->c[c].p99_us);
+            vkprof__json_kv_f64(j, "mean_us", rp->c[c].mean_us);
+            vkprof__json_kv_f64(j, "record_mean_us", rp->c[c].record_mean_us);
+            vkprof__json_kv_f64(j, "rest_mean_us", rp->c[c].rest_mean_us);
+            vkprof__json_kv_f64(j, "collect_mean_us", rp->c[c].collect_mean_us);
+            vkprof__json_kv_f64(j, "stamps_per_token", rp->c[c].stamps_per_token);
+            vkprof__json_end(j);
+        }
+        vkprof__json_end(j);
+        vkprof__json_end(j);
+    }
     vkprof__json_key(j, "configurations");
     vkprof__json_arr(j);
     for (uint32_t c = 0; c < C_COUNT; c++) {
@@ -331,6 +357,30 @@ void bench_print_report(const summary *s)
         snprintf(what, sizeof what, "%s alone", h->counter_name);
         printf("  %-47s %.1f ns (a whole span = %.2fx one clock_gettime)\n", what, h->counter_ns,
                h->clock_ns > 0 ? h->span_ns / h->clock_ns : 0.0);
+    }
+    const ring_path *rp = s->rp;
+    if (rp != NULL && rp->ran) {
+        printf("\nThe ring's host path per token, without the decode's GPU work (%u empty phase "
+               "calls recorded,\nsubmitted, fence waited, collected, stepped; %u rounds x %u "
+               "tokens, interleaved; us):\n",
+               rp->calls, rp->rounds, rp->tokens);
+        printf("  %-16s %9s %9s %9s %9s %9s %9s %9s %11s\n", "config", "p50", "p99", "mean",
+               "record", "rest", "collect", "stamps", "mean - off");
+        for (uint32_t c = 0; c < RP_COUNT; c++) {
+            printf("  %-16s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.1f\n", rp->c[c].name,
+                   rp->c[c].p50_us, rp->c[c].p99_us, rp->c[c].mean_us, rp->c[c].record_mean_us,
+                   rp->c[c].rest_mean_us, rp->c[c].collect_mean_us, rp->c[c].stamps_per_token,
+                   rp->c[c].mean_us - rp->c[RP_OFF].mean_us);
+        }
+        for (uint32_t c = 0; c < RP_COUNT; c++) {
+            printf("  %-16s %s\n", rp->c[c].name, rp->c[c].what);
+        }
+        printf(
+            "  record: vkBeginCommandBuffer .. vkEndCommandBuffer with every begin/end; rest: "
+            "submit, fence wait (the stamps run there), collect, step; collect: vkprof_collect + "
+            "vkprof_step alone\n");
+    } else if (rp != NULL) {
+        printf("\nThe ring's host path per token: not measured (%s)\n", rp->err);
     }
     printf("\nTrace export (%u-event store filled with spans):\n", h->trace_capacity);
     printf("  %llu events (%llu dropped) written in %.3f s = %.2f M events/s, %.1f MiB file\n",
