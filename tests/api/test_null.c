@@ -242,6 +242,12 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_cmd_begin, "cmd", INV, vkprof_cmd_begin(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM))        \
     X(vkprof_cmd_end, "ctx", DIS, vkprof_cmd_end(NULL, CMD, VKPROF_PHASE_NORM))                    \
     X(vkprof_cmd_end, "cmd", INV, vkprof_cmd_end(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM))            \
+    X(vkprof_cmd_end_args, "ctx", DIS, vkprof_cmd_end_args(NULL, CMD, VKPROF_PHASE_NORM, NULL, 0)) \
+    X(vkprof_cmd_end_args, "cmd", INV,                                                             \
+      vkprof_cmd_end_args(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM, NULL, 0))                          \
+    X(vkprof_cmd_end_args, "args", INV, vkprof_cmd_end_args(C, CMD, VKPROF_PHASE_NORM, NULL, 1))   \
+    X(vkprof_cmd_end_args, "args", INV,                                                            \
+      vkprof_cmd_end_args(C, CMD, VKPROF_PHASE_NORM, &(vkprof_arg){"k", NULL}, 1))                 \
     X(vkprof_cmd_both, "ctx", 1000 + DIS, both(NULL, CMD, record_fn, NULL))                        \
     X(vkprof_cmd_both, "cmd", INV, both(C, VK_NULL_HANDLE, record_fn, NULL))                       \
     X(vkprof_cmd_both, "cmd", INV, both(NULL, VK_NULL_HANDLE, record_fn, NULL))                    \
