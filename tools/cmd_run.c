@@ -464,8 +464,8 @@ typedef struct report {
     unsigned processes, devices, devices_timed;
 } report;
 
-static const char *const lost_keys[] = {"ring_full", "overwritten", "never_submitted", "reset",
-                                        "misuse"};
+static const char *const lost_keys[] = {"ring_full", "overwritten", "never_submitted",
+                                        "reset",     "misuse",      "backwards"};
 
 /* One context (queue family) of one device: the per-phase table. */
 static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t sample_every,

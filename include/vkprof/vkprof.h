@@ -678,6 +678,10 @@ typedef struct vkprof_timing_stats {
     uint64_t lost_never_submitted; /**< recorded, never ran (seen at re-record or destroy) */
     uint64_t lost_reset;           /**< command buffer reset or freed before it was collected */
     uint64_t lost_misuse;          /**< dropped by a begin/end misuse (counted in errors too) */
+    /** its end stamp read as earlier than its begin stamp (the device wrote
+     *  them out of order, or one slot still held an older value): a sample
+     *  that cannot be exact, never folded */
+    uint64_t lost_backwards;
 } vkprof_timing_stats;
 
 /** VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */

@@ -21,6 +21,16 @@ uint64_t vkprof__muldiv(uint64_t a, uint64_t b, uint64_t c);
 uint64_t vkprof__div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem);
 /* the high 64 bits of a * b */
 uint64_t vkprof__mulhi(uint64_t a, uint64_t b);
+/* A scope's stamps read backwards: end - begin, modulo the counter's valid
+ * bits (`mask`), is more than half the range. Compared as the calibration
+ * compares ticks (signed, half the range): a real scope is shorter than half
+ * a wrap (2^35 ticks on a 36-bit counter: 30 min at 52.08 ns, 34 s at 1 ns;
+ * 292 years on 64 bits), and one longer than a whole wrap cannot be told
+ * from a short one at all. */
+static inline bool vkprof__ticks_backwards(uint64_t begin, uint64_t end, uint64_t mask)
+{
+    return ((end - begin) & mask) > (mask >> 1);
+}
 
 /* calib.c: the piecewise-linear map both clocks use. Points advance on both
  * clocks; ticks are compared modulo `mask` (signed, half the range). Under

@@ -182,7 +182,8 @@
     X(overwritten, "overwritten", "overwritten")                                                   \
     X(never_submitted, "never_submitted", "never submitted")                                       \
     X(reset, "reset", "reset")                                                                     \
-    X(misuse, "misuse", "misuse")
+    X(misuse, "misuse", "misuse")                                                                  \
+    X(backwards, "backwards", "end before begin")
 
 enum vkprof_tf_lost {
 #define VKPROF_TF_LOST_ENUM_(id, key, text) VKPROF_TF_LOST_##id,

@@ -951,6 +951,10 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 lose(ctx, &ctx->lost_overwritten, 1,
                      "a command buffer was submitted again before its previous execution "
                      "finished");
+            } else if (vkprof__ticks_backwards(sc->b, sc->e, ctx->valid_mask)) {
+                lose(ctx, &ctx->lost_backwards, 1,
+                     "a scope's end stamp was earlier than its begin stamp (written out of order, "
+                     "or a slot still held an older value); not folded");
             } else {
                 vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask);
                 add(&ctx->scopes_collected, 1);
@@ -1393,8 +1397,9 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->lost_never_submitted = atomic_load(&ctx->lost_never_submitted);
     out->lost_reset = atomic_load(&ctx->lost_reset);
     out->lost_misuse = atomic_load(&ctx->lost_misuse);
+    out->lost_backwards = atomic_load(&ctx->lost_backwards);
     out->scopes_dropped = out->lost_ring_full + out->lost_overwritten + out->lost_never_submitted +
-                          out->lost_reset + out->lost_misuse;
+                          out->lost_reset + out->lost_misuse + out->lost_backwards;
     out->submissions = atomic_load(&ctx->submissions);
     out->samples = out->scopes_recorded + atomic_load(&ctx->extra_samples);
     if (ring) {

@@ -329,6 +329,16 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
         /* Both writes have completed: the range is idle. */
         ctx->vk.ResetQueryPool(ctx->desc.device, ctx->pool, 0, 2);
     }
+    if (vkprof__ticks_backwards(data[0], data[2], ctx->valid_mask)) {
+        /* never folded as a wrapped duration: the sample is lost, counted */
+        ctx->lost_backwards++;
+        ctx->state = VKPROF_SCOPE_IDLE;
+        return vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
+                            "resolve('%s'): the device wrote the end stamp before the begin "
+                            "stamp (%llu ticks earlier); the sample is lost (lost_backwards)",
+                            ctx->phases[ctx->scope_phase].name,
+                            (unsigned long long)((data[0] - data[2]) & ctx->valid_mask));
+    }
     ctx->scope_ticks = (data[2] - data[0]) & ctx->valid_mask;
     ctx->scope_begin_ticks = data[0] & ctx->valid_mask;
     ctx->scope_end_ticks = data[2] & ctx->valid_mask;

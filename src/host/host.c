@@ -468,7 +468,8 @@ static size_t format_loss(char *buf, size_t cap, const vkprof_timing_stats *ts)
                {"overwritten", ts->lost_overwritten},
                {"never submitted", ts->lost_never_submitted},
                {"reset", ts->lost_reset},
-               {"misuse", ts->lost_misuse}};
+               {"misuse", ts->lost_misuse},
+               {"end before begin", ts->lost_backwards}};
     size_t len = 0;
 #define PUT(...)                                                                                   \
     do {                                                                                           \
