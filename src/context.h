@@ -111,9 +111,24 @@ typedef struct vkprof_bucket_slot {
     _Atomic uint64_t total_ticks; /* host clock ticks (ctx->hclk); ns through vkprof__hclk_dur_ns */
 } vkprof_bucket_slot;
 
+/* One thread's sums of every bucket in one context (host/host.c): written
+ * by that thread alone, with a plain load and store (no lock-prefixed add
+ * on a span's path); readers add every thread's to the slot's own counts.
+ * Owned by the context, freed with it. */
+typedef struct vkprof_span_acc {
+    struct vkprof_span_acc *next; /* the context's list; set before it is published */
+    const void *owner;            /* the owning thread's span stack (unique among live threads) */
+    _Atomic uint64_t calls[VKPROF_MAX_BUCKETS];
+    _Atomic uint64_t ticks[VKPROF_MAX_BUCKETS];
+} vkprof_span_acc;
+
 typedef struct vkprof_host {
     /* the level is ctx->head.host_level (the span macros read it inline) */
+    /* buckets[].calls/total_ticks: what no thread's accumulator holds (a
+     * thread that could not get one adds there, atomically) */
     vkprof_bucket_slot buckets[VKPROF_MAX_BUCKETS];
+    _Atomic(vkprof_span_acc *) accs; /* every thread's accumulator, newest first */
+    uint64_t uid;                    /* unique in the process: threads cache their acc by it */
     _Atomic uint32_t bucket_count;
     atomic_flag register_lock;
     _Atomic uint64_t steps;

@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "clock/clock.h"
+#include "host/host.h"
 
 #define CHECK_CASE_SET(name) (check_case = (name))
 
@@ -472,10 +473,10 @@ static void test_against_clock_gettime(double seconds)
     vkprof_bucket_stats st[VKPROF_MAX_BUCKETS];
     uint32_t nb = 0;
     CHECK(vkprof_bucket_snapshot(ctx, st, VKPROF_MAX_BUCKETS, &nb) == VKPROF_OK);
-    CHECK_EQ_U64(
-        st[VKPROF_BUCKET_ATTENTION].total_ns,
-        vkprof__hclk_dur_ns(&ctx->hclk,
-                            atomic_load(&ctx->host.buckets[VKPROF_BUCKET_ATTENTION].total_ticks)));
+    uint64_t calls = 0, ticks = 0;
+    vkprof__bucket_sums(ctx, VKPROF_BUCKET_ATTENTION, &calls, &ticks);
+    CHECK_EQ_U64(st[VKPROF_BUCKET_ATTENTION].calls, calls);
+    CHECK_EQ_U64(st[VKPROF_BUCKET_ATTENTION].total_ns, vkprof__hclk_dur_ns(&ctx->hclk, ticks));
     free(w);
     vkprof_destroy(ctx);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "host/host.h" /* the accumulators' list, to count it */
 
 static th_gpu g;
 static vkprof_context ctx;
@@ -51,6 +52,19 @@ static void *worker(void *arg)
         if (i % 100 == 0) {
             vkprof_step(ctx);
         }
+    }
+    return NULL;
+}
+
+enum { SPANS_IN = 500 };
+
+/* SPANS_IN spans in the context `arg`, then the thread ends */
+static void *spans_in(void *arg)
+{
+    vkprof_context c = arg;
+    for (int i = 0; i < SPANS_IN; i++) {
+        vkprof_span s = vkprof_span_start(c, VKPROF_BUCKET_MLP);
+        vkprof_span_end(c, &s);
     }
     return NULL;
 }
@@ -136,6 +150,64 @@ int main(void)
     CHECK_EQ_U64(vkprof__current_span(), 0);
     CHECK(vkprof_span_end(ctx, &c) == 0);
     vkprof_destroy(quiet);
+
+    /* the per-thread accumulators: one thread round-robin over more
+     * contexts than its cache holds (each keeps exact counts and one
+     * accumulator, not one per switch); threads that end and new ones in
+     * their place (every count kept, the list bounded by the threads alive
+     * at once); a context destroyed and another created, likely at the same
+     * address (a thread's cached accumulator of the old one is not used) */
+    th_case = "accumulators";
+    enum { NCTX = 6, ROUNDS = 1000 };
+    vkprof_context cs[NCTX];
+    for (int k = 0; k < NCTX; k++) {
+        CHECK(vkprof_create(&d, &cs[k]) == VKPROF_OK);
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int k = 0; k < NCTX; k++) {
+            vkprof_span s = vkprof_span_start(cs[k], VKPROF_BUCKET_NORM);
+            vkprof_span_end(cs[k], &s);
+        }
+    }
+    for (int k = 0; k < NCTX; k++) {
+        CHECK(vkprof_bucket_snapshot(cs[k], st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
+        CHECK_EQ_U64(st[VKPROF_BUCKET_NORM].calls, ROUNDS);
+        uint32_t accs = 0;
+        for (const vkprof_span_acc *x = cs[k]->host.accs; x != NULL; x = x->next) {
+            accs++;
+        }
+        CHECK_EQ_U64(accs, 1);
+    }
+    for (int wave = 0; wave < 4; wave++) {
+        for (int i = 0; i < THREADS; i++) {
+            CHECK(pthread_create(&t[i], NULL, spans_in, cs[0]) == 0);
+        }
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(t[i], NULL);
+        }
+    }
+    CHECK(vkprof_bucket_snapshot(cs[0], st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
+    CHECK_EQ_U64(st[VKPROF_BUCKET_NORM].calls, ROUNDS);
+    CHECK_EQ_U64(st[VKPROF_BUCKET_MLP].calls, 4ull * THREADS * SPANS_IN);
+    uint32_t accs0 = 0;
+    for (const vkprof_span_acc *x = cs[0]->host.accs; x != NULL; x = x->next) {
+        accs0++;
+    }
+    printf("  %u accumulators for 1 + 4 waves of %d threads\n", accs0, THREADS);
+    CHECK(accs0 >= 2 && accs0 <= 1 + 4 * THREADS);
+    for (int k = 0; k < NCTX; k++) {
+        vkprof_destroy(cs[k]);
+    }
+    for (int k = 0; k < NCTX; k++) { /* new contexts, this thread's cache still full */
+        CHECK(vkprof_create(&d, &cs[k]) == VKPROF_OK);
+        vkprof_span s = vkprof_span_start(cs[k], VKPROF_BUCKET_NORM);
+        vkprof_span_end(cs[k], &s);
+        CHECK(vkprof_bucket_snapshot(cs[k], st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
+        CHECK_EQ_U64(st[VKPROF_BUCKET_NORM].calls, 1);
+    }
+    for (int k = 0; k < NCTX; k++) {
+        vkprof_destroy(cs[k]);
+    }
 
     char path[] = "/tmp/vkprof-threads-XXXXXX";
     int fd = mkstemp(path);

@@ -546,6 +546,7 @@ void vkprof_destroy(vkprof_context ctx)
         (void)vkprof_flush(ctx);
     }
     vkprof__trace_shutdown(ctx);
+    vkprof__host_shutdown(ctx);
     vkprof__cal_shutdown(ctx);
     vkprof__timing_shutdown(ctx);
     vkprof__phases_free(ctx);

@@ -46,6 +46,9 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     vkprof_host_level level = ctx->desc.host_level; /* resolved: never FROM_ENV */
     __atomic_store_n(&ctx->head.host_level, (int)level, __ATOMIC_RELAXED);
     h->window_start_ns = 0; /* set by the first span or step: setup time is not a token's */
+    static _Atomic uint64_t g_uids;
+    h->uid = atomic_fetch_add_explicit(&g_uids, 1, memory_order_relaxed) + 1;
+    atomic_store_explicit(&h->accs, NULL, memory_order_relaxed);
     h->window_first_step = 1;
     /* the clock spans read: the CPU counter where usable (clock/hostclock.c) */
     char warning[256];
@@ -135,11 +138,19 @@ uint32_t vkprof_bucket_count(vkprof_context ctx)
  */
 
 #define SERIAL_THREAD_SHIFT 40
+#define ACC_CACHE 4
 
 typedef struct span_stack {
     uint32_t depth;
     uint64_t base; /* the thread's number << SERIAL_THREAD_SHIFT; 0 until the first span */
     uint64_t next;
+    /* this thread's accumulators in the contexts it used last, keyed by the
+     * context's uid (a destroyed context's is never matched again) */
+    struct {
+        uint64_t uid;
+        vkprof_span_acc *acc;
+    } accs[ACC_CACHE];
+    uint32_t acc_next; /* the cache entry replaced next */
     vkprof_span_frame f[VKPROF_SPAN_MAX_DEPTH];
 } span_stack;
 
@@ -168,6 +179,57 @@ static inline span_stack *my_spans(void)
     span_stack *st = &tl_spans;
     VKPROF_KEEP_TLS_ADDR(st);
     return st;
+}
+
+/* This thread's accumulator in ctx (st: my_spans()): from the cache, else
+ * the one this thread's span stack owns in the context's list (a thread
+ * that ended may have left it: its span stack's address is this one now, so
+ * one writer still), else a new one pushed on the list. NULL: out of memory
+ * (the caller adds to the bucket slot instead). */
+static vkprof_span_acc *acc_slow(vkprof_context ctx, span_stack *st)
+{
+    vkprof_host *h = &ctx->host;
+    vkprof_span_acc *a = atomic_load_explicit(&h->accs, memory_order_acquire);
+    while (a != NULL && a->owner != (const void *)st) {
+        a = a->next;
+    }
+    if (a == NULL) {
+        a = calloc(1, sizeof *a);
+        if (a == NULL) {
+            return NULL;
+        }
+        a->owner = st;
+        vkprof_span_acc *head = atomic_load_explicit(&h->accs, memory_order_relaxed);
+        do {
+            a->next = head;
+        } while (!atomic_compare_exchange_weak_explicit(&h->accs, &head, a, memory_order_release,
+                                                        memory_order_relaxed));
+    }
+    uint32_t k = st->acc_next++ % ACC_CACHE;
+    st->accs[k].uid = h->uid;
+    st->accs[k].acc = a;
+    return a;
+}
+
+static inline vkprof_span_acc *acc_of(vkprof_context ctx, span_stack *st)
+{
+    uint64_t uid = ctx->host.uid;
+    for (uint32_t k = 0; k < ACC_CACHE; k++) {
+        if (st->accs[k].uid == uid) {
+            return st->accs[k].acc;
+        }
+    }
+    return acc_slow(ctx, st);
+}
+
+void vkprof__host_shutdown(vkprof_context ctx)
+{
+    vkprof_span_acc *a = atomic_exchange_explicit(&ctx->host.accs, NULL, memory_order_acquire);
+    while (a != NULL) {
+        vkprof_span_acc *next = a->next;
+        free(a);
+        a = next;
+    }
 }
 
 /* The frame a token names on this thread (st: my_spans()), or NULL. */
@@ -335,9 +397,22 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
         ids |= give_up_inner(ctx, st, f, slot);
     }
     uint64_t dur = end >= f->start ? end - f->start : 0; /* ticks */
-    vkprof_bucket_slot *b = &ctx->host.buckets[f->bucket];
-    atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
+    vkprof_span_acc *a = acc_of(ctx, st);
+    if (a != NULL) {
+        /* this thread is the only writer: no lock-prefixed add (17 ns of a
+         * span on the H200 host, be99df8's side-by-side run) */
+        uint32_t i = f->bucket;
+        atomic_store_explicit(&a->calls[i],
+                              atomic_load_explicit(&a->calls[i], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&a->ticks[i],
+                              atomic_load_explicit(&a->ticks[i], memory_order_relaxed) + dur,
+                              memory_order_relaxed);
+    } else {
+        vkprof_bucket_slot *b = &ctx->host.buckets[f->bucket];
+        atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
+    }
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_span(ctx, f, f->flags | (sync != NULL ? VKPROF_EVF_SYNC : 0u), end);
     }
@@ -391,10 +466,10 @@ vkprof_result vkprof_bucket_snapshot(vkprof_context ctx, vkprof_bucket_stats *ou
         out[i].id = i;
         memcpy(out[i].name, b->name, sizeof out[i].name);
         out[i].hot = b->hot;
-        out[i].calls = atomic_load_explicit(&b->calls, memory_order_relaxed);
+        uint64_t ticks;
+        vkprof__bucket_sums(ctx, i, &out[i].calls, &ticks);
         /* the exact tick sum, scaled once */
-        out[i].total_ns = vkprof__hclk_dur_ns(
-            &ctx->hclk, atomic_load_explicit(&b->total_ticks, memory_order_relaxed));
+        out[i].total_ns = vkprof__hclk_dur_ns(&ctx->hclk, ticks);
     }
     return cap < n ? VKPROF_ERROR_BUFFER_TOO_SMALL : VKPROF_OK;
 }
@@ -499,8 +574,8 @@ static void emit_report(vkprof_context ctx, uint64_t step, uint64_t now,
     uint32_t n = atomic_load_explicit(&h->bucket_count, memory_order_acquire);
     vkprof_report_row rows[VKPROF_MAX_BUCKETS];
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t calls = atomic_load_explicit(&h->buckets[i].calls, memory_order_relaxed);
-        uint64_t total = atomic_load_explicit(&h->buckets[i].total_ticks, memory_order_relaxed);
+        uint64_t calls, total;
+        vkprof__bucket_sums(ctx, i, &calls, &total);
         rows[i].name = h->buckets[i].name;
         rows[i].calls = calls - h->window_calls[i];
         /* the window's exact tick sum, scaled once */
