@@ -9,6 +9,7 @@
  * their execution was collected: lost, counted, never folded. */
 #include <string.h>
 
+#include "context.h" /* the trace store: each sample's GPU event */
 #include "harness.h"
 #include "sim.h"
 
@@ -240,9 +241,13 @@ static void test_reverse_order(void)
  *   real function table; A's buffers start with vkCmdWaitEvents on a VkEvent
  *   the host sets (srcStageMask HOST) after B's fences.
  * Every sample encloses its own buffer's app pair, within the cost of two
- * stamps (1 ms, or a quarter of the pair on a loaded machine), and is nearer
- * its own pair than any other buffer's (their work differs 2.5-fold or
- * more); the one accounting holds after every collect (th_stats). */
+ * stamps (1 ms, or a quarter of the pair on a loaded machine), and its GPU
+ * event encloses that pair in absolute device time: B's buffers ran before
+ * A's, and A1 before A2, so a sample given to another buffer's phase lies
+ * elsewhere on the device clock. (A check by duration alone, "nearer its own
+ * pair than any other", failed on loaded CI machines, under ASan most: the
+ * buffers' durations came within 0.2 ms of each other.) The one accounting
+ * holds after every collect (th_stats). */
 enum { TQ_BUFS = 4 };
 static const char *const tq_name[TQ_BUFS] = {"A1", "A2", "B1", "B2"};
 static const vkprof_phase tq_phase[TQ_BUFS] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV,
@@ -251,50 +256,49 @@ static const uint32_t tq_iters[TQ_BUFS] = {2000, 24000, 64000, 8000};
 /* Which buffer's app pair each sample is checked against: its own. (To see
  * the test fail, check B1 against B2: {0, 1, 3, 2}.) */
 static const int tq_expect[TQ_BUFS] = {0, 1, 2, 3};
-/* The nearness check is the one that a loaded machine can defeat: a short
- * buffer's dispatch pays lavapipe's fixed cost (once 0.65 ms for 2000
- * iterations against 0.81 ms for 8000 on a loaded CI machine, with 0.17 ms
- * of preemption between our stamp and the app's), so two pairs come closer
- * than the noise. Such a miss is counted here, and the run is repeated (up
- * to TQ_ATTEMPTS in all, the last one checked hard); a sample given to the
- * wrong buffer misses on every attempt. Every other check is hard on every
- * attempt. */
-enum { TQ_ATTEMPTS = 3 };
-static bool tq_soft_near;
-static uint32_t tq_near_misses;
+/* The sample's own GPU event (the trace store, started in memory for these
+ * runs): its last one of phase p, false if none. */
+static bool gpu_event_of(vkprof_context ctx, vkprof_phase p, uint64_t *b, uint64_t *e)
+{
+    uint64_t n = atomic_load(&ctx->trace.next);
+    n = n > ctx->trace.capacity ? ctx->trace.capacity : n;
+    bool any = false;
+    for (uint64_t i = 0; i < n; i++) {
+        const vkprof_event *ev = &ctx->trace.events[i];
+        if (atomic_load(&ev->ready) && ev->kind == VKPROF_EV_GPU && ev->name == p) {
+            *b = ev->start;
+            *e = ev->end;
+            any = true;
+        }
+    }
+    return any;
+}
 
 /* Buffers first..first+count-1 have run: each has one sample, exact
- * against its own app pair and nearer it than any other of them. */
+ * against its own app pair and placed around it on the device clock. */
 static void check_two_queue_samples(vkprof_context ctx, const VkQueryPool *pool, int first,
                                     int count)
 {
-    uint64_t app[TQ_BUFS] = {0};
+    uint64_t app[TQ_BUFS] = {0}, app_begin[TQ_BUFS] = {0};
     for (int i = first; i < first + count; i++) { /* only those that ran */
-        app[i] = app_ticks_of(pool[i]);
+        app[i] = app_pair_of(pool[i], &app_begin[i]);
     }
     const float period = g.dev.props.limits.timestampPeriod;
     for (int i = first; i < first + count; i++) {
         vkprof_phase_stats ps = th_phase(ctx, tq_phase[i]);
         CHECK_EQ_U64(ps.count, 1);
-        uint64_t ours = ps.total_ticks, own = app[tq_expect[i]];
+        int k = tq_expect[i];
+        uint64_t ours = ps.total_ticks, own = app[k];
         printf("  %s (%u iterations): %llu ticks, app pair %llu\n", tq_name[i], tq_iters[i],
                (unsigned long long)ours, (unsigned long long)own);
         CHECK(ours >= own);
         uint64_t extra_ns = ours >= own ? vkprof_ticks_to_ns(ours - own, period) : UINT64_MAX;
         uint64_t own_ns = vkprof_ticks_to_ns(own, period);
         CHECK(extra_ns < 1000000 || extra_ns < own_ns / 4);
-        uint64_t d_own = ours > own ? ours - own : own - ours;
-        for (int k = first; k < first + count; k++) {
-            uint64_t dk = ours > app[k] ? ours - app[k] : app[k] - ours;
-            if (tq_soft_near && !(k == tq_expect[i] || d_own < dk)) {
-                printf("  %s is nearer %s's pair than its own (%llu against %llu ticks): "
-                       "counted, the run is repeated\n",
-                       tq_name[i], tq_name[k], (unsigned long long)dk, (unsigned long long)d_own);
-                tq_near_misses++;
-                continue;
-            }
-            CHECK(k == tq_expect[i] || d_own < dk);
-        }
+        uint64_t eb = 0, ee = 0;
+        CHECK(gpu_event_of(ctx, tq_phase[i], &eb, &ee));
+        CHECK_EQ_U64(ee - eb, ours);
+        CHECK(eb <= app_begin[k] && ee >= app_begin[k] + own);
     }
 }
 
@@ -427,6 +431,7 @@ static void two_queues_simulated(void)
     sim_reset();
     g_sim.sim_queues = true;
     vkprof_context ctx = make_in(64, true);
+    CHECK(vkprof_trace_start(ctx, 256) == VKPROF_OK);
     PFN_vkGetDeviceQueue get_queue =
         (PFN_vkGetDeviceQueue)(void *)sim_get_device_proc_addr(g.dev.device, "vkGetDeviceQueue");
     CHECK(get_queue != NULL);
@@ -451,6 +456,7 @@ static void two_queues_simulated(void)
 static void two_queues_real(void)
 {
     vkprof_context ctx = make(64);
+    CHECK(vkprof_trace_start(ctx, 256) == VKPROF_OK);
     tq_path p = {.real = true, .qa = g.dev.queue, .qb = g.dev.queue2, .gate = tq_gate_create()};
     CHECK(p.qa != VK_NULL_HANDLE && p.qb != VK_NULL_HANDLE && p.qa != p.qb);
     if (p.gate != VK_NULL_HANDLE) {
@@ -470,27 +476,12 @@ static void test_two_queues(void)
            g.dev.queue_count);
     CHECK_EQ_U64(g.dev.queue_count, n >= 2 ? 2 : 1);
     CHECK((g.dev.queue2 != VK_NULL_HANDLE) == (n >= 2));
-    for (uint32_t a = 1; a <= TQ_ATTEMPTS; a++) {
-        printf("  path: simulated queues A and B (tests/sim.c), A held (attempt %u)\n", a);
-        tq_soft_near = a < TQ_ATTEMPTS;
-        tq_near_misses = 0;
-        two_queues_simulated();
-        if (tq_near_misses == 0) {
-            break;
-        }
-    }
+    printf("  path: simulated queues A and B (tests/sim.c), A held\n");
+    two_queues_simulated();
     if (g.dev.queue2 != VK_NULL_HANDLE) {
-        for (uint32_t a = 1; a <= TQ_ATTEMPTS; a++) {
-            printf("  path: real queues 0 (A) and 1 (B) of family %u, A gated by a host-set "
-                   "event (attempt %u)\n",
-                   g.dev.family, a);
-            tq_soft_near = a < TQ_ATTEMPTS;
-            tq_near_misses = 0;
-            two_queues_real();
-            if (tq_near_misses == 0) {
-                break;
-            }
-        }
+        printf("  path: real queues 0 (A) and 1 (B) of family %u, A gated by a host-set event\n",
+               g.dev.family);
+        two_queues_real();
     } else {
         printf("  path: real queues not run: the family has one queue\n");
     }
