@@ -186,6 +186,17 @@ typedef struct spv_reader {
     bool swap;
 } spv_reader;
 
+/* A reader over a module in either byte order: false when it is too short
+ * for a header or has no SPIR-V magic. */
+static bool spv_open(const uint32_t *words, size_t word_count, spv_reader *r)
+{
+    if (words == NULL || word_count < 5) {
+        return false;
+    }
+    *r = (spv_reader){.w = words, .n = word_count, .swap = words[0] == SPV_MAGIC_SWAPPED};
+    return r->swap || words[0] == SPV_MAGIC;
+}
+
 static uint32_t get(const spv_reader *r, size_t i)
 {
     uint32_t v = r->w[i];
@@ -430,13 +441,8 @@ static void hash_operands(const spv_reader *r, const spv_state *st, fnv *f, cons
 
 uint64_t vkl_spirv_hash(const uint32_t *words, size_t word_count)
 {
-    if (words == NULL || word_count < 5) {
-        return 0;
-    }
-    spv_reader r = {.w = words, .n = word_count, .swap = false};
-    if (words[0] == SPV_MAGIC_SWAPPED) {
-        r.swap = true;
-    } else if (words[0] != SPV_MAGIC) {
+    spv_reader r;
+    if (!spv_open(words, word_count, &r)) {
         return 0;
     }
     spv_state st = {.bound = get(&r, 3)};
@@ -782,13 +788,8 @@ static void wg_resolve(const spv_reader *r, uint32_t id, vkl_wg_dim *d)
 uint32_t vkl_spirv_workgroups(const uint32_t *words, size_t word_count, vkl_workgroup *out,
                               uint32_t max)
 {
-    if (words == NULL || word_count < 5 || out == NULL) {
-        return 0;
-    }
-    spv_reader r = {.w = words, .n = word_count, .swap = false};
-    if (words[0] == SPV_MAGIC_SWAPPED) {
-        r.swap = true;
-    } else if (words[0] != SPV_MAGIC) {
+    spv_reader r;
+    if (out == NULL || !spv_open(words, word_count, &r)) {
         return 0;
     }
     if (max > VKL_WG_ENTRIES) {
