@@ -308,7 +308,10 @@ static vkprof_context lib_context(vkprof_timing_mode tm, bool shared, uint32_t e
     return prof;
 }
 
-static void ring_case(dec_engine *e, const counts *off, bool shared, uint32_t every)
+/* scopes: per token, the engine's phase calls (or its dispatches, with
+ * dec_config.scope_dispatches) */
+static void ring_case(dec_engine *e, const counts *off, bool shared, uint32_t every,
+                      uint64_t scopes)
 {
     sim_reset();
     vkprof_context prof = lib_context(VKPROF_TIMING_RING, shared, every);
@@ -328,8 +331,7 @@ static void ring_case(dec_engine *e, const counts *off, bool shared, uint32_t ev
     printf("  %-24s library: %llu commands, %llu stamps, %llu resets\n", what,
            (unsigned long long)lib_cmds, (unsigned long long)ts.stamps_written,
            (unsigned long long)lib_resets);
-    uint64_t calls = dec_calls_per_token(e), every1 = every > 1 ? every : 1,
-             S = segments_per_token(e);
+    uint64_t calls = scopes, every1 = every > 1 ? every : 1, S = segments_per_token(e);
     uint64_t timed = (T + every1 - 1) / every1;
     CHECK_EQ_U64(ts.stamps_written, shared ? (calls + S) * timed : 2 * calls * timed);
     CHECK_EQ_U64(ts.scopes_collected, calls * timed); /* every segment's scopes folded */
@@ -397,6 +399,61 @@ static void gpu_case(dec_engine *e, const counts *off)
     vkprof_destroy(prof);
 }
 
+/* dec_config.scope_dispatches: the same work as one scope per call, and one
+ * scope per dispatch, stamped where the layer stamps (after each dispatch;
+ * with shared boundaries the next scope begins at that stamp); modes with
+ * fixed stamps per call are refused, as are several ranks. */
+static void scope_dispatch_case(const counts *off_calls)
+{
+    dec_hooks h = {0};
+    dec_config cfg = {
+        .preset = dec_find_preset(preset), .seed = SEED, .hooks = &h, .scope_dispatches = true};
+    dec_engine *e = NULL;
+    char err[512] = "";
+    if (dec_create(&g.dev, &cfg, &e, err, sizeof err) != 0) {
+        fprintf(stderr, "  dec_create (scope per dispatch): %s\n", err);
+        CHECK(0);
+        return;
+    }
+    counts off;
+    CHECK(run_mode(e, DEC_PROFILE_OFF, NULL, &off, "off, scope dispatch") == 0);
+    CHECK(memcmp(&off, off_calls, sizeof off) == 0); /* the same commands */
+    CHECK_EQ_U64(off.dispatch % T, 0);
+    uint64_t D = off.dispatch / T; /* every dispatch is in a phase call */
+    CHECK(D > dec_calls_per_token(e));
+    ring_case(e, &off, false, 0, D);
+    ring_case(e, &off, true, 0, D);
+    ring_case(e, &off, true, 2, D);
+    /* every dispatch's scope is its call's phase: per phase, the engine's
+     * dispatch count (a fresh context: nothing else folded in it) */
+    vkprof_context prof = lib_context(VKPROF_TIMING_RING, true, 0);
+    counts c;
+    CHECK(prof != NULL && run_mode(e, DEC_PROFILE_RING, prof, &c, "ring, per-phase") == 0);
+    if (prof != NULL) {
+        CHECK(vkprof_collect(prof) == VKPROF_OK);
+        vkprof_phase_stats st[VKPROF_MAX_PHASES];
+        uint32_t np = 0;
+        CHECK(vkprof_snapshot(prof, st, VKPROF_MAX_PHASES, &np, NULL) == VKPROF_OK);
+        for (uint32_t k = 0; k < VKPROF_PHASE_DEFAULT_COUNT && k < np; k++) {
+            CHECK_EQ_U64(st[k].count, (uint64_t)dec_costs(e, k)->dispatches);
+        }
+        vkprof_destroy(prof);
+    }
+    const dec_profile refused[] = {DEC_PROFILE_GPU, DEC_PROFILE_BASELINE,
+                                   DEC_PROFILE_BASELINE_SHARED};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        CHECK(dec_reconfigure(e, refused[i], NULL, &h, err, sizeof err) == 1);
+        CHECK(strstr(err, "a scope per dispatch needs profile off or ring") != NULL);
+    }
+    dec_destroy(e);
+    dec_hooks h2 = {.all_reduce = identity_reduce};
+    cfg.hooks = &h2;
+    cfg.ranks = 2;
+    e = NULL;
+    CHECK(dec_create(&g.dev, &cfg, &e, err, sizeof err) != 0 && e == NULL);
+    CHECK(strstr(err, "a scope per dispatch is for one rank") != NULL);
+}
+
 static void test_commands(void)
 {
     dec_hooks h = {.all_reduce = identity_reduce};
@@ -423,9 +480,9 @@ static void test_commands(void)
     /* each all-reduce site: the partial residual out and the sum back in;
      * the routed experts are read from their buffer */
     CHECK_EQ_U64(off.copy, 2 * tp_sites() * T);
-    ring_case(e, &off, false, 0);
-    ring_case(e, &off, true, 0);
-    ring_case(e, &off, false, 2);
+    ring_case(e, &off, false, 0, calls);
+    ring_case(e, &off, true, 0, calls);
+    ring_case(e, &off, false, 2, calls);
     baseline_case(e, &off, DEC_PROFILE_BASELINE);
     baseline_case(e, &off, DEC_PROFILE_BASELINE_SHARED);
     gpu_case(e, &off);
@@ -437,6 +494,9 @@ static void test_commands(void)
     CHECK_EQ_U64(reduces, tp_sites() * T);
     CHECK_EQ_U64(routed, moe_syncs() * T);
     dec_destroy(e);
+    if (tp_ranks <= 1) {
+        scope_dispatch_case(&off);
+    }
 }
 
 /* The same with 1 + 2 x layers segments per token (see the top). */

@@ -243,6 +243,15 @@ typedef struct dec_config {
      * the embedding, norms, router and LM head are replicated. Each token
      * then all-reduces twice per layer through hooks->all_reduce. */
     uint32_t rank, ranks;
+    /* Profiling scopes of DEC_PROFILE_RING: false, one per phase call (its
+     * dispatches and the barriers between them); true, one per dispatch, as
+     * the vkprof layer scopes them: a call's scope ends right after each of
+     * its dispatches and the next begins before the next one (with shared
+     * boundaries, at that end stamp), so the stamps sit where the layer's do.
+     * Only with DEC_PROFILE_OFF and DEC_PROFILE_RING (dec_create and
+     * dec_reconfigure refuse the other modes), at ranks <= 1, and not with a
+     * context that rotates its scopes. */
+    bool scope_dispatches;
 } dec_config;
 
 typedef struct dec_engine dec_engine;

@@ -232,6 +232,10 @@ struct dec_engine {
     VkCommandBuffer cmd;
     uint32_t calls_in_cmd;
     bool section_open;
+    /* cfg.scope_dispatches: the open phase call (call_phase), and its
+     * dispatches recorded so far (each one's scope ended after it) */
+    bool call_open;
+    uint32_t call_phase, call_dispatches;
     bool upload_pending; /* submit_per_call: the reduced residual to copy in */
     /* A mid-token host read-back (host_read_set): copied, if src, after the
      * call's end stamp, then a host barrier, and submitted in host section
@@ -551,10 +555,20 @@ static void dispatch(dec_engine *e, uint32_t k, VkDescriptorSet set, const uint3
     uint32_t words[PC_WORDS] = {0};
     memcpy(words, pc, PC_WORDS * sizeof(uint32_t));
     VkPipelineLayout layout = e->pipe[kernel_info[k].shader].layout;
+    /* one scope per dispatch: the call's first began in phase_begin, each
+     * later one begins here (after the barrier before it, as the layer's) */
+    bool per_dispatch = e->cfg.scope_dispatches && e->call_open && !e->fail;
+    if (per_dispatch && e->call_dispatches > 0) {
+        prof_check(e, dec_prof_phase_begin(&e->prof, e->cmd, e->call_phase));
+    }
     vkCmdBindPipeline(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e->kpipe[k]);
     vkCmdBindDescriptorSets(e->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     vkCmdPushConstants(e->cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof words, words);
     vkCmdDispatch(e->cmd, gx, gy, 1);
+    if (per_dispatch && !e->fail) {
+        prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, e->call_phase));
+        e->call_dispatches++;
+    }
 }
 
 /* Everything written before (earlier commands and earlier submits, shaders
@@ -954,6 +968,25 @@ static int shard_of(const dec_preset *p, const dec_config *cfg, dshard *sh, char
     return 0;
 }
 
+/* cfg.scope_dispatches goes only with the modes that keep one command
+ * buffer and have no fixed stamps per call (off, ring), at one rank. */
+static int scope_check(dec_engine *e, dec_profile profile)
+{
+    if (!e->cfg.scope_dispatches) {
+        return 0;
+    }
+    if (profile != DEC_PROFILE_OFF && profile != DEC_PROFILE_RING) {
+        set_err(e, "a scope per dispatch needs profile off or ring, not %s",
+                dec_profile_name(profile));
+        return 1;
+    }
+    if (e->cfg.ranks > 1) {
+        set_err(e, "a scope per dispatch is for one rank (%u ranks)", e->cfg.ranks);
+        return 1;
+    }
+    return 0;
+}
+
 int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *err, size_t err_size)
 {
     *out = NULL;
@@ -987,6 +1020,10 @@ int dec_create(vku_device *dev, const dec_config *cfg, dec_engine **out, char *e
         return 2;
     }
 
+    if (scope_check(e, cfg->profile) != 0) {
+        dec_destroy(e);
+        return 1;
+    }
     prof_check(e, dec_prof_init(&e->prof, dev, dec_calls_per_token(e), cfg->profile, cfg->prof));
 
     /* limits */
@@ -1284,6 +1321,9 @@ static void phase_begin(dec_engine *e, uint32_t phase)
     if (!e->fail) {
         prof_check(e, dec_prof_phase_begin(&e->prof, e->cmd, phase));
     }
+    e->call_open = !e->fail;
+    e->call_phase = phase;
+    e->call_dispatches = 0;
 }
 
 static void finish_cmd(dec_engine *e)
@@ -1335,8 +1375,12 @@ static void record_tail(dec_engine *e)
  * (the last call of the token with what the host reads), then done. */
 static void phase_end(dec_engine *e, uint32_t phase)
 {
+    /* one scope per dispatch: the last one's ended after it (a call without
+     * a dispatch ends its one scope here) */
+    bool ended = e->cfg.scope_dispatches && e->call_open && e->call_dispatches > 0;
+    e->call_open = false;
     if (!dec_prof_submit_per_call(&e->prof)) {
-        if (!e->fail) {
+        if (!e->fail && !ended) {
             prof_check(e, dec_prof_phase_end(&e->prof, e->cmd, phase));
         }
         if (!e->fail && e->cfg.labels) {
@@ -1815,6 +1859,9 @@ int dec_reconfigure(dec_engine *e, dec_profile profile, vkprof_context prof,
     }
     if (e->sh.ranks > 1 && (hooks_ == NULL || hooks_->all_reduce == NULL)) {
         set_err(e, "tensor parallelism (%u ranks) needs hooks->all_reduce", e->sh.ranks);
+        return 1;
+    }
+    if (scope_check(e, profile) != 0) {
         return 1;
     }
     prof_check(e, dec_prof_switch(&e->prof, profile, prof));
