@@ -30,8 +30,8 @@ static void decode_usage(FILE *f)
             "                     ring-shared|ring-sampled|ring-rotating] [--sample-every N]\n"
             "                     [--rotate K]\n"
             "                     [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"
-            "                     [--labels] [--ranks R [--skew-rank K --skew-us N]\n"
-            "                     [--no-rendezvous]]\n"
+            "                     [--labels] [--scope call|dispatch]\n"
+            "                     [--ranks R [--skew-rank K --skew-us N] [--no-rendezvous]]\n"
             "  Greedy decode of N tokens with a Llama-shaped model (random weights from\n"
             "  --seed, fp16 weights, fp32 activations) on Vulkan compute.\n"
             "  --profile gpu times every kernel family with vkprof (one submit+wait per\n"
@@ -46,6 +46,9 @@ static void decode_usage(FILE *f)
             "  the mean of the timed calls times the calls executed;\n"
             "  ring-sampled times 1 token in N (--sample-every, default\n"
             "  %u). `vkprof bench` measures what each mode costs.\n"
+            "  --scope dispatch (ring, ring-shared, ring-sampled; one rank) makes each\n"
+            "  dispatch its own scope, stamped where the vkprof layer stamps it, instead\n"
+            "  of each phase call (--scope call, the default).\n"
             "  --trace FILE writes GPU scopes and host spans on one timeline (Chrome Trace\n"
             "  Event JSON: open it in ui.perfetto.dev or chrome://tracing).\n"
             "  Where the instance offers VK_EXT_debug_utils it is enabled and every\n"
@@ -64,6 +67,23 @@ static void decode_usage(FILE *f)
             "  Presets (P): %s.\n"
             "  Defaults: tiny, 32 tokens, the preset's context, seed 1, profile off.\n",
             VKPROF_DEFAULT_ROTATE_SCOPES, VKPROF_DEFAULT_SAMPLE_EVERY, dec_preset_names());
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank q-quantile of v[0..n) (sorted in place); 0 for n = 0. */
+static double quantile_s(double *v, uint32_t n, double q)
+{
+    if (n == 0) {
+        return 0.0;
+    }
+    qsort(v, n, sizeof *v, cmp_double);
+    uint32_t k = (uint32_t)ceil(q * n);
+    return v[k > 0 ? k - 1 : 0];
 }
 
 static double now_s(void)
@@ -93,7 +113,9 @@ typedef struct run_result {
     const char *device;
     uint32_t ctx, seed, tokens, first_token;
     const char *profile;
+    const char *scope; /* "call" or "dispatch" (--scope) */
     double seconds, init_seconds, tokens_per_s;
+    double token_ms_p50, token_ms_p99; /* one rank: each token's own time; 0: not measured */
     uint32_t *ids;
     phase_row rows[DEC_MAX_PHASES];
     uint32_t nrows;
@@ -191,12 +213,17 @@ static int write_json(const char *path, const run_result *r)
     vkprof__json_end(j);
     vkprof__json_kv_u64(j, "seed", r->seed);
     vkprof__json_kv_str(j, "profile", r->profile);
+    vkprof__json_kv_str(j, "scope", r->scope != NULL ? r->scope : "call");
     vkprof__json_kv_bool(j, "serialised", strcmp(r->profile, "gpu") == 0);
     vkprof__json_kv_u64(j, "tokens", r->tokens);
     vkprof__json_kv_u64(j, "first_token", r->first_token);
     kv_fixed(j, "seconds", r->seconds, 6);
     kv_fixed(j, "init_seconds", r->init_seconds, 6);
     kv_fixed(j, "tokens_per_s", r->tokens_per_s, 6);
+    if (r->token_ms_p50 > 0) {
+        kv_fixed(j, "token_ms_p50", r->token_ms_p50, 6);
+        kv_fixed(j, "token_ms_p99", r->token_ms_p99, 6);
+    }
     vkprof__json_kv_u64(j, "device_bytes", r->device_bytes);
     kv_fixed(j, "bytes_per_token", r->bytes_per_token, 0);
     kv_fixed(j, "flops_per_token", r->flops_per_token, 0);
@@ -297,6 +324,7 @@ static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile 
             fprintf(stderr, "vkprof decode: vkprof_snapshot failed\n");
             return 1;
         }
+        bool per_dispatch = r->scope != NULL && strcmp(r->scope, "dispatch") == 0;
         uint64_t sum_ns = 0;
         for (uint32_t k = 0; k < nphases; k++) {
             sum_ns += est ? st[phases[k]].est_total_ns : st[phases[k]].total_ns;
@@ -312,7 +340,9 @@ static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile 
             uint64_t ns = est ? s->est_total_ns : s->total_ns;
             w->ms_per_token = (double)ns * 1e-6 / per;
             w->pct = sum_ns ? 100.0 * (double)ns / (double)sum_ns : 0.0;
-            w->calls_per_token = (double)(est ? s->calls : s->count) / per;
+            /* a scope per dispatch: the calls are the engine's, the count its dispatches */
+            w->calls_per_token = per_dispatch ? (double)c->calls / tokens
+                                              : (double)(est ? s->calls : s->count) / per;
             w->us_per_call = s->count ? (double)s->total_ns * 1e-3 / (double)s->count : 0.0;
             w->bytes_per_token = c->bytes / tokens;
             w->flops_per_token = c->flops / tokens;
@@ -337,8 +367,11 @@ static int phase_report(vkprof_context prof, const dec_engine *eng, dec_profile 
                    (unsigned long long)ts.rotate_period, (unsigned long long)ts.rotate_cycles,
                    (unsigned long long)ts.rotate_changed_steps);
         }
+        if (per_dispatch) {
+            printf("  a scope per dispatch (--scope dispatch): us/disp is per dispatch\n");
+        }
         printf("  %-12s %10s %7s %8s %10s %10s %10s%s\n", "phase", "ms/token", "%", "calls/tk",
-               "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
+               per_dispatch ? "us/disp" : "us/call", "GB/s", "GFLOP/s", peak > 0 ? "  %peak" : "");
         for (uint32_t k = 0; k < r->nrows; k++) {
             const phase_row *w = &r->rows[k];
             printf("  %-12s %10.4f %7.2f %8.1f %10.2f %10.2f %10.2f", w->name, w->ms_per_token,
@@ -653,7 +686,7 @@ done:
 int vkprof_cmd_decode(int argc, char **argv)
 {
     const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
-    const char *trace = NULL;
+    const char *trace = NULL, *scope = "call";
     uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
     uint32_t rotate = VKPROF_DEFAULT_ROTATE_SCOPES;
     double peak = 0.0;
@@ -672,6 +705,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1},
         {"--rotate", CLI_U32, .u32 = &rotate, .min = 1, .max = 1u << 24},
         {"--labels", CLI_FLAG, .flag = &labels},
+        {"--scope", CLI_STR, .str = &scope},
         {"--ranks", CLI_U32, .u32 = &ranks, .min = 1, .max = 64},
         {"--skew-rank", CLI_U32, .u32 = &skew_rank, .max = 63},
         {"--skew-us", CLI_U32, .u32 = &skew_us, .min = 1, .max = 10000000},
@@ -719,6 +753,16 @@ int vkprof_cmd_decode(int argc, char **argv)
         return 2;
     }
     bool timed = mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING;
+    bool scope_dispatches = strcmp(scope, "dispatch") == 0;
+    if (!scope_dispatches && strcmp(scope, "call") != 0) {
+        fprintf(stderr, "vkprof decode: unknown --scope '%s' (call|dispatch)\n", scope);
+        return 2;
+    }
+    if (scope_dispatches && (mode != DEC_PROFILE_RING || ring_rotating || ranks > 1)) {
+        fprintf(stderr, "vkprof decode: --scope dispatch goes with --profile ring, ring-shared "
+                        "or ring-sampled at one rank\n");
+        return 2;
+    }
     /* the host span level: --profile's, unless VKPROF_HOST_PROFILE says 1 or 2 */
     vkprof_host_level host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
     const char *hp = getenv("VKPROF_HOST_PROFILE");
@@ -782,9 +826,10 @@ int vkprof_cmd_decode(int argc, char **argv)
     vkprof_context prof = NULL;
     dec_engine *eng = NULL;
     uint32_t *ids = calloc(tokens, sizeof *ids);
+    double *token_s = calloc(tokens, sizeof *token_s); /* each token's time */
     char *snap = NULL;
     bool tty = isatty(STDERR_FILENO) != 0;
-    if (ids == NULL) {
+    if (ids == NULL || token_s == NULL) {
         fprintf(stderr, "vkprof decode: out of memory\n");
         goto done;
     }
@@ -894,7 +939,8 @@ int vkprof_cmd_decode(int argc, char **argv)
                       .prof = prof,
                       .hooks = &hooks,
                       .debug_utils = debug_utils,
-                      .labels = labels};
+                      .labels = labels,
+                      .scope_dispatches = scope_dispatches};
     double t0 = now_s();
     if (tty) {
         fprintf(stderr, "generating weights on the GPU...");
@@ -907,7 +953,7 @@ int vkprof_cmd_decode(int argc, char **argv)
         fprintf(stderr, "vkprof decode: %s\n", err);
         goto done;
     }
-    double t1 = now_s();
+    double t1 = now_s(), tprev = t1;
     uint32_t token = 1; /* a BOS-like start token */
     for (uint32_t i = 0; i < tokens; i++) {
         uint32_t next = 0;
@@ -917,6 +963,9 @@ int vkprof_cmd_decode(int argc, char **argv)
         }
         ids[i] = next;
         token = next;
+        double tnow = now_s();
+        token_s[i] = tnow - tprev;
+        tprev = tnow;
         if (tty) {
             double el = now_s() - t1;
             fprintf(stderr, "\rtoken %u/%u  %.2f tokens/s", i + 1, tokens, (i + 1) / el);
@@ -934,7 +983,10 @@ int vkprof_cmd_decode(int argc, char **argv)
                     .tokens = tokens,
                     .first_token = 1,
                     .profile = profile,
+                    .scope = scope,
                     .seconds = t2 - t1,
+                    .token_ms_p50 = 1e3 * quantile_s(token_s, tokens, 0.50),
+                    .token_ms_p99 = 1e3 * quantile_s(token_s, tokens, 0.99),
                     .init_seconds = t1 - t0,
                     .tokens_per_s = tokens / (t2 - t1),
                     .ids = ids,
@@ -998,6 +1050,7 @@ done:
     vku_device_destroy(&dev);
     vku_instance_destroy(&inst);
     free(ids);
+    free(token_s);
     free(snap);
     return rc;
 }

@@ -299,12 +299,111 @@ static void test_decode_ring(void)
     CHECK(rc == 2 && strstr(e2, "unknown profile") != NULL);
 }
 
+/* `vkprof decode --scope dispatch`: one scope per dispatch (counts equal to
+ * the dispatches), each token's time (p50 <= p99); refused where it cannot go. */
+static void test_decode_scope(void)
+{
+    char err[8192], args[1024], path[600];
+    snprintf(path, sizeof path, "%s/scope.json", dir);
+    snprintf(args, sizeof args, "--tokens 4 --profile ring-shared --scope dispatch --json '%s'",
+             path);
+    int rc = run_sub("decode", args, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "  decode %s: exit %d, stderr: %s\n", args, rc, err);
+    }
+    CHECK(rc == 0);
+    char *text = th_read_file(path);
+    cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL);
+    if (j != NULL) {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scope");
+        CHECK(cJSON_IsString(sc) && strcmp(sc->valuestring, "dispatch") == 0);
+        double p50 = num(j, "token_ms_p50"), p99 = num(j, "token_ms_p99");
+        CHECK(p50 > 0 && p50 <= p99);
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(j, "phases"), *it;
+        CHECK(cJSON_GetArraySize(ph) == 11);
+        double scopes = 0, calls = 0;
+        cJSON_ArrayForEach(it, ph)
+        {
+            CHECK(num(it, "total_ns") > 0);
+            CHECK(num(it, "count") == num(it, "dispatches"));
+            scopes += num(it, "count");
+            calls += num(it, "calls_per_token") * 4;
+        }
+        CHECK(scopes > calls); /* attention and sampling are several dispatches a call */
+    }
+    cJSON_Delete(j);
+    free(text);
+    remove(path);
+    static const char *const bad[] = {"--tokens 1 --profile gpu --scope dispatch",
+                                      "--tokens 1 --profile ring-rotating --scope dispatch",
+                                      "--tokens 1 --profile ring --scope dispatch --ranks 2",
+                                      "--tokens 1 --scope dispatch"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = run_sub("decode", bad[i], err, sizeof err);
+        CHECK(rc == 2 && strstr(err, "--scope dispatch goes with --profile ring") != NULL);
+    }
+    rc = run_sub("decode", "--tokens 1 --scope phase", err, sizeof err);
+    CHECK(rc == 2 && strstr(err, "unknown --scope 'phase'") != NULL);
+}
+
+/* `vkprof bench --layer` once on tiny (a smoke test, never a speed): the
+ * layer and the in-app ring with the same stamps time each phase equally
+ * often; every configuration's ratios are there. */
+static void test_bench_layer(void)
+{
+    char err[8192], args[1024], path[600];
+    snprintf(path, sizeof path, "%s/layer.json", dir);
+    snprintf(args, sizeof args, "--layer --preset tiny --tokens 4 --repeats 1 --json '%s'", path);
+    int rc = run_cli(args, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "  bench %s: exit %d, stderr: %s\n", args, rc, err);
+    }
+    CHECK(rc == 0);
+    char *text = th_read_file(path);
+    cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL);
+    if (j != NULL) {
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "tokens_identical")));
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "scopes_per_phase_equal")));
+        CHECK(num(j, "ring_phases_missing_in_layer") == 0);
+        double split = num(j, "split_max_pp_layer_vs_ring");
+        CHECK(isfinite(split) && split >= 0 && split < 100);
+        const cJSON *cfgs = cJSON_GetObjectItemCaseSensitive(j, "configs");
+        CHECK(cJSON_GetArraySize(cfgs) == 5);
+        static const char *const names[] = {"none", "loaded-off", "layer", "ring-dispatch",
+                                            "sampled"};
+        for (size_t i = 0; i < 5; i++) {
+            const cJSON *c = find_config(cfgs, names[i]);
+            CHECK(c != NULL);
+            if (c == NULL) {
+                continue;
+            }
+            CHECK(num(c, "tokens_per_s") > 0 && num(c, "token_ms_p50") > 0);
+            if (cJSON_GetObjectItemCaseSensitive(c, "against") != NULL) {
+                CHECK(num(c, "ratio") > 0 && num(c, "ratio_p50") > 0);
+                CHECK(num(c, "ratio_p50_min") <= num(c, "ratio_p50") &&
+                      num(c, "ratio_p50") <= num(c, "ratio_p50_max"));
+            }
+        }
+        const cJSON *ly = find_config(cfgs, "layer"), *rg = find_config(cfgs, "ring-dispatch");
+        if (ly != NULL && rg != NULL) {
+            CHECK(num(rg, "samples") > 0 && num(rg, "lost") == 0 && num(ly, "lost") == 0);
+            CHECK(num(ly, "samples") > num(rg, "samples")); /* and weights_init's */
+        }
+    }
+    cJSON_Delete(j);
+    free(text);
+    remove(path);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_bench_cli VKPROF WORKDIR\n");
+    if (argc != 4 || (strcmp(argv[3], "layer") != 0 && strcmp(argv[3], "no-layer") != 0)) {
+        fprintf(stderr, "usage: test_bench_cli VKPROF WORKDIR layer|no-layer\n");
         return 2;
     }
+    bool with_layer = strcmp(argv[3], "layer") == 0;
     vkprof_bin = argv[1];
     dir = argv[2];
     char mk[700];
@@ -318,6 +417,14 @@ int main(int argc, char **argv)
     int before = th_failures;
     test_decode_ring();
     printf("%s test_decode_ring\n", th_failures != before ? "FAIL" : "ok  ");
+    before = th_failures;
+    test_decode_scope();
+    printf("%s test_decode_scope\n", th_failures != before ? "FAIL" : "ok  ");
+    before = th_failures;
+    if (with_layer) {
+        test_bench_layer();
+        printf("%s test_bench_layer\n", th_failures != before ? "FAIL" : "ok  ");
+    }
     before = th_failures;
     test_json();
     printf("%s test_json\n", th_failures != before ? "FAIL" : "ok  ");

@@ -2,12 +2,14 @@
  * edited. The layer is loaded by the Vulkan loader at vkCreateInstance, so
  * each configuration is its own process: this runs `vkprof decode` (the same
  * executable) as a child, once per configuration per round, in interleaved
- * rounds whose order rotates, and compares tokens/s within each round:
+ * rounds whose order rotates, and compares within each round tokens/s and
+ * the median token time (each child's p50 over its tokens):
  *
  *   none        decode --profile off, no layer: the reference
  *   loaded-off  the same under the layer with VKPROF_LAYER=off     vs none
- *   layer       the same under the layer, every dispatch stamped   vs ring-shared
- *   ring-shared decode --profile ring-shared, no layer (the in-app ring)
+ *   layer       the same under the layer, every dispatch stamped   vs ring-dispatch
+ *   ring-dispatch decode --profile ring-shared --scope dispatch, no layer: the
+ *               in-app ring with the layer's stamps (one scope per dispatch)
  *   sampled     under the layer, 1 submit in N stamped             vs none
  *
  * and the per-phase split of `layer` (its summary, phases named by the
@@ -35,12 +37,13 @@ extern char **environ;
 
 enum { L_NONE, L_LOADED_OFF, L_LAYER, L_RING, L_SAMPLED, L_COUNT };
 
-static const char *const lname[L_COUNT] = {"none", "loaded-off", "layer", "ring-shared", "sampled"};
+static const char *const lname[L_COUNT] = {"none", "loaded-off", "layer", "ring-dispatch",
+                                           "sampled"};
 static const char *const lwhat[L_COUNT] = {
     "decode --profile off, no layer",
     "the same under the layer, VKPROF_LAYER=off",
     "the same under the layer, every dispatch stamped",
-    "decode --profile ring-shared, no layer (the in-app ring)",
+    "decode --profile ring-shared --scope dispatch, no layer (the in-app ring, the same stamps)",
     "the same as layer, 1 submit in N stamped",
 };
 /* Each ratio is against this configuration of the same round; and its goal. */
@@ -55,8 +58,9 @@ typedef struct lphase {
 } lphase;
 
 typedef struct lconf {
-    double *tps, *ratio;
+    double *tps, *ratio, *p50, *ratio50; /* per round; p50: the child's median token ms */
     double tps_med, ratio_med, ratio_min, ratio_max;
+    double p50_med, ratio50_med, ratio50_min, ratio50_max;
     /* the last round's per-phase figures (layer: its summary; ring: the decode JSON) */
     lphase ph[LB_MAX_PHASES];
     uint32_t nph;
@@ -186,6 +190,10 @@ static int run_child(lbench *b, int cfg, const char *json, const char *outdir, c
     argv[a++] = tokens;
     argv[a++] = "--profile";
     argv[a++] = cfg == L_RING ? "ring-shared" : "off";
+    if (cfg == L_RING) {
+        argv[a++] = "--scope";
+        argv[a++] = "dispatch";
+    }
     argv[a++] = "--json";
     argv[a++] = json;
     if (o->device != NULL) {
@@ -336,10 +344,12 @@ static int take_decode_json(lbench *b, int cfg, uint32_t round, const char *path
         return -1;
     }
     const cJSON *tps = cJSON_GetObjectItemCaseSensitive(j, "tokens_per_s");
+    const cJSON *p50 = cJSON_GetObjectItemCaseSensitive(j, "token_ms_p50");
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(j, "token_ids");
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
-    if (!cJSON_IsNumber(tps) || !cJSON_IsArray(ids)) {
-        fprintf(stderr, "vkprof bench: %s has no tokens_per_s or token_ids\n", path);
+    if (!cJSON_IsNumber(tps) || !cJSON_IsNumber(p50) || p50->valuedouble <= 0 ||
+        !cJSON_IsArray(ids)) {
+        fprintf(stderr, "vkprof bench: %s has no tokens_per_s, token_ms_p50 or token_ids\n", path);
         cJSON_Delete(j);
         return -1;
     }
@@ -348,6 +358,7 @@ static int take_decode_json(lbench *b, int cfg, uint32_t round, const char *path
     }
     if (round != UINT32_MAX) {
         b->c[cfg].tps[round] = tps->valuedouble;
+        b->c[cfg].p50[round] = p50->valuedouble;
     }
     if (b->ref_ids == NULL) {
         b->ref_ids = cJSON_Duplicate(ids, 1);
@@ -431,6 +442,24 @@ static double share_diff_pp(const lconf *a, const lconf *r, uint32_t *unmatched)
     return worst;
 }
 
+/* Whether the layer timed each of the ring's phases as many times as the
+ * ring did (both scope every dispatch: the same stamps). */
+static bool counts_equal(const lconf *a, const lconf *r)
+{
+    for (uint32_t i = 0; i < r->nph; i++) {
+        bool hit = false;
+        for (uint32_t k = 0; k < a->nph; k++) {
+            if (strcmp(a->ph[k].name, r->ph[i].name) == 0) {
+                hit = a->ph[k].count == r->ph[i].count;
+            }
+        }
+        if (!hit) {
+            return false;
+        }
+    }
+    return r->nph > 0;
+}
+
 /* The layer's GPU time in the ring's phases over the ring's, per mille, and
  * the layer's time in phases the ring has not. */
 static void totals(const lconf *a, const lconf *r, double *ratio, double *extra_ms)
@@ -451,7 +480,7 @@ static void totals(const lconf *a, const lconf *r, double *ratio, double *extra_
 }
 
 static int write_json(const char *path, const lbench *b, double split, uint32_t unmatched,
-                      double total_ratio)
+                      double total_ratio, bool same)
 {
     outfile o;
     if (outfile_open(&o, "vkprof bench", path) != 0) {
@@ -476,6 +505,8 @@ static int write_json(const char *path, const lbench *b, double split, uint32_t 
         vkprof__json_kv_str(j, "what", lwhat[i]);
         vkprof__json_key(j, "tokens_per_s");
         vkprof__json_f64(j, c->tps_med);
+        vkprof__json_key(j, "token_ms_p50");
+        vkprof__json_f64(j, c->p50_med);
         if (lagainst[i] >= 0) {
             vkprof__json_kv_str(j, "against", lname[lagainst[i]]);
             vkprof__json_key(j, "ratio");
@@ -484,6 +515,12 @@ static int write_json(const char *path, const lbench *b, double split, uint32_t 
             vkprof__json_f64(j, c->ratio_min);
             vkprof__json_key(j, "ratio_max");
             vkprof__json_f64(j, c->ratio_max);
+            vkprof__json_key(j, "ratio_p50");
+            vkprof__json_f64(j, c->ratio50_med);
+            vkprof__json_key(j, "ratio_p50_min");
+            vkprof__json_f64(j, c->ratio50_min);
+            vkprof__json_key(j, "ratio_p50_max");
+            vkprof__json_f64(j, c->ratio50_max);
             vkprof__json_key(j, "goal");
             vkprof__json_f64(j, lgoal[i]);
         }
@@ -497,6 +534,7 @@ static int write_json(const char *path, const lbench *b, double split, uint32_t 
     vkprof__json_key(j, "split_max_pp_layer_vs_ring");
     vkprof__json_f64(j, split);
     vkprof__json_kv_u64(j, "ring_phases_missing_in_layer", unmatched);
+    vkprof__json_kv_bool(j, "scopes_per_phase_equal", same);
     vkprof__json_key(j, "gpu_time_layer_over_ring");
     vkprof__json_f64(j, total_ratio);
     vkprof__json_end(j);
@@ -549,7 +587,10 @@ int bench_layer(const bench_layer_opts *o)
     for (int i = 0; i < L_COUNT; i++) {
         b.c[i].tps = calloc(o->repeats, sizeof(double));
         b.c[i].ratio = calloc(o->repeats, sizeof(double));
-        if (b.c[i].tps == NULL || b.c[i].ratio == NULL) {
+        b.c[i].p50 = calloc(o->repeats, sizeof(double));
+        b.c[i].ratio50 = calloc(o->repeats, sizeof(double));
+        if (b.c[i].tps == NULL || b.c[i].ratio == NULL || b.c[i].p50 == NULL ||
+            b.c[i].ratio50 == NULL) {
             fprintf(stderr, "vkprof bench: out of memory\n");
             goto done;
         }
@@ -577,12 +618,17 @@ int bench_layer(const bench_layer_opts *o)
     for (int i = 0; i < L_COUNT; i++) {
         lconf *c = &b.c[i];
         c->tps_med = bench_median(c->tps, o->repeats);
+        c->p50_med = bench_median(c->p50, o->repeats);
         if (lagainst[i] >= 0) {
+            /* both as speeds: above 1 is faster than the run it is against */
             for (uint32_t r = 0; r < o->repeats; r++) {
                 c->ratio[r] = c->tps[r] / b.c[lagainst[i]].tps[r];
+                c->ratio50[r] = b.c[lagainst[i]].p50[r] / c->p50[r];
             }
             c->ratio_med = bench_median(c->ratio, o->repeats);
             bench_min_max(c->ratio, o->repeats, &c->ratio_min, &c->ratio_max);
+            c->ratio50_med = bench_median(c->ratio50, o->repeats);
+            bench_min_max(c->ratio50, o->repeats, &c->ratio50_min, &c->ratio50_max);
         }
     }
     uint32_t unmatched = 0;
@@ -590,24 +636,30 @@ int bench_layer(const bench_layer_opts *o)
     double total_ratio, extra_ms;
     totals(&b.c[L_LAYER], &b.c[L_RING], &total_ratio, &extra_ms);
 
-    printf("\non %s (tokens/s medians; each ratio is per round against the run named, "
-           "then the median [min, max])\n",
+    printf("\non %s (medians over the rounds; each ratio is per round against the run "
+           "named, as a speed, then the median [min, max]: of tokens/s, and of each run's "
+           "median token time)\n",
            b.device);
-    printf("  %-12s %12s  %-28s %-12s %s\n", "config", "tokens/s", "ratio", "against", "goal");
+    printf("  %-13s %10s %9s  %-26s %-26s %-13s %s\n", "config", "tokens/s", "p50 ms",
+           "tokens/s ratio", "p50 token ratio", "against", "goal");
     for (int i = 0; i < L_COUNT; i++) {
         const lconf *c = &b.c[i];
         if (lagainst[i] >= 0) {
-            char rat[64];
+            char rat[64], rat50[64];
             snprintf(rat, sizeof rat, "%.4f [%.4f, %.4f]", c->ratio_med, c->ratio_min,
                      c->ratio_max);
-            printf("  %-12s %12.2f  %-28s %-12s >= %.3f %s\n", lname[i], c->tps_med, rat,
-                   lname[lagainst[i]], lgoal[i], c->ratio_med >= lgoal[i] ? "met" : "MISSED");
+            snprintf(rat50, sizeof rat50, "%.4f [%.4f, %.4f]", c->ratio50_med, c->ratio50_min,
+                     c->ratio50_max);
+            printf("  %-13s %10.2f %9.4f  %-26s %-26s %-13s >= %.3f %s (tokens/s), %s (p50)\n",
+                   lname[i], c->tps_med, c->p50_med, rat, rat50, lname[lagainst[i]], lgoal[i],
+                   c->ratio_med >= lgoal[i] ? "met" : "MISSED",
+                   c->ratio50_med >= lgoal[i] ? "met" : "MISSED");
         } else {
-            printf("  %-12s %12.2f\n", lname[i], c->tps_med);
+            printf("  %-13s %10.2f %9.4f\n", lname[i], c->tps_med, c->p50_med);
         }
     }
     for (int i = 0; i < L_COUNT; i++) {
-        printf("  %-12s %s\n", lname[i], lwhat[i]);
+        printf("  %-13s %s\n", lname[i], lwhat[i]);
     }
     printf("per-phase split, layer vs the in-app ring (last round): max |share difference| "
            "%.2f pp over %u phases",
@@ -618,6 +670,8 @@ int bench_layer(const bench_layer_opts *o)
     printf("\n  GPU time in those phases, layer / ring: %.4f; the layer also timed %.3f ms in "
            "phases the ring does not scope (weights_init at start), left out",
            total_ratio, extra_ms);
+    bool same = counts_equal(&b.c[L_LAYER], &b.c[L_RING]);
+    printf("\n  scopes per phase, layer = ring (the same stamps): %s", same ? "yes" : "NO");
     printf("\nsamples (last round): layer %llu (lost %llu), ring %llu (lost %llu), sampled %llu "
            "(lost %llu)\n",
            (unsigned long long)b.c[L_LAYER].samples, (unsigned long long)b.c[L_LAYER].lost,
@@ -625,7 +679,7 @@ int bench_layer(const bench_layer_opts *o)
            (unsigned long long)b.c[L_SAMPLED].samples, (unsigned long long)b.c[L_SAMPLED].lost);
     printf("tokens identical across all runs: %s\n", b.mismatches == 0 ? "yes" : "NO");
     rc = b.mismatches == 0 ? 0 : 1;
-    if (o->json != NULL && write_json(o->json, &b, split, unmatched, total_ratio) != 0) {
+    if (o->json != NULL && write_json(o->json, &b, split, unmatched, total_ratio, same) != 0) {
         rc = 1;
     }
 done:
@@ -641,6 +695,8 @@ done:
     for (int i = 0; i < L_COUNT; i++) {
         free(b.c[i].tps);
         free(b.c[i].ratio);
+        free(b.c[i].p50);
+        free(b.c[i].ratio50);
     }
     cJSON_Delete(b.ref_ids);
     return rc;
