@@ -8,8 +8,9 @@
  *   none        decode --profile off, no layer: the reference
  *   loaded-off  the same under the layer with VKPROF_LAYER=off     vs none
  *   layer       the same under the layer, every dispatch stamped   vs ring-dispatch
- *   ring-dispatch decode --profile ring-shared --scope dispatch, no layer: the
- *               in-app ring with the layer's stamps (one scope per dispatch)
+ *   ring-dispatch decode --profile ring-shared --scope dispatch --trace F, no
+ *               layer: the in-app ring with the layer's stamps (one scope per
+ *               dispatch) and, as the layer, a trace of them
  *   sampled     under the layer, 1 submit in N stamped             vs none
  *
  * and the per-phase split of `layer` (its summary, phases named by the
@@ -43,7 +44,8 @@ static const char *const lwhat[L_COUNT] = {
     "decode --profile off, no layer",
     "the same under the layer, VKPROF_LAYER=off",
     "the same under the layer, every dispatch stamped",
-    "decode --profile ring-shared --scope dispatch, no layer (the in-app ring, the same stamps)",
+    "decode --profile ring-shared --scope dispatch --trace, no layer (the in-app ring: the same "
+    "stamps, traced)",
     "the same as layer, 1 submit in N stamped",
 };
 /* Each ratio is against this configuration of the same round; and its goal. */
@@ -180,7 +182,9 @@ static int run_child(lbench *b, int cfg, const char *json, const char *outdir, c
     }
     envp[k] = NULL;
 
-    const char *argv[16];
+    const char *argv[20];
+    char trace[2 * PATH_MAX];
+    snprintf(trace, sizeof trace, "%s/ring-trace.json", b->tmp);
     int a = 0;
     argv[a++] = b->exe;
     argv[a++] = "decode";
@@ -190,9 +194,11 @@ static int run_child(lbench *b, int cfg, const char *json, const char *outdir, c
     argv[a++] = tokens;
     argv[a++] = "--profile";
     argv[a++] = cfg == L_RING ? "ring-shared" : "off";
-    if (cfg == L_RING) {
+    if (cfg == L_RING) { /* the layer's stamps, and a trace as the layer writes one */
         argv[a++] = "--scope";
         argv[a++] = "dispatch";
+        argv[a++] = "--trace";
+        argv[a++] = trace;
     }
     argv[a++] = "--json";
     argv[a++] = json;
@@ -686,6 +692,8 @@ done:
     clear_dir(outdir);
     rmdir(outdir);
     snprintf(path, sizeof path, "%s/decode.json", b.tmp);
+    remove(path);
+    snprintf(path, sizeof path, "%s/ring-trace.json", b.tmp);
     remove(path);
     snprintf(path, sizeof path, "%s/children.log", b.tmp);
     if (rc == 0) {
