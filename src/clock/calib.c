@@ -328,8 +328,49 @@ void vkprof__cal_maybe_refresh(vkprof_context ctx)
     }
 }
 
-bool vkprof__pl_map(const vkprof_cal_point *p, uint32_t n, uint64_t mask, vkprof_pl_nominal nominal,
-                    const void *arg, uint64_t ticks, uint64_t *host_ns)
+/* The last point at or before rel (0 <= rel <= rel_last): with `tab` (each
+ * point's ticks after p[0], strictly increasing) from the cursor, else the
+ * binary search over the points themselves. Both give the largest lo in
+ * [0, n - 2] with rel(lo) <= rel when the points increase, so the same lo. */
+static uint32_t pl_segment(const vkprof_cal_point *p, uint32_t n, uint64_t mask, const int64_t *tab,
+                           uint32_t *cursor, int64_t rel)
+{
+    uint32_t lo = 0, hi = n - 1;
+    if (tab != NULL) {
+        uint32_t c = *cursor;
+        if (c + 1 < n && tab[c] <= rel && (c + 2 == n || rel < tab[c + 1])) {
+            return c;
+        }
+        if (c + 2 < n && tab[c + 1] <= rel && (c + 3 == n || rel < tab[c + 2])) {
+            *cursor = c + 1;
+            return c + 1;
+        }
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (tab[mid] <= rel) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        *cursor = lo;
+        return lo;
+    }
+    /* binary search: the last point at or before `ticks` */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sdelta_m(mask, p[mid].ticks, p[0].ticks) <= rel) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static bool pl_map_with(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
+                        vkprof_pl_nominal nominal, const void *arg, const int64_t *tab,
+                        uint32_t *cursor, uint64_t ticks, uint64_t *host_ns)
 {
     if (n == 0) {
         return false;
@@ -339,20 +380,11 @@ bool vkprof__pl_map(const vkprof_cal_point *p, uint32_t n, uint64_t mask, vkprof
     if (n == 1) {
         h = (int64_t)p[0].host_ns + nominal(arg, rel);
     } else {
-        int64_t rel_last = sdelta_m(mask, p[n - 1].ticks, p[0].ticks);
+        int64_t rel_last = tab != NULL ? tab[n - 1] : sdelta_m(mask, p[n - 1].ticks, p[0].ticks);
         if (rel >= 0 && rel <= rel_last) {
-            /* binary search: the last point at or before `ticks` */
-            uint32_t lo = 0, hi = n - 1;
-            while (hi - lo > 1) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (sdelta_m(mask, p[mid].ticks, p[0].ticks) <= rel) {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            int64_t r0 = sdelta_m(mask, p[lo].ticks, p[0].ticks);
-            int64_t r1 = sdelta_m(mask, p[hi].ticks, p[0].ticks);
+            uint32_t lo = pl_segment(p, n, mask, tab, cursor, rel), hi = lo + 1;
+            int64_t r0 = tab != NULL ? tab[lo] : sdelta_m(mask, p[lo].ticks, p[0].ticks);
+            int64_t r1 = tab != NULL ? tab[hi] : sdelta_m(mask, p[hi].ticks, p[0].ticks);
             h = (int64_t)p[lo].host_ns +
                 muldiv_s(rel - r0, (int64_t)(p[hi].host_ns - p[lo].host_ns), r1 - r0);
         } else {
@@ -373,6 +405,48 @@ bool vkprof__pl_map(const vkprof_cal_point *p, uint32_t n, uint64_t mask, vkprof
     return true;
 }
 
+bool vkprof__pl_map(const vkprof_cal_point *p, uint32_t n, uint64_t mask, vkprof_pl_nominal nominal,
+                    const void *arg, uint64_t ticks, uint64_t *host_ns)
+{
+    return pl_map_with(p, n, mask, nominal, arg, NULL, NULL, ticks, host_ns);
+}
+
+bool vkprof__pl_snap_prepare(vkprof_pl_snap *s)
+{
+    s->rel = NULL;
+    s->cur = 0;
+    if (s->n < 2) {
+        return true;
+    }
+    int64_t *tab = malloc(s->n * sizeof *tab);
+    if (tab == NULL) {
+        return false;
+    }
+    tab[0] = 0;
+    for (uint32_t i = 1; i < s->n; i++) {
+        tab[i] = sdelta_m(s->mask, s->p[i].ticks, s->p[0].ticks);
+        if (tab[i] <= tab[i - 1]) {
+            free(tab); /* wrapped past half the range: search as vkprof__pl_map */
+            return true;
+        }
+    }
+    s->rel = tab;
+    return true;
+}
+
+bool vkprof__pl_snap_map(vkprof_pl_snap *s, uint64_t ticks, uint64_t *host_ns)
+{
+    return pl_map_with(s->p, s->n, s->mask, s->nominal, s->arg != NULL ? s->arg : (const void *)s,
+                       s->rel, &s->cur, ticks, host_ns);
+}
+
+void vkprof__pl_snap_free(vkprof_pl_snap *s)
+{
+    free(s->p);
+    free(s->rel);
+    memset(s, 0, sizeof *s);
+}
+
 static int64_t gpu_nominal(const void *arg, int64_t ticks)
 {
     return ticks_to_ns_s((vkprof_context)arg, ticks);
@@ -382,6 +456,28 @@ bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns)
 {
     return vkprof__pl_map(ctx->cal.points, ctx->cal.count, ctx->valid_mask, gpu_nominal, ctx, ticks,
                           host_ns);
+}
+
+bool vkprof__cal_snapshot(vkprof_context ctx, vkprof_pl_snap *s)
+{
+    memset(s, 0, sizeof *s);
+    s->mask = ctx->valid_mask;
+    s->nominal = gpu_nominal;
+    s->arg = ctx;
+    uint32_t n = ctx->cal.points != NULL ? ctx->cal.count : 0;
+    s->p = malloc((n ? n : 1) * sizeof *s->p);
+    if (s->p == NULL) {
+        return false;
+    }
+    if (n > 0) {
+        memcpy(s->p, ctx->cal.points, n * sizeof *s->p);
+    }
+    s->n = n;
+    if (!vkprof__pl_snap_prepare(s)) {
+        vkprof__pl_snap_free(s);
+        return false;
+    }
+    return true;
 }
 
 vkprof_result vkprof_device_to_host_ns(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns)

@@ -43,10 +43,38 @@ bool vkprof__pl_add(vkprof_cal_point *points, uint32_t *count, uint32_t cap, uin
 bool vkprof__pl_map(const vkprof_cal_point *points, uint32_t n, uint64_t mask,
                     vkprof_pl_nominal nominal, const void *arg, uint64_t ticks, uint64_t *host_ns);
 
+/* The same map on a copy of the points, taken once (an export's many
+ * ticks): vkprof__pl_snap_map returns exactly what vkprof__pl_map returns on
+ * the copied points (the same arithmetic; the segment found from a cursor
+ * at the last one, as a thread's ticks mostly increase, else by binary
+ * search), with no lock. Not thread-safe per snapshot (the cursor). */
+typedef struct vkprof_pl_snap {
+    vkprof_cal_point *p;
+    int64_t *rel;    /* each point's ticks after p[0]; NULL: not increasing */
+    uint32_t n, cur; /* cur: the segment [cur, cur + 1] last mapped in */
+    uint64_t mask;
+    vkprof_pl_nominal nominal;
+    const void *arg;             /* the nominal's argument; NULL: the snapshot itself */
+    uint64_t rate_num, rate_den; /* the host clock's rate when the copy was taken */
+    bool identity;               /* the host clock's CLOCK_MONOTONIC fallback: ticks are ns */
+} vkprof_pl_snap;
+/* Fill the rel table (after p, n and mask are set); false when out of memory
+ * (then s->rel stays NULL and the map searches as vkprof__pl_map does). */
+bool vkprof__pl_snap_prepare(vkprof_pl_snap *s);
+bool vkprof__pl_snap_map(vkprof_pl_snap *s, uint64_t ticks, uint64_t *host_ns);
+void vkprof__pl_snap_free(vkprof_pl_snap *s);
+
 vkprof_result vkprof__cal_init(vkprof_context ctx);
 void vkprof__cal_shutdown(vkprof_context ctx);
 void vkprof__cal_maybe_refresh(vkprof_context ctx);
 bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
+/* The calibration's points now, for vkprof__cal_snap_map (== vkprof__cal_map
+ * while no point is added); false when out of memory. */
+bool vkprof__cal_snapshot(vkprof_context ctx, vkprof_pl_snap *s);
+static inline bool vkprof__cal_snap_map(vkprof_pl_snap *s, uint64_t ticks, uint64_t *host_ns)
+{
+    return vkprof__pl_snap_map(s, ticks, host_ns);
+}
 
 /* ---- hostclock.c: the host clock of spans -------------------------------
  *
@@ -71,6 +99,18 @@ void vkprof__hclk_maybe_refresh(vkprof_hclk *c);
 /* A new point now (before an export: the events are then interpolated). */
 void vkprof__hclk_calibrate(vkprof_hclk *c);
 uint64_t vkprof__hclk_ns(vkprof_hclk *c, uint64_t ticks);
+/* The points and the rate now, under the lock, for vkprof__hclk_snap_ns
+ * (== vkprof__hclk_ns while no point is taken); false when out of memory. */
+bool vkprof__hclk_snapshot(vkprof_hclk *c, vkprof_pl_snap *s);
+static inline uint64_t vkprof__hclk_snap_ns(vkprof_pl_snap *s, uint64_t ticks)
+{
+    if (s->identity) {
+        return ticks;
+    }
+    uint64_t ns = 0;
+    (void)vkprof__pl_snap_map(s, ticks, &ns);
+    return ns;
+}
 
 typedef struct vkprof_hclk_info {
     const char *source;          /* "tsc", "cntvct_el0", "CLOCK_MONOTONIC", "simulated" */

@@ -9,6 +9,7 @@
 #include "clock/clock.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -142,15 +143,27 @@ static void set_rate(vkprof_hclk *c, uint64_t num, uint64_t den)
 }
 
 /* signed ticks -> ns at the current rate (the map's nominal slope) */
-static int64_t rate_nominal(const void *arg, int64_t ticks)
+static int64_t rate_scale(uint64_t num, uint64_t den, int64_t ticks)
 {
-    const vkprof_hclk *c = arg;
     uint64_t m = ticks < 0 ? (uint64_t)(-(ticks + 1)) + 1 : (uint64_t)ticks;
-    uint64_t ns = vkprof__muldiv(m, c->rate_num, c->rate_den);
+    uint64_t ns = vkprof__muldiv(m, num, den);
     if (ns > (uint64_t)INT64_MAX) {
         ns = (uint64_t)INT64_MAX;
     }
     return ticks < 0 ? -(int64_t)ns : (int64_t)ns;
+}
+
+static int64_t rate_nominal(const void *arg, int64_t ticks)
+{
+    const vkprof_hclk *c = arg;
+    return rate_scale(c->rate_num, c->rate_den, ticks);
+}
+
+/* the same, at the rate a snapshot copied */
+static int64_t snap_nominal(const void *arg, int64_t ticks)
+{
+    const vkprof_pl_snap *s = arg;
+    return rate_scale(s->rate_num, s->rate_den, ticks);
 }
 
 /* One point: the counter read between two reference reads, the tightest
@@ -348,6 +361,33 @@ uint64_t vkprof__hclk_ns(vkprof_hclk *c, uint64_t ticks)
     (void)vkprof__pl_map(c->points, c->count, UINT64_MAX, rate_nominal, c, ticks, &ns);
     unlock(c);
     return ns;
+}
+
+bool vkprof__hclk_snapshot(vkprof_hclk *c, vkprof_pl_snap *s)
+{
+    memset(s, 0, sizeof *s);
+    s->mask = UINT64_MAX;
+    s->nominal = snap_nominal;
+    s->arg = NULL; /* the snapshot: its copy of the rate */
+    if (c->kind == VKPROF_HCLK_MONOTONIC) {
+        s->identity = true;
+        return true;
+    }
+    s->p = malloc(VKPROF_HCLK_POINTS * sizeof *s->p);
+    if (s->p == NULL) {
+        return false;
+    }
+    lock(c);
+    s->n = c->count;
+    memcpy(s->p, c->points, c->count * sizeof *s->p);
+    s->rate_num = c->rate_num;
+    s->rate_den = c->rate_den;
+    unlock(c);
+    if (!vkprof__pl_snap_prepare(s)) {
+        vkprof__pl_snap_free(s);
+        return false;
+    }
+    return true;
 }
 
 void vkprof__hclk_info(vkprof_hclk *c, vkprof_hclk_info *out)

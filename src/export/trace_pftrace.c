@@ -781,6 +781,9 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     pf_track *tracks = NULL;
     uint32_t *track_start = NULL;
     pf_writer w = {.f = f};
+    vkprof_pl_snap hsnap, gsnap; /* the host clock's and the GPU's points, copied once */
+    memset(&hsnap, 0, sizeof hsnap);
+    memset(&gsnap, 0, sizeof gsnap);
     vkprof__pb_init(&w.b, FLUSH_AT + 65536);
     if (ev == NULL || keys == NULL || tmp == NULL || count == NULL || track_of == NULL ||
         !vkprof__pb_ok(&w.b)) {
@@ -790,6 +793,9 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     /* 1. the events, mapped to host ns (as trace_json.c maps them) */
     uint64_t kept = 0, unmapped = 0, t0 = t->start_ns, gpu_with_id = 0, smax = 0;
     vkprof__hclk_calibrate(&ctx->hclk);
+    if (!vkprof__hclk_snapshot(&ctx->hclk, &hsnap) || !vkprof__cal_snapshot(ctx, &gsnap)) {
+        goto out;
+    }
     for (uint64_t i = 0; i < n; i++) {
         const vkprof_event *e = &t->events[i];
         if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
@@ -798,12 +804,12 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
         pf_ev o = {e->start, e->end, e, 0, 0, 0, e->tid};
         if (e->kind == VKPROF_EV_GPU) {
             uint64_t hs;
-            if (!vkprof__cal_map(ctx, e->start, &hs)) {
+            if (!vkprof__cal_snap_map(&gsnap, e->start, &hs)) {
                 unmapped++;
                 continue;
             }
             uint64_t he;
-            if (!vkprof__cal_map(ctx, e->end, &he)) {
+            if (!vkprof__cal_snap_map(&gsnap, e->end, &he)) {
                 unmapped++;
                 continue;
             }
@@ -813,8 +819,8 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
                              ctx->info.timestamp_period);
             gpu_with_id += e->id != 0;
         } else if (e->kind == VKPROF_EV_SPAN) {
-            o.start = vkprof__hclk_ns(&ctx->hclk, e->start);
-            o.end = vkprof__hclk_ns(&ctx->hclk, e->end);
+            o.start = vkprof__hclk_snap_ns(&hsnap, e->start);
+            o.end = vkprof__hclk_snap_ns(&hsnap, e->end);
         } else if (e->kind == VKPROF_EV_STEP) {
             o.end = o.start;
         } else {
@@ -1101,6 +1107,8 @@ out:
     free(tmp);
     free(keys);
     free(ev);
+    vkprof__pl_snap_free(&hsnap);
+    vkprof__pl_snap_free(&gsnap);
     vkprof__pb_free(&w.b);
     return rc;
 }
