@@ -13,7 +13,11 @@
  * after the other, so the order is fixed) and a GPU track out of the host's
  * order (the sort is used).
  *
- * Usage: pftrace_fixed OUT.pftrace [SPANS]   (default 20000) */
+ * Usage: pftrace_fixed OUT.pftrace [SPANS [all|spans|flat|long]]   (default
+ * 20000 spans, all); spans: no GPU scope; flat: one thread's spans, unnested,
+ * no step, no GPU scope (the store is then in order: nothing is sorted);
+ * long: all, with 5 h between the threads (a trace sorted by track, then
+ * each track by start). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -105,6 +109,7 @@ static PFN_vkVoidFunction VKAPI_PTR gdpa(VkDevice dev, const char *name)
 static char handles[3];
 static vkprof_context g_ctx;
 static unsigned long g_spans;
+static bool g_flat, g_long;
 
 /* One thread's spans: a token (step) of nested spans, some annotated, some hot. */
 static void *record(void *arg)
@@ -120,12 +125,12 @@ static void *record(void *arg)
             vkprof_span_annotate(&outer, "layer", v);
             vkprof_span_annotate(&outer, i % 2 ? "kind" : "shape", "x");
         }
-        if (i % 3 == 0) {
+        if (i % 3 == 0 && !g_flat) {
             vkprof_span inner = vkprof_span_start(g_ctx, VKPROF_BUCKET_NORM);
             vkprof_span_end(g_ctx, &inner);
         }
         vkprof_span_end(g_ctx, &outer);
-        if (i % 100 == 99) {
+        if (i % 100 == 99 && !g_flat) {
             vkprof_step(g_ctx);
         }
     }
@@ -139,6 +144,10 @@ int main(int argc, char **argv)
         return 2;
     }
     g_spans = argc > 2 ? strtoul(argv[2], NULL, 10) : 20000ul;
+    const char *mode = argc > 3 ? argv[3] : "all";
+    g_flat = strcmp(mode, "flat") == 0;
+    g_long = strcmp(mode, "long") == 0;
+    const bool with_gpu = strcmp(mode, "all") == 0 || g_long;
     unsetenv("VKPROF_HOST_CLOCK");
     setenv("VKPROF_TRACE_FORMAT", "pftrace", 1);
     vkprof_hclk_source src = {sim_counter, sim_mono, NULL, 0};
@@ -166,14 +175,14 @@ int main(int argc, char **argv)
     ctx->info.timestamp_period = 1.0f;
 
     const char *names[2] = {"fixed worker 1", "fixed worker 2"};
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2 && !g_flat; k++) {
         pthread_t th;
         if (pthread_create(&th, NULL, record, (void *)names[k]) != 0) {
             return 1;
         }
         pthread_join(th, NULL);
-        vkprof__hclk_calibrate(&ctx->hclk); /* a point between the threads */
-        g_now += 150000000;                 /* 150 ms on */
+        vkprof__hclk_calibrate(&ctx->hclk);                     /* a point between the threads */
+        g_now += g_long ? UINT64_C(18000000000000) : 150000000; /* 5 h or 150 ms on */
         vkprof__hclk_calibrate(&ctx->hclk);
     }
     record((void *)"fixed main");
@@ -190,12 +199,13 @@ int main(int argc, char **argv)
     }
     uint64_t n = atomic_load(&ctx->trace.next);
     uint64_t gpu = 0;
-    for (uint64_t i = n; i-- > 0 && gpu < g_spans;) {
+    for (uint64_t i = n; with_gpu && i-- > 0 && gpu < g_spans;) {
         const vkprof_event *e = &ctx->trace.events[i];
         if (e->kind != VKPROF_EV_SPAN || e->id == 0 || i % 3 == 0) {
             continue;
         }
-        uint64_t t0 = (base - 100000 + gpu * 977 / 2) & mask; /* pairs share a start */
+        /* out of order (the sort is used); pairs share a start */
+        uint64_t t0 = (base - 100000 + (gpu * 7919 % g_spans) / 2 * 977) & mask;
         uint64_t t1 = (t0 + 300 + (gpu % 11) * 40) & mask;
         vkprof__trace_gpu(ctx, (vkprof_phase)(gpu % 5), t0, t1, e->id, e->step, 0);
         gpu++;

@@ -46,6 +46,33 @@ static int64_t muldiv_s(int64_t a, int64_t b, int64_t c)
     return neg ? -(int64_t)q : (int64_t)q;
 }
 
+/* The same, with the compiler's 128-bit arithmetic inlined where it has it
+ * (the snapshots' many ticks): vkprof__muldiv's rounding and saturation, so
+ * the same value (test_clock_snapshot compares the two maps). */
+static inline int64_t muldiv_s_fast(int64_t a, int64_t b, int64_t c)
+{
+#if defined(__SIZEOF_INT128__)
+    bool neg = (a < 0) != (b < 0);
+    uint64_t ua = uabs64(a), ub = uabs64(b), uc = (uint64_t)c, q;
+    __extension__ typedef unsigned __int128 u128;
+    u128 prod = (u128)ua * ub + uc / 2;
+    uint64_t hi = (uint64_t)(prod >> 64);
+    if (uc == 0 || hi >= uc) {
+        q = UINT64_MAX;
+    } else if (hi == 0) {
+        q = (uint64_t)prod / uc;
+    } else {
+        q = (uint64_t)(prod / uc);
+    }
+    if (q > (uint64_t)INT64_MAX) {
+        q = (uint64_t)INT64_MAX;
+    }
+    return neg ? -(int64_t)q : (int64_t)q;
+#else
+    return muldiv_s(a, b, c);
+#endif
+}
+
 static int64_t ticks_to_ns_s(vkprof_context ctx, int64_t ticks)
 {
     uint64_t ns = vkprof_ticks_to_ns(uabs64(ticks), ctx->info.timestamp_period);
@@ -385,8 +412,9 @@ static bool pl_map_with(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
             uint32_t lo = pl_segment(p, n, mask, tab, cursor, rel), hi = lo + 1;
             int64_t r0 = tab != NULL ? tab[lo] : sdelta_m(mask, p[lo].ticks, p[0].ticks);
             int64_t r1 = tab != NULL ? tab[hi] : sdelta_m(mask, p[hi].ticks, p[0].ticks);
-            h = (int64_t)p[lo].host_ns +
-                muldiv_s(rel - r0, (int64_t)(p[hi].host_ns - p[lo].host_ns), r1 - r0);
+            int64_t dh = (int64_t)(p[hi].host_ns - p[lo].host_ns);
+            h = (int64_t)p[lo].host_ns + (tab != NULL ? muldiv_s_fast(rel - r0, dh, r1 - r0)
+                                                      : muldiv_s(rel - r0, dh, r1 - r0));
         } else {
             /* Outside the points: extrapolate from the nearer end with the
              * slope over all points (a short baseline would amplify the
@@ -395,7 +423,9 @@ static bool pl_map_with(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
             int64_t rel_end = rel < 0 ? 0 : rel_last;
             int64_t span_h = (int64_t)(p[n - 1].host_ns - p[0].host_ns);
             if (span_h >= 100000000 && rel_last > 0) {
-                h = (int64_t)end->host_ns + muldiv_s(rel - rel_end, span_h, rel_last);
+                h = (int64_t)end->host_ns + (tab != NULL
+                                                 ? muldiv_s_fast(rel - rel_end, span_h, rel_last)
+                                                 : muldiv_s(rel - rel_end, span_h, rel_last));
             } else {
                 h = (int64_t)end->host_ns + nominal(arg, rel - rel_end);
             }

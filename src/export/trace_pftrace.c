@@ -26,14 +26,21 @@
 /* Bytes encoded before they go to the file in one write. */
 #define FLUSH_AT ((size_t)1 << 20)
 
-/* One event of the store, mapped to host CLOCK_MONOTONIC ns. */
+/* One event of the store, mapped to host CLOCK_MONOTONIC ns (24 bytes: the
+ * export's one array of the store's size; the flows, when there are any, are
+ * in arrays of their own). */
 typedef struct pf_ev {
     uint64_t start, end;
-    const vkprof_event *src;
-    uint64_t flow;                   /* GPU scope: the flow that ends here, or 0 */
-    uint32_t flow_first, flow_count; /* host span: its flows in flow_ids[] */
-    uint32_t slot;                   /* its track in track_of[]: tid, GPU + 65536 */
+    uint32_t src;  /* its index in the store */
+    uint32_t slot; /* its track in track_of[]: tid, GPU + 65536 */
 } pf_ev;
+
+/* The flows, by the index of the event in ev[] (NULL while there are none). */
+typedef struct pf_flows {
+    uint64_t *of;            /* GPU scope: the flow that ends here, or 0 */
+    uint32_t *first, *count; /* host span: its flows in ids[] */
+    uint64_t *ids;
+} pf_flows;
 
 /* A sort record: key, then the event's index. */
 typedef struct pf_key {
@@ -434,10 +441,14 @@ typedef struct pf_counts {
 
 /* One slice's or step's BEGIN / INSTANT packet. */
 static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev *ev,
-                      const uint64_t *flow_ids, pf_counts *cnt)
+                      const pf_flows *fl, uint64_t idx, pf_counts *cnt)
 {
-    const vkprof_event *e = ev->src;
+    const vkprof_event *e = &ctx->trace.events[ev->src];
     vkprof_pb *b = &w->b;
+    /* a GPU scope's flow, a span's flows */
+    const uint64_t gflow = fl->of != NULL ? fl->of[idx] : 0;
+    const uint32_t nflows = fl->count != NULL ? fl->count[idx] : 0;
+    const uint64_t *flow_ids = nflows ? fl->ids + fl->first[idx] : NULL;
     close_until(w, t, ev->start);
     if (e->kind == VKPROF_EV_STEP) {
         size_t p = event_packet(w, ev->start, true);
@@ -470,8 +481,8 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
     }
     uint32_t *slot =
         gpu ? &w->gpu_iid[e->name % VKPROF_MAX_PHASES] : &w->host_iid[e->name % VKPROF_MAX_BUCKETS];
-    if (level == 0 && *slot != 0 && e->annot == 0 && ev->flow_count <= 4 &&
-        ev->start >= w->last_ts && w->seq < 0x80u && vkprof__pb_room(b, 128)) {
+    if (level == 0 && *slot != 0 && e->annot == 0 && nflows <= 4 && ev->start >= w->last_ts &&
+        w->seq < 0x80u && vkprof__pb_room(b, 128)) {
         /* the common BEGIN, byte by byte: at most 11 + 2 + 2 + 2 + 2 + 2 + 6 +
          * (2 + 4 + 11) + 3 * 6 + 4 * 10 bytes, so every length fits one byte */
         uint8_t *q = b->buf + b->len, *start = q;
@@ -510,14 +521,14 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
                 *q++ = 1;
             }
         }
-        if (gpu && ev->flow != 0) {
+        if (gpu && gflow != 0) {
             q += vkprof__pb_put_varint(q, (PF_TE_TERMINATING_FLOW_IDS << 3) | VKPROF_PB_FIXED64);
             for (int i = 0; i < 8; i++) {
-                *q++ = (uint8_t)(ev->flow >> (8 * i));
+                *q++ = (uint8_t)(gflow >> (8 * i));
             }
         }
-        for (uint32_t k = 0; !gpu && k < ev->flow_count; k++) {
-            const uint64_t id = flow_ids[ev->flow_first + k];
+        for (uint32_t k = 0; !gpu && k < nflows; k++) {
+            const uint64_t id = flow_ids[k];
             q += vkprof__pb_put_varint(q, (PF_TE_FLOW_IDS << 3) | VKPROF_PB_FIXED64);
             for (int i = 0; i < 8; i++) {
                 *q++ = (uint8_t)(id >> (8 * i));
@@ -559,8 +570,8 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
     annot_uint(b, VKPROF_PF_AN_STEP, e->step);
     if (gpu) {
         cnt->gpu_scopes++;
-        if (ev->flow != 0) {
-            vkprof__pb_fixed64(b, PF_TE_TERMINATING_FLOW_IDS, ev->flow);
+        if (gflow != 0) {
+            vkprof__pb_fixed64(b, PF_TE_TERMINATING_FLOW_IDS, gflow);
         }
         annots(b, an, an_iid); /* the scope's args (vkprof_cmd_end_args) */
     } else {
@@ -575,8 +586,8 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
             annot_true(b, VKPROF_PF_AN_PROBE);
         }
         annots(b, an, an_iid);
-        for (uint32_t k = 0; k < ev->flow_count; k++) {
-            vkprof__pb_fixed64(b, PF_TE_FLOW_IDS, flow_ids[ev->flow_first + k]);
+        for (uint32_t k = 0; k < nflows; k++) {
+            vkprof__pb_fixed64(b, PF_TE_FLOW_IDS, flow_ids[k]);
         }
     }
     vkprof__pb_close(b, te);
@@ -773,11 +784,11 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     }
     int rc = -1;
     pf_ev *ev = malloc((n ? n : 1) * sizeof *ev);
-    pf_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    pf_key *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    /* the order to write them in: NULL while it is the store's (sorted) */
+    pf_key *keys = NULL, *tmp = NULL;
     uint32_t *count = malloc(65536 * sizeof *count);
     uint32_t *track_of = calloc(2 * 65536, sizeof *track_of); /* (gpu, tid) -> 1 + track */
-    uint64_t *flow_ids = NULL;
+    pf_flows fl = {NULL, NULL, NULL, NULL};
     pf_track *tracks = NULL;
     uint32_t *track_start = NULL;
     pf_writer w = {.f = f};
@@ -785,13 +796,17 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     memset(&hsnap, 0, sizeof hsnap);
     memset(&gsnap, 0, sizeof gsnap);
     vkprof__pb_init(&w.b, FLUSH_AT + 65536);
-    if (ev == NULL || keys == NULL || tmp == NULL || count == NULL || track_of == NULL ||
-        !vkprof__pb_ok(&w.b)) {
+    if (ev == NULL || count == NULL || track_of == NULL || !vkprof__pb_ok(&w.b)) {
         goto out;
     }
 
     /* 1. the events, mapped to host ns (as trace_json.c maps them) */
     uint64_t kept = 0, unmapped = 0, t0 = t->start_ns, gpu_with_id = 0, smax = 0;
+    /* in (track, start) order as the store holds them: no sort (tracks are
+     * numbered in the order of their slots) */
+    bool in_order = true;
+    uint32_t prev_slot = 0;
+    uint64_t prev_start = 0;
     vkprof__hclk_calibrate(&ctx->hclk);
     if (!vkprof__hclk_snapshot(&ctx->hclk, &hsnap) || !vkprof__cal_snapshot(ctx, &gsnap)) {
         goto out;
@@ -801,7 +816,7 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
         if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
             continue;
         }
-        pf_ev o = {e->start, e->end, e, 0, 0, 0, e->tid};
+        pf_ev o = {e->start, e->end, (uint32_t)i, e->tid};
         if (e->kind == VKPROF_EV_GPU) {
             uint64_t hs;
             if (!vkprof__cal_snap_map(&gsnap, e->start, &hs)) {
@@ -836,6 +851,9 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
             o.slot += 65536u;
         }
         track_of[o.slot] = 1;
+        in_order &= o.slot > prev_slot || (o.slot == prev_slot && o.start >= prev_start);
+        prev_slot = o.slot;
+        prev_start = o.start;
         ev[kept++] = o;
     }
 
@@ -854,111 +872,135 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
 
     /* 3. sort by (track, start, longer first): the key is the track and the
      * start after t0 (already in order when the store is, as a thread's
-     * unnested spans are); a trace longer than 2^44 ns (4.9 h) or with more
-     * than 2^20 tracks is sorted by track, then each track by start */
+     * unnested spans are: then no sort and no key array, unless equal starts
+     * must be swapped); a trace longer than 2^44 ns (4.9 h) or with more than
+     * 2^20 tracks is sorted by track, then each track by start */
     const uint64_t tmax = smax > t0 ? smax - t0 : 0;
     const bool radix = tmax < (UINT64_C(1) << 44) && ntracks < (1u << 20);
-    bool sorted = true;
-    uint64_t prev_key = 0;
     for (uint64_t i = 0; i < kept; i++) {
-        uint64_t tr = track_of[ev[i].slot] - 1u;
-        track_start[tr + 1]++;
-        uint64_t key = radix ? (tr << 44) | (ev[i].start - t0) : tr;
-        sorted &= key >= prev_key;
-        prev_key = key;
-        keys[i].key = key;
-        keys[i].val = i;
+        track_start[track_of[ev[i].slot]]++; /* track_of is 1 + the track */
     }
     for (uint32_t k = 0; k < ntracks; k++) {
         track_start[k + 1] += track_start[k];
     }
-    if (!sorted || !radix) {
-        radix_sort(keys, tmp, kept, count);
+    bool need_keys = !(radix && in_order);
+    for (uint64_t i = 1; i < kept && !need_keys; i++) {
+        /* in order: a pair to swap has the same track and start */
+        need_keys = ev[i - 1].slot == ev[i].slot && ev[i - 1].start == ev[i].start &&
+                    ev[i - 1].end < ev[i].end;
     }
-    if (!radix) {
-        /* within each track by start (rare: a very long trace) */
-        for (uint32_t k = 0; k < ntracks; k++) {
-            pf_key *a = keys + track_start[k];
-            size_t m = track_start[k + 1] - track_start[k];
-            for (size_t i = 0; i < m; i++) {
-                a[i].key = ev[a[i].val].start;
+    if (need_keys) {
+        keys = malloc((kept ? kept : 1) * sizeof *keys);
+        tmp = malloc((kept ? kept : 1) * sizeof *tmp);
+        if (keys == NULL || tmp == NULL) {
+            goto out;
+        }
+        for (uint64_t i = 0; i < kept; i++) {
+            uint64_t tr = track_of[ev[i].slot] - 1u;
+            keys[i].key = radix ? (tr << 44) | (ev[i].start - t0) : tr;
+            keys[i].val = i;
+        }
+        if (!(radix && in_order)) {
+            radix_sort(keys, tmp, kept, count);
+        }
+        if (!radix) {
+            /* within each track by start (rare: a very long trace) */
+            for (uint32_t k = 0; k < ntracks; k++) {
+                pf_key *a = keys + track_start[k];
+                size_t m = track_start[k + 1] - track_start[k];
+                for (size_t i = 0; i < m; i++) {
+                    a[i].key = ev[a[i].val].start;
+                }
+                radix_sort(a, tmp, m, count);
             }
-            radix_sort(a, tmp, m, count);
         }
-    }
-    /* equal starts: the longer (the parent) first (runs are short) */
-    for (uint64_t i = 1; i < kept; i++) {
-        pf_key x = keys[i];
-        uint64_t k = i;
-        while (k > 0 && keys[k - 1].key == x.key && ev[keys[k - 1].val].end < ev[x.val].end) {
-            keys[k] = keys[k - 1];
-            k--;
+        /* equal starts: the longer (the parent) first (runs are short) */
+        for (uint64_t i = 1; i < kept; i++) {
+            pf_key x = keys[i];
+            uint64_t k = i;
+            while (k > 0 && keys[k - 1].key == x.key && ev[keys[k - 1].val].end < ev[x.val].end) {
+                keys[k] = keys[k - 1];
+                k--;
+            }
+            keys[k] = x;
         }
-        keys[k] = x;
+        free(tmp);
+        tmp = NULL;
     }
+#define ORDER(i) (keys != NULL ? keys[(i)].val : (uint64_t)(i))
 
     /* 4. flows: each GPU scope whose recording span is in the trace */
     pf_counts cnt = {0};
     if (gpu_with_id > 0) {
         uint64_t nspan = 0;
         for (uint64_t i = 0; i < kept; i++) {
-            if (ev[i].src->kind == VKPROF_EV_SPAN && ev[i].src->id != 0) {
-                tmp[nspan].key = ev[i].src->id;
-                tmp[nspan].val = i;
-                nspan++;
-            }
+            const vkprof_event *e = &t->events[ev[i].src];
+            nspan += e->kind == VKPROF_EV_SPAN && e->id != 0;
         }
         pf_key *spans = malloc((nspan ? nspan : 1) * sizeof *spans);
         pf_key *tmp2 = malloc((nspan ? nspan : 1) * sizeof *tmp2);
-        flow_ids = malloc(gpu_with_id * sizeof *flow_ids);
+        fl.of = calloc(kept ? kept : 1, sizeof *fl.of);
+        fl.first = malloc((kept ? kept : 1) * sizeof *fl.first);
+        fl.count = calloc(kept ? kept : 1, sizeof *fl.count);
+        fl.ids = malloc(gpu_with_id * sizeof *fl.ids);
         uint64_t *pairs = malloc(gpu_with_id * 2 * sizeof *pairs);
-        if (spans == NULL || tmp2 == NULL || flow_ids == NULL || pairs == NULL) {
+        if (spans == NULL || tmp2 == NULL || fl.of == NULL || fl.first == NULL ||
+            fl.count == NULL || fl.ids == NULL || pairs == NULL) {
             free(spans);
             free(tmp2);
             free(pairs);
             goto out;
         }
-        memcpy(spans, tmp, nspan * sizeof *spans);
+        nspan = 0;
+        for (uint64_t i = 0; i < kept; i++) {
+            const vkprof_event *e = &t->events[ev[i].src];
+            if (e->kind == VKPROF_EV_SPAN && e->id != 0) {
+                spans[nspan].key = e->id;
+                spans[nspan].val = i;
+                nspan++;
+            }
+        }
         radix_sort(spans, tmp2, nspan, count);
         free(tmp2);
         /* in the JSON trace's order (by track, then start), numbered from 1 */
         uint64_t npairs = 0;
         for (uint64_t i = 0; i < kept; i++) {
-            pf_ev *g = &ev[keys[i].val];
-            if (g->src->kind != VKPROF_EV_GPU || g->src->id == 0 || nspan == 0) {
+            const uint64_t gi = ORDER(i);
+            const vkprof_event *g = &t->events[ev[gi].src];
+            if (g->kind != VKPROF_EV_GPU || g->id == 0 || nspan == 0) {
                 continue;
             }
             uint64_t lo = 0, hi = nspan;
             while (lo < hi) {
                 uint64_t mid = lo + (hi - lo) / 2;
-                if (spans[mid].key < g->src->id) {
+                if (spans[mid].key < g->id) {
                     lo = mid + 1;
                 } else {
                     hi = mid;
                 }
             }
-            if (lo >= nspan || spans[lo].key != g->src->id) {
+            if (lo >= nspan || spans[lo].key != g->id) {
                 continue; /* the span is still open or was dropped */
             }
-            g->flow = ++cnt.flows;
+            fl.of[gi] = ++cnt.flows;
             pairs[2 * npairs] = spans[lo].val; /* the span's event */
-            pairs[2 * npairs + 1] = g->flow;
+            pairs[2 * npairs + 1] = fl.of[gi];
             npairs++;
         }
         free(spans);
         /* each span's flows, contiguous: count, prefix, fill */
         for (uint64_t k = 0; k < npairs; k++) {
-            ev[pairs[2 * k]].flow_count++;
+            fl.count[pairs[2 * k]]++;
         }
         uint32_t sum = 0;
         for (uint64_t i = 0; i < kept; i++) {
-            ev[i].flow_first = sum;
-            sum += ev[i].flow_count;
-            ev[i].flow_count = 0;
+            fl.first[i] = sum;
+            sum += fl.count[i];
+            fl.count[i] = 0;
         }
         for (uint64_t k = 0; k < npairs; k++) {
-            pf_ev *s = &ev[pairs[2 * k]];
-            flow_ids[s->flow_first + s->flow_count++] = pairs[2 * k + 1];
+            const uint64_t si = pairs[2 * k];
+            fl.ids[fl.first[si] + fl.count[si]++] = pairs[2 * k + 1];
         }
         free(pairs);
     }
@@ -1034,7 +1076,7 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
         if (first == last) {
             continue;
         }
-        const vkprof_event *e0 = ev[keys[first].val].src;
+        const vkprof_event *e0 = &t->events[ev[ORDER(first)].src];
         const bool gpu = e0->kind == VKPROF_EV_GPU;
         pf_track *tr = &tracks[k];
         char tname[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
@@ -1053,7 +1095,7 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
             }
         }
         tr->name = tname;
-        begin_sequence(&w, VKPROF_PF_SEQ_FIRST_TRACK + k, tr->uuid, gpu, ev[keys[first].val].start);
+        begin_sequence(&w, VKPROF_PF_SEQ_FIRST_TRACK + k, tr->uuid, gpu, ev[ORDER(first)].start);
         if (gpu) {
             track_descriptor(&w, tr->uuid, VKPROF_PF_UUID_GPU, tname, 0, 0, false);
         } else {
@@ -1061,7 +1103,8 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
                              (int64_t)(VKPROF_PF_TID_BASE + e0->tid), true);
         }
         for (uint32_t i = first; i < last; i++) {
-            if (emit_event(&w, ctx, tr, &ev[keys[i].val], flow_ids, &cnt) != 0) {
+            const uint64_t ei = ORDER(i);
+            if (emit_event(&w, ctx, tr, &ev[ei], &fl, ei, &cnt) != 0) {
                 goto out;
             }
             maybe_flush(&w);
@@ -1101,7 +1144,11 @@ out:
     }
     free(tracks);
     free(track_start);
-    free(flow_ids);
+#undef ORDER
+    free(fl.of);
+    free(fl.first);
+    free(fl.count);
+    free(fl.ids);
     free(track_of);
     free(count);
     free(tmp);
