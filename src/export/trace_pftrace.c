@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,47 @@ typedef struct pf_flows {
     uint32_t *first, *count; /* host span: its flows in ids[] */
     uint64_t *ids;
 } pf_flows;
+
+/* The events' array, written once in a pass over the store: in transparent
+ * huge pages where the kernel offers them (Linux, madvise), so a 24 MB array
+ * is a dozen page faults rather than 6000 (an export is often the process's
+ * first and only one: nothing to reuse); else malloc. *mapped: the length to
+ * unmap, 0 for malloc. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static void *big_alloc(size_t bytes, size_t *mapped)
+{
+    *mapped = 0;
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    if (bytes >= 2 * HUGE_PAGE && bytes < SIZE_MAX / 2) {
+        size_t len = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        uint8_t *p =
+            mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) {
+            /* aligned to a huge page: the rest of the mapping goes back */
+            uint8_t *a = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+            if (a > p) {
+                munmap(p, (size_t)(a - p));
+            }
+            if (p + HUGE_PAGE > a) {
+                munmap(a + len, (size_t)(p + HUGE_PAGE - a));
+            }
+            (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: small pages without it */
+            *mapped = len;
+            return a;
+        }
+    }
+#endif
+    return malloc(bytes);
+}
+
+static void big_free(void *p, size_t mapped)
+{
+    if (mapped != 0) {
+        munmap(p, mapped);
+    } else {
+        free(p);
+    }
+}
 
 /* A sort record: key, then the event's index. */
 typedef struct pf_key {
@@ -783,7 +825,8 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
         n = t->capacity;
     }
     int rc = -1;
-    pf_ev *ev = malloc((n ? n : 1) * sizeof *ev);
+    size_t ev_mapped = 0;
+    pf_ev *ev = big_alloc((n ? n : 1) * sizeof *ev, &ev_mapped);
     /* the order to write them in: NULL while it is the store's (sorted) */
     pf_key *keys = NULL, *tmp = NULL;
     uint32_t *count = malloc(65536 * sizeof *count);
@@ -1153,7 +1196,7 @@ out:
     free(count);
     free(tmp);
     free(keys);
-    free(ev);
+    big_free(ev, ev_mapped);
     vkprof__pl_snap_free(&hsnap);
     vkprof__pl_snap_free(&gsnap);
     vkprof__pb_free(&w.b);
