@@ -141,6 +141,8 @@ static size_t compare_pl(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
 static int64_t nominal_5208(const void *arg, int64_t ticks)
 {
     (void)arg;
+    const int64_t lim = INT64_C(1) << 50; /* saturating: no overflow */
+    ticks = ticks > lim ? lim : ticks < -lim ? -lim : ticks;
     return ticks * 5208 / 100;
 }
 

@@ -403,9 +403,12 @@ static bool pl_map_with(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
         return false;
     }
     int64_t rel = sdelta_m(mask, ticks, p[0].ticks);
+    /* a point's ns plus an offset, wrapping as two's complement (defined:
+     * a tick far outside the points saturates the offset at INT64_MAX) */
+#define PL_ADD(base_ns, off) ((int64_t)((uint64_t)(base_ns) + (uint64_t)(off)))
     int64_t h;
     if (n == 1) {
-        h = (int64_t)p[0].host_ns + nominal(arg, rel);
+        h = PL_ADD(p[0].host_ns, nominal(arg, rel));
     } else {
         int64_t rel_last = tab != NULL ? tab[n - 1] : sdelta_m(mask, p[n - 1].ticks, p[0].ticks);
         if (rel >= 0 && rel <= rel_last) {
@@ -413,8 +416,8 @@ static bool pl_map_with(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
             int64_t r0 = tab != NULL ? tab[lo] : sdelta_m(mask, p[lo].ticks, p[0].ticks);
             int64_t r1 = tab != NULL ? tab[hi] : sdelta_m(mask, p[hi].ticks, p[0].ticks);
             int64_t dh = (int64_t)(p[hi].host_ns - p[lo].host_ns);
-            h = (int64_t)p[lo].host_ns + (tab != NULL ? muldiv_s_fast(rel - r0, dh, r1 - r0)
-                                                      : muldiv_s(rel - r0, dh, r1 - r0));
+            h = PL_ADD(p[lo].host_ns, tab != NULL ? muldiv_s_fast(rel - r0, dh, r1 - r0)
+                                                  : muldiv_s(rel - r0, dh, r1 - r0));
         } else {
             /* Outside the points: extrapolate from the nearer end with the
              * slope over all points (a short baseline would amplify the
@@ -423,14 +426,15 @@ static bool pl_map_with(const vkprof_cal_point *p, uint32_t n, uint64_t mask,
             int64_t rel_end = rel < 0 ? 0 : rel_last;
             int64_t span_h = (int64_t)(p[n - 1].host_ns - p[0].host_ns);
             if (span_h >= 100000000 && rel_last > 0) {
-                h = (int64_t)end->host_ns + (tab != NULL
-                                                 ? muldiv_s_fast(rel - rel_end, span_h, rel_last)
-                                                 : muldiv_s(rel - rel_end, span_h, rel_last));
+                h = PL_ADD(end->host_ns, tab != NULL
+                                             ? muldiv_s_fast(rel - rel_end, span_h, rel_last)
+                                             : muldiv_s(rel - rel_end, span_h, rel_last));
             } else {
-                h = (int64_t)end->host_ns + nominal(arg, rel - rel_end);
+                h = PL_ADD(end->host_ns, nominal(arg, rel - rel_end));
             }
         }
     }
+#undef PL_ADD
     *host_ns = h < 0 ? 0 : (uint64_t)h;
     return true;
 }
