@@ -249,8 +249,9 @@ typedef struct dec_config {
      * its dispatches and the next begins before the next one (with shared
      * boundaries, at that end stamp), so the stamps sit where the layer's do.
      * Only with DEC_PROFILE_OFF and DEC_PROFILE_RING (dec_create and
-     * dec_reconfigure refuse the other modes), at ranks <= 1, and not with a
-     * context that rotates its scopes. */
+     * dec_reconfigure refuse the other modes) and at ranks <= 1. With a
+     * rotating context the rotation is over the dispatches (`vkprof decode`
+     * does not offer that: its rotation report counts phase calls). */
     bool scope_dispatches;
 } dec_config;
 
