@@ -401,12 +401,6 @@ static int cmp_probe(const void *a, const void *b)
     return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sort an input's probes by (bucket, step, start) and number them within
  * each (bucket, step): the k-th probe of a bucket in a step. */
 static void number_probes(input *in)
@@ -433,21 +427,26 @@ static int key_cmp(const probe *x, const probe *y)
     return (x->k > y->k) - (x->k < y->k);
 }
 
-/* Input k's offset against input 0 from the probes' exits: every rank leaves
- * the barrier together, so the k-th probe of a bucket in a step ends at one
- * instant on every rank, and end_k - end_0 is the offset plus the two ranks'
- * exit lags. The estimate is the median of those differences; its bound is
- * the largest distance of a difference from the median (the true offset lies
- * within the differences' range when neither rank leaves the barrier first
- * every time) plus both inputs' host clock bounds. */
+/* Input k's offset against input 0 from causality at the rendezvous probes.
+ * A probe's span opens before its rank enters the barrier and closes after
+ * it leaves, and no rank leaves before the last one has entered. So for the
+ * k-th probe of a bucket in a step, recorded on a's clock and on b's clock
+ * (off = b's clock - a's clock):
+ *     b's exit >= a's entry  =>  off <= b.end   - a.start
+ *     a's exit >= b's entry  =>  off >= b.start - a.end
+ * The offset lies in the intersection [lo, hi] of every probe's interval,
+ * widened by both inputs' host clock bounds (what either trace's tick-to-ns
+ * map may be off). The estimate is the middle of it and the bound half its
+ * width: a bound that holds whichever rank leaves first or last, however
+ * the ranks are scheduled (the exits' differences alone are biased by a rank
+ * that always wakes last). An empty intersection means the probes are not
+ * one barrier on a constant offset (clocks that drift apart, or spans that
+ * do not cover the barrier): refused. */
 static int estimate(merger *m, size_t k)
 {
     input *a = &m->in[0], *b = &m->in[k];
-    size_t cap = a->n_probes < b->n_probes ? a->n_probes : b->n_probes;
-    int64_t *d = malloc((cap ? cap : 1) * sizeof *d);
-    if (d == NULL) {
-        return fail(m, "out of memory");
-    }
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    const probe *lo_at[2] = {NULL, NULL}, *hi_at[2] = {NULL, NULL};
     size_t n = 0, i = 0, j = 0;
     while (i < a->n_probes && j < b->n_probes) {
         int c = key_cmp(&a->probes[i], &b->probes[j]);
@@ -456,34 +455,48 @@ static int estimate(merger *m, size_t k)
         } else if (c > 0) {
             j++;
         } else {
-            d[n++] = (b->start_ns + b->probes[j].end_ns) - (a->start_ns + a->probes[i].end_ns);
+            const probe *pa = &a->probes[i], *pb = &b->probes[j];
+            /* each term at most 10^18 (the reader bounds ts, dur and start) */
+            int64_t l = (b->start_ns + pb->start_ns) - (a->start_ns + pa->end_ns);
+            int64_t h = (b->start_ns + pb->end_ns) - (a->start_ns + pa->start_ns);
+            if (l > lo) {
+                lo = l;
+                lo_at[0] = pa;
+                lo_at[1] = pb;
+            }
+            if (h < hi) {
+                hi = h;
+                hi_at[0] = pa;
+                hi_at[1] = pb;
+            }
+            n++;
             i++;
             j++;
         }
     }
     if (n < RPT_MERGE_MIN_PROBES) {
-        free(d);
         return fail(m,
                     "%s and %s: only %zu rendezvous probes match (%zu and %zu probes; at least "
                     "%d are needed): the clocks cannot be aligned (were they recorded with "
                     "vkprof_rendezvous, at host level 1 or 2, over the same steps?)",
                     a->path, b->path, n, a->n_probes, b->n_probes, RPT_MERGE_MIN_PROBES);
     }
-    qsort(d, n, sizeof *d, cmp_i64);
-    int64_t med = d[n / 2];
-    if (n % 2 == 0) {
-        med = d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+    /* the clock bounds are each at most 10^18 (the reader's limit) */
+    uint64_t cb = a->clock_bound_ns + b->clock_bound_ns;
+    if (lo > hi && (uint64_t)(lo - hi) > 2 * cb) {
+        return fail(m,
+                    "%s and %s: the rendezvous probes contradict one constant clock offset: "
+                    "%s step %" PRId64 " needs an offset of at least %" PRId64
+                    " ns, %s step %" PRId64 " at most %" PRId64 " ns (host clock bounds %" PRIu64
+                    " ns): the clocks drift apart, or the probes' spans do not cover one barrier",
+                    a->path, b->path, lo_at[1]->bucket, lo_at[1]->step, lo, hi_at[1]->bucket,
+                    hi_at[1]->step, hi, cb);
     }
-    uint64_t spread = 0;
-    for (size_t q = 0; q < n; q++) {
-        uint64_t dev = d[q] >= med ? (uint64_t)(d[q] - med) : (uint64_t)(med - d[q]);
-        if (dev > spread) {
-            spread = dev;
-        }
-    }
-    free(d);
-    b->offset_ns = med;
-    b->error_bound_ns = spread + a->clock_bound_ns + b->clock_bound_ns;
+    /* the middle, without overflow: lo and hi are within 2*10^18 of 0 */
+    int64_t mid = lo + (hi - lo) / 2;
+    uint64_t half = lo <= hi ? (uint64_t)(hi - mid) : (uint64_t)(mid - hi);
+    b->offset_ns = mid;
+    b->error_bound_ns = half + cb;
     b->matched = n;
     b->rendezvous = 1;
     return 0;
