@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "      collective time against arrival skew, the slowest rank, expert load\n"
             "  merge A.json B.json ... -o MERGED.json [--align rendezvous] [--names N,N,...]\n"
             "      one trace of several ranks' or processes' traces, each its own processes;\n"
-            "      exact within one boot, else aligned on the rendezvous probes' exits\n"
+            "      exact within one boot, else aligned on the rendezvous probes\n"
             "  decode [--preset P] [--tokens N] [--ctx N] [--device D] [--ranks R]\n"
             "         [--profile off|gpu|host|all|ring|ring-shared|ring-sampled|ring-rotating]\n"
             "         [--sample-every N] [--json FILE] [--trace FILE] [--seed S] [--peak-gbps X]\n"

@@ -112,7 +112,7 @@
 #define VKPROF_TF_MERGE_OFFSET "offset_ns"           /* its clock minus the reference's */
 #define VKPROF_TF_MERGE_ERROR_BOUND "error_bound_ns" /* |offset error| <= this */
 #define VKPROF_TF_MERGE_INPUT_METHOD "method"        /* VKPROF_TF_MERGE_SAME_BOOT / _RENDEZVOUS */
-#define VKPROF_TF_MERGE_MATCHED "matched_probes"     /* probe exits the estimate used */
+#define VKPROF_TF_MERGE_MATCHED "matched_probes"     /* probes the estimate used */
 #define VKPROF_TF_MERGE_SHIFT "shift_ns"      /* added to its ts (in ns) to place it in the merge */
 #define VKPROF_TF_MERGE_INPUT_META "metadata" /* its whole metadata, as it was */
 #define VKPROF_TF_MERGE_SAME_BOOT "same_boot"

@@ -500,10 +500,10 @@ static void test_other_boot(void)
     printf("  refused: %s\n", err);
 }
 
-/* The estimator on hand-written probes: the offset is the median of the
- * matched exits' differences, the bound the largest distance from it plus
- * both host clock bounds, to the nanosecond; the k-th probe of a bucket in a
- * step matches the k-th; unmatched probes are left out. */
+/* The estimator on hand-written probes: the offset is the middle of the
+ * intersection of the matched probes' causal intervals, the bound half its
+ * width plus both host clock bounds, to the nanosecond; the k-th probe of a
+ * bucket in a step matches the k-th; unmatched probes are left out. */
 static void write_text(const char *name, const char *text);
 
 static void append(char **buf, size_t *len, size_t *cap, const char *s)

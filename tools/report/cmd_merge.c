@@ -17,8 +17,9 @@ static void merge_usage(FILE *f)
                "  host pid 2k+1 and GPU pid 2k+2, named \"rank k\" or by --names. Traces of one\n"
                "  boot (metadata.process.boot_id) share CLOCK_MONOTONIC and merge exactly;\n"
                "  others are refused (exit status 2) unless --align rendezvous, which estimates\n"
-               "  each one's clock offset from the rendezvous probes' exits and writes it, with\n"
-               "  its error bound, into metadata.merge\n");
+               "  each one's clock offset from the rendezvous probes (no rank leaves a barrier\n"
+               "  before the last enters) and writes it, with its error bound, into\n"
+               "  metadata.merge\n");
 }
 
 int vkprof_cmd_merge(int argc, char **argv)

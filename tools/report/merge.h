@@ -34,7 +34,7 @@ typedef struct rpt_merge_opts {
 typedef struct rpt_merge_input {
     int64_t offset_ns;       /**< its clock minus input 0's */
     uint64_t error_bound_ns; /**< |error of offset_ns| <= this */
-    uint64_t matched;        /**< rendezvous probe exits matched (0 for same_boot) */
+    uint64_t matched;        /**< rendezvous probes matched (0 for same_boot) */
     int rendezvous;          /**< 1: estimated from probes; 0: the same boot as input 0 */
 } rpt_merge_input;
 
