@@ -446,7 +446,7 @@ static int estimate(merger *m, size_t k)
 {
     input *a = &m->in[0], *b = &m->in[k];
     int64_t lo = INT64_MIN, hi = INT64_MAX;
-    const probe *lo_at[2] = {NULL, NULL}, *hi_at[2] = {NULL, NULL};
+    const probe *lo_at = NULL, *hi_at = NULL; /* b's probe that set lo, hi */
     size_t n = 0, i = 0, j = 0;
     while (i < a->n_probes && j < b->n_probes) {
         int c = key_cmp(&a->probes[i], &b->probes[j]);
@@ -461,13 +461,11 @@ static int estimate(merger *m, size_t k)
             int64_t h = (b->start_ns + pb->end_ns) - (a->start_ns + pa->start_ns);
             if (l > lo) {
                 lo = l;
-                lo_at[0] = pa;
-                lo_at[1] = pb;
+                lo_at = pb;
             }
             if (h < hi) {
                 hi = h;
-                hi_at[0] = pa;
-                hi_at[1] = pb;
+                hi_at = pb;
             }
             n++;
             i++;
@@ -489,8 +487,8 @@ static int estimate(merger *m, size_t k)
                     "%s step %" PRId64 " needs an offset of at least %" PRId64
                     " ns, %s step %" PRId64 " at most %" PRId64 " ns (host clock bounds %" PRIu64
                     " ns): the clocks drift apart, or the probes' spans do not cover one barrier",
-                    a->path, b->path, lo_at[1]->bucket, lo_at[1]->step, lo, hi_at[1]->bucket,
-                    hi_at[1]->step, hi, cb);
+                    a->path, b->path, lo_at->bucket, lo_at->step, lo, hi_at->bucket, hi_at->step,
+                    hi, cb);
     }
     /* the middle, without overflow: lo and hi are within 2*10^18 of 0 */
     int64_t mid = lo + (hi - lo) / 2;
