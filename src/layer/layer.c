@@ -821,16 +821,26 @@ static PFN_vkVoidFunction find_proc(const lyr_proc *t, const char *name, const l
     return NULL;
 }
 
-LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+/* The loader interface's two proc-addr functions. The layer's own code, and
+ * what it hands to the loader, are these static functions, never the
+ * exported names: in an app linked to the loader (cc app.c -lvulkan), the
+ * loader's vkGetInstanceProcAddr is in the global scope, and a call or an
+ * address taken by the exported name inside this library would bind to the
+ * loader's function (negotiation would then hand the loader its own
+ * function, which re-enters vkCreateInstance under the loader's lock: a hang).
+ * The exported names below only forward to these. The library is also
+ * linked with -Bsymbolic (CMakeLists.txt), so that no reference inside it
+ * can bind elsewhere; test_layer_linked checks apps linked to the loader. */
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL lyr_GetDeviceProcAddr(VkDevice device,
+                                                                      const char *name);
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL lyr_GetInstanceProcAddr(VkInstance instance,
                                                                         const char *name);
-LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
-                                                                          const char *name);
 
 PFN_vkVoidFunction lyr_device_proc(lyr_device *d, const char *name)
 {
 
     if (strcmp(name, "vkGetDeviceProcAddr") == 0) {
-        return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
+        return (PFN_vkVoidFunction)lyr_GetDeviceProcAddr;
     }
     if (strcmp(name, "vkDestroyDevice") == 0) {
         return d->next.DestroyDevice != NULL ? (PFN_vkVoidFunction)lyr_DestroyDevice : NULL;
@@ -848,8 +858,8 @@ PFN_vkVoidFunction lyr_device_proc(lyr_device *d, const char *name)
     return d->gdpa(d->handle, name);
 }
 
-LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
-                                                                        const char *name)
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL lyr_GetDeviceProcAddr(VkDevice device,
+                                                                      const char *name)
 {
     if (device == VK_NULL_HANDLE || name == NULL) {
         return NULL;
@@ -861,14 +871,14 @@ LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice
     return lyr_device_proc(d, name);
 }
 
-LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
-                                                                          const char *name)
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL lyr_GetInstanceProcAddr(VkInstance instance,
+                                                                        const char *name)
 {
     if (name == NULL) {
         return NULL;
     }
     if (strcmp(name, "vkGetInstanceProcAddr") == 0) {
-        return (PFN_vkVoidFunction)vkGetInstanceProcAddr;
+        return (PFN_vkVoidFunction)lyr_GetInstanceProcAddr;
     }
     if (strcmp(name, "vkCreateInstance") == 0) {
         return (PFN_vkVoidFunction)lyr_CreateInstance;
@@ -887,7 +897,7 @@ LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInst
         return (PFN_vkVoidFunction)lyr_CreateDevice;
     }
     if (strcmp(name, "vkGetDeviceProcAddr") == 0) {
-        return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
+        return (PFN_vkVoidFunction)lyr_GetDeviceProcAddr;
     }
     PFN_vkVoidFunction next = in->gipa(instance, name);
     if (next == NULL) {
@@ -916,6 +926,24 @@ LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInst
     return next;
 }
 
+/* The exported names (for loaders that look them up in the library rather
+ * than take them from negotiation): forwarders only. */
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                        const char *name);
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                        const char *name)
+{
+    return lyr_GetDeviceProcAddr(device, name);
+}
+
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                          const char *name);
+LYR_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                          const char *name)
+{
+    return lyr_GetInstanceProcAddr(instance, name);
+}
+
 LYR_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
 {
@@ -926,8 +954,8 @@ vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
         return VK_ERROR_INITIALIZATION_FAILED;
     }
     v->loaderLayerInterfaceVersion = 2;
-    v->pfnGetInstanceProcAddr = vkGetInstanceProcAddr;
-    v->pfnGetDeviceProcAddr = vkGetDeviceProcAddr;
+    v->pfnGetInstanceProcAddr = lyr_GetInstanceProcAddr;
+    v->pfnGetDeviceProcAddr = lyr_GetDeviceProcAddr;
     v->pfnGetPhysicalDeviceProcAddr = NULL;
     return VK_SUCCESS;
 }

@@ -1,0 +1,550 @@
+/* linked_app: a plain Vulkan compute app LINKED TO THE LOADER (cc app.c
+ * -lvulkan), as most apps are (llama.cpp's own llama-cli/llama-server in a
+ * default build). The loader's vkGetInstanceProcAddr is then in the global
+ * symbol scope, which the project's other test apps (volk: dlopen of the
+ * loader) never show. It calls no vkprof function. Compiled as C
+ * (linked_app) and as C++ (linked_app_cxx), for the tests of the vkprof
+ * layer on such apps and on bad days: signal deaths at several points,
+ * fork, exec, a server stopped with Ctrl-C.
+ *
+ *   linked_app [--iterations N] [--dispatches D] [--progress FILE]
+ *              [--die WHAT --die-at POINT --die-iter I] [--fork] [--exec PROG ARGS...]
+ *              [--serve] [--validation] [--no-device] [--sleep-ms MS]
+ *
+ * Each iteration records one one-time-submit command buffer of D dispatches
+ * (pipelines "alpha" and "beta" alternating, a barrier between), submits it
+ * with a fence and waits for the fence: one step for the layer. After each
+ * wait it rewrites --progress FILE with the iterations completed and the
+ * dispatches of each pipeline so far ("iterations 3 alpha 6 beta 6\n"), so a
+ * test knows what was timed before a death.
+ *
+ * --die WHAT: how the process ends: exit, _exit, abort, segv, sigint,
+ * sigterm, sigkill (a signal the process sends itself, its default action);
+ * --die-at POINT: where: start (before any Vulkan call), instance (after
+ * vkCreateInstance), device (after vkCreateDevice), submitted (iteration
+ * --die-iter submitted, its fence not waited for), waited (iteration
+ * --die-iter waited for; the default).
+ * --serve: run iterations until SIGINT or SIGTERM, which the app catches as a
+ * server does: it finishes the iteration, tears everything down and exits 0.
+ * --fork: after the first iteration, fork a child that does its own
+ * iterations on its own instance and device (Vulkan objects do not cross a
+ * fork), while the parent goes on; the parent waits for it. The child's
+ * progress file is FILE.child.
+ * --exec PROG ARGS...: after the iterations and without tearing anything
+ * down, exec PROG (the process image is replaced: no destructor runs).
+ * --validation: the Khronos validation layer on, any message fails the run.
+ * --no-device: an instance only.
+ *
+ * Exit status: 0; 1 on a Vulkan error or a validation message. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <vulkan/vulkan.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "busy_spv.h"
+
+#define COUNT 256u
+/* a Vulkan struct zeroed, with its sType (valid C and C++, warning-free) */
+#define INIT(var, stype) (memset(&(var), 0, sizeof(var)), (var).sType = (stype))
+#define TIMEOUT_NS UINT64_C(60000000000)
+
+typedef struct app {
+    VkInstance inst;
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t family;
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDescriptorSetLayout dsl;
+    VkDescriptorPool dpool;
+    VkDescriptorSet set;
+    VkPipelineLayout layout;
+    VkShaderModule module;
+    VkPipeline pipe[2];
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkDebugUtilsMessengerEXT messenger;
+    unsigned long messages;
+} app;
+
+static const char *const pipe_names[2] = {"alpha", "beta"};
+
+static volatile sig_atomic_t g_stop;
+static const char *g_die = "", *g_die_at = "waited";
+static unsigned g_die_iter = 0;
+static int g_messages_fail;
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        VkResult vr_ = (call);                                                                     \
+        if (vr_ != VK_SUCCESS) {                                                                   \
+            fprintf(stderr, "linked_app: %s failed: %d\n", #call, (int)vr_);                       \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static void die_now(void)
+{
+    fflush(NULL);
+    if (strcmp(g_die, "exit") == 0) {
+        exit(0);
+    } else if (strcmp(g_die, "_exit") == 0) {
+        _exit(0);
+    } else if (strcmp(g_die, "abort") == 0) {
+        abort();
+    } else if (strcmp(g_die, "segv") == 0) {
+        volatile int *p = NULL;
+        *p = 1;
+    } else if (strcmp(g_die, "sigint") == 0) {
+        signal(SIGINT, SIG_DFL);
+        raise(SIGINT);
+    } else if (strcmp(g_die, "sigterm") == 0) {
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+    } else if (strcmp(g_die, "sigkill") == 0) {
+        raise(SIGKILL);
+    }
+    fprintf(stderr, "linked_app: --die %s: not a way to end\n", g_die);
+    _exit(3);
+}
+
+static void maybe_die(const char *point, unsigned iter)
+{
+    if (g_die[0] != '\0' && strcmp(point, g_die_at) == 0 &&
+        (strcmp(point, "submitted") != 0 && strcmp(point, "waited") != 0 ? true
+                                                                           : iter == g_die_iter)) {
+        die_now();
+    }
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                                 VkDebugUtilsMessageTypeFlagsEXT type,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *d,
+                                                 void *user)
+{
+    (void)type;
+    app *a = (app *)user;
+    if (sev >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        a->messages++;
+        fprintf(stderr, "linked_app: validation: %s\n", d->pMessage ? d->pMessage : "");
+    }
+    return VK_FALSE;
+}
+
+static void create_instance(app *a, bool validation)
+{
+    VkApplicationInfo ai;
+    INIT(ai, VK_STRUCTURE_TYPE_APPLICATION_INFO);
+    ai.pApplicationName = "linked_app";
+    ai.apiVersion = VK_API_VERSION_1_2;
+    const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[1] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstanceCreateInfo ci;
+    INIT(ci, VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+    ci.pApplicationInfo = &ai;
+    ci.enabledExtensionCount = 1;
+    ci.ppEnabledExtensionNames = exts;
+    if (validation) {
+        ci.enabledLayerCount = 1;
+        ci.ppEnabledLayerNames = layers;
+    }
+    CHECK(vkCreateInstance(&ci, NULL, &a->inst));
+    PFN_vkCreateDebugUtilsMessengerEXT mk = (PFN_vkCreateDebugUtilsMessengerEXT)(void (*)(void))
+        vkGetInstanceProcAddr(a->inst, "vkCreateDebugUtilsMessengerEXT");
+    if (validation && mk != NULL) {
+        VkDebugUtilsMessengerCreateInfoEXT mi;
+        INIT(mi, VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                             VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        mi.pfnUserCallback = on_message;
+        mi.pUserData = a;
+        CHECK(mk(a->inst, &mi, NULL, &a->messenger));
+    }
+}
+
+static uint32_t memory_type(app *a, uint32_t bits, VkMemoryPropertyFlags want)
+{
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(a->phys, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount; i++) {
+        if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) {
+            return i;
+        }
+    }
+    fprintf(stderr, "linked_app: no memory type\n");
+    exit(1);
+}
+
+static void name_object(app *a, VkObjectType type, uint64_t handle, const char *name)
+{
+    PFN_vkSetDebugUtilsObjectNameEXT set = (PFN_vkSetDebugUtilsObjectNameEXT)(void (*)(void))
+        vkGetDeviceProcAddr(a->dev, "vkSetDebugUtilsObjectNameEXT");
+    if (set == NULL) {
+        set = (PFN_vkSetDebugUtilsObjectNameEXT)(void (*)(void))vkGetInstanceProcAddr(
+            a->inst, "vkSetDebugUtilsObjectNameEXT");
+    }
+    if (set != NULL) {
+        VkDebugUtilsObjectNameInfoEXT ni;
+        INIT(ni, VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT);
+        ni.objectType = type;
+        ni.objectHandle = handle;
+        ni.pObjectName = name;
+        CHECK(set(a->dev, &ni));
+    }
+}
+
+static void create_device(app *a)
+{
+    uint32_t n = 0;
+    CHECK(vkEnumeratePhysicalDevices(a->inst, &n, NULL));
+    if (n == 0) {
+        fprintf(stderr, "linked_app: no Vulkan device\n");
+        exit(1);
+    }
+    VkPhysicalDevice devs[16];
+    n = n > 16 ? 16 : n;
+    vkEnumeratePhysicalDevices(a->inst, &n, devs);
+    a->phys = devs[0];
+    uint32_t nf = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(a->phys, &nf, NULL);
+    VkQueueFamilyProperties fp[32];
+    nf = nf > 32 ? 32 : nf;
+    vkGetPhysicalDeviceQueueFamilyProperties(a->phys, &nf, fp);
+    a->family = UINT32_MAX;
+    for (uint32_t i = 0; i < nf && a->family == UINT32_MAX; i++) {
+        if (fp[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            a->family = i;
+        }
+    }
+    if (a->family == UINT32_MAX) {
+        fprintf(stderr, "linked_app: no compute queue\n");
+        exit(1);
+    }
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi;
+    INIT(qi, VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+    qi.queueFamilyIndex = a->family;
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &prio;
+    VkDeviceCreateInfo di;
+    INIT(di, VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+    di.queueCreateInfoCount = 1;
+    di.pQueueCreateInfos = &qi;
+    CHECK(vkCreateDevice(a->phys, &di, NULL, &a->dev));
+    vkGetDeviceQueue(a->dev, a->family, 0, &a->queue);
+
+    VkBufferCreateInfo bi;
+
+    INIT(bi, VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+    bi.size = COUNT * sizeof(float);
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    CHECK(vkCreateBuffer(a->dev, &bi, NULL, &a->buf));
+    VkMemoryRequirements mr;
+    vkGetBufferMemoryRequirements(a->dev, a->buf, &mr);
+    VkMemoryAllocateInfo mi;
+    INIT(mi, VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+    mi.allocationSize = mr.size;
+    mi.memoryTypeIndex = memory_type(a, mr.memoryTypeBits, 0);
+    CHECK(vkAllocateMemory(a->dev, &mi, NULL, &a->mem));
+    CHECK(vkBindBufferMemory(a->dev, a->buf, a->mem, 0));
+
+    VkDescriptorSetLayoutBinding b;
+    memset(&b, 0, sizeof b);
+    b.binding = 0;
+    b.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b.descriptorCount = 1;
+    b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    VkDescriptorSetLayoutCreateInfo li;
+    INIT(li, VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+    li.bindingCount = 1;
+    li.pBindings = &b;
+    CHECK(vkCreateDescriptorSetLayout(a->dev, &li, NULL, &a->dsl));
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
+    VkDescriptorPoolCreateInfo pi;
+    INIT(pi, VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+    pi.maxSets = 1;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &ps;
+    CHECK(vkCreateDescriptorPool(a->dev, &pi, NULL, &a->dpool));
+    VkDescriptorSetAllocateInfo si;
+    INIT(si, VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+    si.descriptorPool = a->dpool;
+    si.descriptorSetCount = 1;
+    si.pSetLayouts = &a->dsl;
+    CHECK(vkAllocateDescriptorSets(a->dev, &si, &a->set));
+    VkDescriptorBufferInfo dbi = {a->buf, 0, VK_WHOLE_SIZE};
+    VkWriteDescriptorSet w;
+    INIT(w, VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+    w.dstSet = a->set;
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &dbi;
+    vkUpdateDescriptorSets(a->dev, 1, &w, 0, NULL);
+
+    VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t)};
+    VkPipelineLayoutCreateInfo pli;
+    INIT(pli, VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &a->dsl;
+    pli.pushConstantRangeCount = 1;
+    pli.pPushConstantRanges = &pcr;
+    CHECK(vkCreatePipelineLayout(a->dev, &pli, NULL, &a->layout));
+    VkShaderModuleCreateInfo smi;
+    INIT(smi, VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+    smi.codeSize = sizeof busy_spv;
+    smi.pCode = busy_spv;
+    CHECK(vkCreateShaderModule(a->dev, &smi, NULL, &a->module));
+    for (int i = 0; i < 2; i++) {
+        VkComputePipelineCreateInfo cpi;
+        INIT(cpi, VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+        cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        cpi.stage.module = a->module;
+        cpi.stage.pName = "main";
+        cpi.layout = a->layout;
+        CHECK(vkCreateComputePipelines(a->dev, VK_NULL_HANDLE, 1, &cpi, NULL, &a->pipe[i]));
+        name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->pipe[i], pipe_names[i]);
+    }
+    VkCommandPoolCreateInfo cpi;
+    INIT(cpi, VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+    cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    cpi.queueFamilyIndex = a->family;
+    CHECK(vkCreateCommandPool(a->dev, &cpi, NULL, &a->pool));
+    VkCommandBufferAllocateInfo cai;
+    INIT(cai, VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    cai.commandPool = a->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    CHECK(vkAllocateCommandBuffers(a->dev, &cai, &a->cmd));
+    VkFenceCreateInfo fi;
+    INIT(fi, VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+    CHECK(vkCreateFence(a->dev, &fi, NULL, &a->fence));
+}
+
+static void destroy_device(app *a)
+{
+    vkDeviceWaitIdle(a->dev);
+    vkDestroyFence(a->dev, a->fence, NULL);
+    vkFreeCommandBuffers(a->dev, a->pool, 1, &a->cmd);
+    vkDestroyCommandPool(a->dev, a->pool, NULL);
+    for (int i = 0; i < 2; i++) {
+        vkDestroyPipeline(a->dev, a->pipe[i], NULL);
+    }
+    vkDestroyShaderModule(a->dev, a->module, NULL);
+    vkDestroyPipelineLayout(a->dev, a->layout, NULL);
+    vkDestroyDescriptorPool(a->dev, a->dpool, NULL);
+    vkDestroyDescriptorSetLayout(a->dev, a->dsl, NULL);
+    vkDestroyBuffer(a->dev, a->buf, NULL);
+    vkFreeMemory(a->dev, a->mem, NULL);
+    vkDestroyDevice(a->dev, NULL);
+    a->dev = VK_NULL_HANDLE;
+}
+
+static void destroy_instance(app *a)
+{
+    if (a->messenger != VK_NULL_HANDLE) {
+        PFN_vkDestroyDebugUtilsMessengerEXT rm =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)(void (*)(void))vkGetInstanceProcAddr(
+                a->inst, "vkDestroyDebugUtilsMessengerEXT");
+        if (rm != NULL) {
+            rm(a->inst, a->messenger, NULL);
+        }
+    }
+    vkDestroyInstance(a->inst, NULL);
+}
+
+/* one iteration: D dispatches, submitted with the fence and waited for */
+static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long counts[2])
+{
+    CHECK(vkResetCommandBuffer(a->cmd, 0));
+    VkCommandBufferBeginInfo bi;
+    INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    CHECK(vkBeginCommandBuffer(a->cmd, &bi));
+    vkCmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0,
+                            NULL);
+    uint32_t pc[2] = {64, COUNT};
+    vkCmdPushConstants(a->cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+    for (unsigned k = 0; k < dispatches; k++) {
+        if (k > 0) {
+            VkMemoryBarrier mb;
+            INIT(mb, VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+            mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+            mb.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+            vkCmdPipelineBarrier(a->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
+                                 NULL);
+        }
+        vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
+        vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
+    }
+    CHECK(vkEndCommandBuffer(a->cmd));
+    VkSubmitInfo si;
+    INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &a->cmd;
+    CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
+    maybe_die("submitted", iter);
+    CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
+    CHECK(vkResetFences(a->dev, 1, &a->fence));
+    counts[0] += (dispatches + 1) / 2;
+    counts[1] += dispatches / 2;
+}
+
+static void write_progress(const char *path, unsigned done, const unsigned long counts[2])
+{
+    if (path == NULL) {
+        return;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        return;
+    }
+    fprintf(f, "iterations %u %s %lu %s %lu\n", done, pipe_names[0], counts[0], pipe_names[1],
+            counts[1]);
+    fclose(f);
+    rename(tmp, path);
+}
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+/* A run on its own instance and device: what the process (or a forked child)
+ * does. Returns the exit status. */
+static int run(bool validation, bool no_device, unsigned iterations, unsigned dispatches,
+               const char *progress, bool serve, unsigned sleep_ms, bool fork_child,
+               char **exec_argv)
+{
+    app a;
+    memset(&a, 0, sizeof a);
+    create_instance(&a, validation);
+    maybe_die("instance", 0);
+    if (no_device) {
+        destroy_instance(&a);
+        return a.messages > 0 ? 1 : 0;
+    }
+    create_device(&a);
+    maybe_die("device", 0);
+    unsigned long counts[2] = {0, 0};
+    pid_t child = -1;
+    for (unsigned i = 0; serve ? !g_stop : i < iterations; i++) {
+        iterate(&a, i, dispatches, counts);
+        write_progress(progress, i + 1, counts);
+        maybe_die("waited", i);
+        if (fork_child && i == 0) {
+            fflush(NULL);
+            child = fork();
+            if (child == 0) {
+                /* the parent's Vulkan objects are not the child's: its own */
+                char p2[4096];
+                snprintf(p2, sizeof p2, "%s.child", progress != NULL ? progress : "progress");
+                _exit(run(validation, false, iterations, dispatches, p2, false, 0, false, NULL));
+            }
+        }
+        if (sleep_ms > 0) {
+            struct timespec ts = {(time_t)(sleep_ms / 1000), (long)(sleep_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    int status = 0;
+    if (child > 0) {
+        int ws = 0;
+        while (waitpid(child, &ws, 0) < 0 && errno == EINTR) {
+        }
+        status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
+    }
+    if (exec_argv != NULL) {
+        fflush(NULL);
+        execvp(exec_argv[0], exec_argv);
+        fprintf(stderr, "linked_app: exec %s: %s\n", exec_argv[0], strerror(errno));
+        return 1;
+    }
+    destroy_device(&a);
+    destroy_instance(&a);
+    if (a.messages > 0 && g_messages_fail) {
+        fprintf(stderr, "linked_app: %lu validation messages\n", a.messages);
+        return 1;
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned iterations = 4, dispatches = 6, sleep_ms = 0;
+    const char *progress = NULL;
+    bool validation = false, no_device = false, serve = false, fork_child = false;
+    char **exec_argv = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(o, "--iterations") == 0 && v) {
+            iterations = (unsigned)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(o, "--dispatches") == 0 && v) {
+            dispatches = (unsigned)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(o, "--progress") == 0 && v) {
+            progress = v;
+            i++;
+        } else if (strcmp(o, "--die") == 0 && v) {
+            g_die = v;
+            i++;
+        } else if (strcmp(o, "--die-at") == 0 && v) {
+            g_die_at = v;
+            i++;
+        } else if (strcmp(o, "--die-iter") == 0 && v) {
+            g_die_iter = (unsigned)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(o, "--sleep-ms") == 0 && v) {
+            sleep_ms = (unsigned)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(o, "--validation") == 0) {
+            validation = true;
+        } else if (strcmp(o, "--no-device") == 0) {
+            no_device = true;
+        } else if (strcmp(o, "--serve") == 0) {
+            serve = true;
+        } else if (strcmp(o, "--fork") == 0) {
+            fork_child = true;
+        } else if (strcmp(o, "--exec") == 0 && v) {
+            exec_argv = argv + i + 1;
+            break;
+        } else {
+            fprintf(stderr, "linked_app: unknown option %s\n", o);
+            return 2;
+        }
+    }
+    g_messages_fail = validation;
+    if (serve) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    maybe_die("start", 0);
+    return run(validation, no_device, iterations, dispatches, progress, serve, sleep_ms,
+               fork_child, exec_argv);
+}

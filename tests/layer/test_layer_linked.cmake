@@ -1,0 +1,46 @@
+# Issue 24: apps LINKED TO THE LOADER (cc app.c -lvulkan, as most apps and
+# llama.cpp's own executables are), in C and in C++ (tests/layer/linked_app.c),
+# under the vkprof layer: first, last or between other layers, with the
+# Khronos validation layer above and below, and off; signal deaths, fork,
+# exec, a server stopped with SIGINT, two runs in one folder
+# (tests/layer/test_layer_linked_run.cmake). Included from tests/CMakeLists.txt.
+if(NOT TARGET VkLayer_vkprof OR NOT TARGET vkprof_cli)
+  return()
+endif()
+add_executable(linked_app ${CMAKE_CURRENT_LIST_DIR}/linked_app.c)
+target_link_libraries(linked_app PRIVATE Vulkan::Vulkan)
+target_include_directories(linked_app PRIVATE ${VKPROF_SHADER_DIR})
+target_compile_options(linked_app PRIVATE ${VKPROF_WARNINGS})
+add_dependencies(linked_app vkprof_shaders)
+set(LINKED_APPS linked_app)
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  # the same source as C++ (a C++ app: its own name mangling, libstdc++, the
+  # loader's prototypes through the C++ view of vulkan.h)
+  set(_cxx_src ${CMAKE_CURRENT_BINARY_DIR}/linked_app_cxx.cpp)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/linked_app.c ${_cxx_src} COPYONLY)
+  add_executable(linked_app_cxx ${_cxx_src})
+  target_link_libraries(linked_app_cxx PRIVATE Vulkan::Vulkan)
+  target_include_directories(linked_app_cxx PRIVATE ${VKPROF_SHADER_DIR})
+  target_compile_options(linked_app_cxx PRIVATE -Wall -Wextra $<$<BOOL:${VKPROF_WERROR}>:-Werror>)
+  add_dependencies(linked_app_cxx vkprof_shaders)
+  list(APPEND LINKED_APPS linked_app_cxx)
+else()
+  message(WARNING "no C++ compiler: the C++ app linked to the loader is not tested")
+endif()
+
+set(LINKED_CASES orders off)
+foreach(app ${LINKED_APPS})
+  foreach(case ${LINKED_CASES})
+    add_test(NAME test_layer_linked_${case}_${app}
+      COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DAPP=$<TARGET_FILE:${app}>
+              -DLAYER_DIR=${PROJECT_BINARY_DIR}/layer -DCASE=${case}
+              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/layer_linked/${app}_${case}
+              -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_linked_run.cmake)
+    # a hang is a failure, never a stuck suite (each run inside has its own limit)
+    set_tests_properties(test_layer_linked_${case}_${app} PROPERTIES
+      ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
+  endforeach()
+endforeach()
