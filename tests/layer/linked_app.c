@@ -125,7 +125,7 @@ static void maybe_die(const char *point, unsigned iter)
 {
     if (g_die[0] != '\0' && strcmp(point, g_die_at) == 0 &&
         (strcmp(point, "submitted") != 0 && strcmp(point, "waited") != 0 ? true
-                                                                           : iter == g_die_iter)) {
+                                                                         : iter == g_die_iter)) {
         die_now();
     }
 }
@@ -162,8 +162,8 @@ static void create_instance(app *a, bool validation)
         ci.ppEnabledLayerNames = layers;
     }
     CHECK(vkCreateInstance(&ci, NULL, &a->inst));
-    PFN_vkCreateDebugUtilsMessengerEXT mk = (PFN_vkCreateDebugUtilsMessengerEXT)(void (*)(void))
-        vkGetInstanceProcAddr(a->inst, "vkCreateDebugUtilsMessengerEXT");
+    PFN_vkCreateDebugUtilsMessengerEXT mk = (PFN_vkCreateDebugUtilsMessengerEXT)(void (*)(
+        void))vkGetInstanceProcAddr(a->inst, "vkCreateDebugUtilsMessengerEXT");
     if (validation && mk != NULL) {
         VkDebugUtilsMessengerCreateInfoEXT mi;
         INIT(mi, VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
@@ -193,8 +193,8 @@ static uint32_t memory_type(app *a, uint32_t bits, VkMemoryPropertyFlags want)
 
 static void name_object(app *a, VkObjectType type, uint64_t handle, const char *name)
 {
-    PFN_vkSetDebugUtilsObjectNameEXT set = (PFN_vkSetDebugUtilsObjectNameEXT)(void (*)(void))
-        vkGetDeviceProcAddr(a->dev, "vkSetDebugUtilsObjectNameEXT");
+    PFN_vkSetDebugUtilsObjectNameEXT set = (PFN_vkSetDebugUtilsObjectNameEXT)(void (*)(
+        void))vkGetDeviceProcAddr(a->dev, "vkSetDebugUtilsObjectNameEXT");
     if (set == NULL) {
         set = (PFN_vkSetDebugUtilsObjectNameEXT)(void (*)(void))vkGetInstanceProcAddr(
             a->inst, "vkSetDebugUtilsObjectNameEXT");
@@ -359,9 +359,8 @@ static void destroy_device(app *a)
 static void destroy_instance(app *a)
 {
     if (a->messenger != VK_NULL_HANDLE) {
-        PFN_vkDestroyDebugUtilsMessengerEXT rm =
-            (PFN_vkDestroyDebugUtilsMessengerEXT)(void (*)(void))vkGetInstanceProcAddr(
-                a->inst, "vkDestroyDebugUtilsMessengerEXT");
+        PFN_vkDestroyDebugUtilsMessengerEXT rm = (PFN_vkDestroyDebugUtilsMessengerEXT)(void (*)(
+            void))vkGetInstanceProcAddr(a->inst, "vkDestroyDebugUtilsMessengerEXT");
         if (rm != NULL) {
             rm(a->inst, a->messenger, NULL);
         }
@@ -388,8 +387,7 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
             mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
             mb.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
             vkCmdPipelineBarrier(a->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
-                                 NULL);
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
         }
         vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
         vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
@@ -545,6 +543,6 @@ int main(int argc, char **argv)
         sigaction(SIGTERM, &sa, NULL);
     }
     maybe_die("start", 0);
-    return run(validation, no_device, iterations, dispatches, progress, serve, sleep_ms,
-               fork_child, exec_argv);
+    return run(validation, no_device, iterations, dispatches, progress, serve, sleep_ms, fork_child,
+               exec_argv);
 }
