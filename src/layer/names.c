@@ -3,11 +3,15 @@
 #include "names.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /* ---- SPIR-V -------------------------------------------------------------- */
 
@@ -592,90 +596,196 @@ static int cmp_entry(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* What a file that is not a regular one is, for the message. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode)) {
+        return "a directory";
+    }
+    if (S_ISCHR(mode)) {
+        return "a character device";
+    }
+    if (S_ISBLK(mode)) {
+        return "a block device";
+    }
+    if (S_ISFIFO(mode)) {
+        return "a FIFO";
+    }
+    if (S_ISSOCK(mode)) {
+        return "a socket";
+    }
+    return "an unknown kind of file";
+}
+
+/* Opens `path` for reading the map: a regular file (a symlink to one is
+ * followed) of at most VKL_NAME_MAP_FILE_MAX bytes. It never blocks on a FIFO
+ * or a device: the path is looked at before it is opened (opening a FIFO
+ * waits for a writer, opening a device can have side effects), opened with
+ * O_NONBLOCK, and looked at again through the descriptor (the path may have
+ * changed in between). -1 with the message in err. */
+static int open_map_file(const char *path, char *err, size_t errcap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        set_err(err, errcap, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        set_err(err, errcap, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        return -1;
+    }
+    int fd = -1;
+    do {
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        set_err(err, errcap, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    bool bad = true;
+    if (fstat(fd, &st) != 0) {
+        set_err(err, errcap, "%s: cannot stat: %s", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        set_err(err, errcap, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+    } else if (st.st_size > (off_t)VKL_NAME_MAP_FILE_MAX) {
+        set_err(err, errcap,
+                "%s: %lld bytes, larger than the limit of %u bytes (%u MiB) for a name map", path,
+                (long long)st.st_size, (unsigned)VKL_NAME_MAP_FILE_MAX,
+                (unsigned)(VKL_NAME_MAP_FILE_MAX >> 20));
+    } else {
+        bad = false;
+    }
+    if (bad) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* the map being read: its entries so far, their capacity, the line number */
+typedef struct map_reader {
+    vkl_name_map *m;
+    size_t cap;
+    uint32_t lineno;
+} map_reader;
+
+/* One whole line (without its '\n'; a '\r' before it still there), at most
+ * VKL_NAME_LINE_MAX + 1 bytes, `nul` if it holds a NUL byte: NULL, or why the
+ * line is an error. */
+static const char *map_line(map_reader *r, char *line, size_t len, bool nul)
+{
+    if (len > 0 && line[len - 1] == '\r') {
+        len--; /* "\r\n" */
+    }
+    if (len > VKL_NAME_LINE_MAX) {
+        return "line longer than 1024 bytes";
+    }
+    if (nul) {
+        return "a NUL byte";
+    }
+    vkl_name_entry e = {.line = r->lineno};
+    bool entry = false;
+    const char *why = parse_line(line, len, &e, &entry);
+    if (why != NULL || !entry) {
+        return why;
+    }
+    if (r->m->n == VKL_NAME_MAP_MAX) {
+        return "more than 65536 entries";
+    }
+    if (r->m->n == r->cap) {
+        size_t ncap = r->cap == 0 ? 64 : r->cap * 2;
+        vkl_name_entry *ne = realloc(r->m->e, ncap * sizeof *ne);
+        if (ne == NULL) {
+            return "out of memory";
+        }
+        r->m->e = ne;
+        r->cap = ncap;
+    }
+    r->m->e[r->m->n++] = e;
+    return NULL;
+}
+
+/* bytes read() at a time */
+#define NAME_MAP_CHUNK 65536u
+
 vkl_name_map *vkl_name_map_load(const char *path, char *err, size_t errcap)
 {
     if (path == NULL) {
         set_err(err, errcap, "(null): no name map path");
         return NULL;
     }
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL) {
-        set_err(err, errcap, "%s: cannot open: %s", path, strerror(errno));
+    int fd = open_map_file(path, err, errcap);
+    if (fd < 0) {
         return NULL;
     }
-    vkl_name_map *m = calloc(1, sizeof *m);
-    char *line = malloc(VKL_NAME_LINE_MAX + 2);
-    size_t cap = 0;
-    const char *why = NULL;
-    uint32_t lineno = 0;
-    bool ok = m != NULL && line != NULL;
+    map_reader r = {.m = calloc(1, sizeof *r.m)};
+    char *buf = malloc(NAME_MAP_CHUNK);
+    char *line = malloc(VKL_NAME_LINE_MAX + 1);
+    bool ok = r.m != NULL && buf != NULL && line != NULL;
     if (!ok) {
         set_err(err, errcap, "%s: out of memory", path);
     }
-    while (ok) {
-        /* read one line, bounded */
-        size_t len = 0;
-        int c = EOF;
-        bool too_long = false, nul = false;
-        while ((c = fgetc(fp)) != EOF && c != '\n') {
-            if (c == '\0') {
-                nul = true;
-            }
-            if (len < VKL_NAME_LINE_MAX + 1) {
-                line[len++] = (char)c;
-            } else {
-                too_long = true;
-            }
+    /* Read it a chunk at a time, never more than VKL_NAME_MAP_FILE_MAX + 1
+     * bytes in all (the file may have grown since fstat), and cut it into
+     * lines as it comes: a line over VKL_NAME_LINE_MAX is an error at once,
+     * and so the first error ends the reading. */
+    size_t total = 0, len = 0;
+    bool nul = false;
+    const char *why = NULL;
+    while (ok && why == NULL) {
+        size_t want = NAME_MAP_CHUNK;
+        if (want > (size_t)VKL_NAME_MAP_FILE_MAX + 1 - total) {
+            want = (size_t)VKL_NAME_MAP_FILE_MAX + 1 - total;
         }
-        if (c == EOF && len == 0) {
-            break;
-        }
-        lineno++;
-        if (len > 0 && line[len - 1] == '\r' && !too_long) {
-            len--; /* "\r\n" */
-        }
-        if (too_long || len > VKL_NAME_LINE_MAX) {
-            why = "line longer than 1024 bytes";
-        } else if (nul) {
-            why = "a NUL byte";
-        } else {
-            vkl_name_entry e = {.line = lineno};
-            bool entry = false;
-            why = parse_line(line, len, &e, &entry);
-            if (why == NULL && entry) {
-                if (m->n == VKL_NAME_MAP_MAX) {
-                    why = "more than 65536 entries";
-                } else {
-                    if (m->n == cap) {
-                        size_t ncap = cap == 0 ? 64 : cap * 2;
-                        vkl_name_entry *ne = realloc(m->e, ncap * sizeof *ne);
-                        if (ne == NULL) {
-                            why = "out of memory";
-                        } else {
-                            m->e = ne;
-                            cap = ncap;
-                        }
-                    }
-                    if (why == NULL) {
-                        m->e[m->n++] = e;
-                    }
-                }
-            }
-        }
-        if (why != NULL) {
-            set_err(err, errcap, "%s:%u: %s", path, (unsigned)lineno, why);
+        ssize_t got = -1;
+        do {
+            got = read(fd, buf, want);
+        } while (got < 0 && errno == EINTR);
+        if (got < 0) {
+            set_err(err, errcap, "%s: cannot read: %s", path, strerror(errno));
             ok = false;
-        }
-        if (c == EOF) {
             break;
+        }
+        if (got == 0) { /* the end: a last line with no '\n' */
+            if (len > 0) {
+                r.lineno++;
+                why = map_line(&r, line, len, nul);
+            }
+            break;
+        }
+        total += (size_t)got;
+        if (total > VKL_NAME_MAP_FILE_MAX) {
+            set_err(err, errcap, "%s: larger than the limit of %u bytes (%u MiB) for a name map",
+                    path, (unsigned)VKL_NAME_MAP_FILE_MAX, (unsigned)(VKL_NAME_MAP_FILE_MAX >> 20));
+            ok = false;
+            break;
+        }
+        for (size_t k = 0; k < (size_t)got && why == NULL; k++) {
+            const char c = buf[k];
+            if (c == '\n') {
+                r.lineno++;
+                why = map_line(&r, line, len, nul);
+                len = 0;
+                nul = false;
+            } else if (len == VKL_NAME_LINE_MAX + 1) {
+                /* more than the limit even with a '\r' last: not read on to
+                 * the line's end, which may be far off */
+                r.lineno++;
+                why = "line longer than 1024 bytes";
+            } else {
+                nul = nul || c == '\0';
+                line[len++] = c;
+            }
         }
     }
-    if (ok && ferror(fp)) {
-        set_err(err, errcap, "%s: cannot read: %s", path, strerror(errno));
+    if (ok && why != NULL) {
+        set_err(err, errcap, "%s:%u: %s", path, (unsigned)r.lineno, why);
         ok = false;
     }
-    fclose(fp);
+    close(fd);
+    free(buf);
     free(line);
+    vkl_name_map *m = r.m;
     if (ok && m->n > 0) {
         qsort(m->e, m->n, sizeof *m->e, cmp_entry);
         size_t w = 0;

@@ -56,9 +56,24 @@ typedef struct vkl_name_map vkl_name_map;
  * VKL_NAME_MAP_MAX entries. A hash given twice with the same name is taken
  * once; with a different name it is an error naming both lines. A NUL byte in
  * the file is an error. err (errcap bytes, may be 0) gets "PATH:LINE: why" or
- * "PATH: why"; on success it is left as it was. */
+ * "PATH: why"; on success it is left as it was.
+ *
+ * Every input is bounded, and loading never blocks (the layer loads the map
+ * inside the user's app): the path must name a regular file (a symlink to
+ * one is followed); anything else (a directory, a FIFO, a socket, a character
+ * or block device such as /dev/zero) is refused before it is opened, with
+ * "PATH: not a regular file (a FIFO)" and the like, and the file is opened
+ * O_NONBLOCK and looked at again through the descriptor. A file larger than
+ * VKL_NAME_MAP_FILE_MAX bytes (64 MiB) is refused, and no more than that
+ * limit and one byte is ever read (a file growing while it is read is an
+ * error too). An entry line needs at most 16 + 1 + 63 bytes, so
+ * VKL_NAME_MAP_MAX entries fit in about 5 MiB. The file is read in chunks and
+ * cut into lines as it comes: the first bad line ends the reading, and a line
+ * longer than VKL_NAME_LINE_MAX is an error as soon as its limit is passed,
+ * not at its end. */
 #define VKL_NAME_LINE_MAX 1024
 #define VKL_NAME_MAP_MAX 65536
+#define VKL_NAME_MAP_FILE_MAX (64u * 1024u * 1024u)
 vkl_name_map *vkl_name_map_load(const char *path, char *err, size_t errcap);
 const char *vkl_name_map_find(const vkl_name_map *m, uint64_t hash); /* NULL: not in the map */
 void vkl_name_map_free(vkl_name_map *m);

@@ -4,13 +4,21 @@
  * PLAIN and DEBUG are one shader without and with -g, OTHER another shader.
  * The float-controls patch is made here the way runtimes do it at run time
  * (capability, extension, execution mode inserted) and written to
- * TMPDIR/patched.spv, which the test names_patched_valid runs spirv-val on. */
+ * TMPDIR/patched.spv, which the test names_patched_valid runs spirv-val on.
+ * The name map tests write their files in TMPDIR, a FIFO and a sparse file
+ * over the size limit among them. */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "names.h"
@@ -384,6 +392,192 @@ static void test_map(const char *tmp)
     CHECK(strlen(small) == 7);
 }
 
+/* `path` must not load, with an error containing `want` */
+static void expect_path_error(const char *path, const char *want)
+{
+    char err[512] = "";
+    vkl_name_map *m = vkl_name_map_load(path, err, sizeof err);
+    CHECK(m == NULL);
+    if (strstr(err, want) == NULL) {
+        fprintf(stderr, "FAIL [%s]: %s: error '%s' lacks '%s'\n", check_case, path, err, want);
+        check_failures++;
+    }
+    vkl_name_map_free(m);
+}
+
+/* an error "...NAME:LINE: ..." naming a line of the file NAME */
+static bool names_a_line(const char *err, const char *name)
+{
+    const char *at = strstr(err, name);
+    if (at == NULL) {
+        return false;
+    }
+    at += strlen(name);
+    if (*at++ != ':' || *at < '1' || *at > '9') {
+        return false;
+    }
+    while (*at >= '0' && *at <= '9') {
+        at++;
+    }
+    return at[0] == ':' && at[1] == ' ';
+}
+
+/* a file of `size` bytes, sparse (a hole), `head` written at its start */
+static void write_sparse(const char *path, const char *head, size_t head_len, off_t size)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || (head_len > 0 && write(fd, head, head_len) != (ssize_t)head_len) ||
+        ftruncate(fd, size) != 0 || close(fd) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+}
+
+/* Every input is bounded (names.h): what is not a regular file is refused
+ * before it is read, a file over VKL_NAME_MAP_FILE_MAX is refused, a long
+ * line ends the reading. The code before this hung on /dev/zero, /dev/full
+ * and a FIFO with no writer: alarm() turns such a hang into a failure (the
+ * default action of SIGALRM ends the test) rather than a stuck suite. */
+static void test_map_bounded(const char *tmp)
+{
+    char path[4096], err[512];
+    alarm(30);
+
+    check_case = "map not regular";
+    static const char *const devices[] = {"/dev/zero", "/dev/full", "/dev/null", "/dev/urandom"};
+    for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+        if (access(devices[i], F_OK) == 0) {
+            expect_path_error(devices[i], "not a regular file (a character device)");
+        }
+    }
+    expect_path_error(tmp, "not a regular file (a directory)");
+    /* a FIFO with no writer: opening it for reading would wait for one */
+    snprintf(path, sizeof path, "%s/map.fifo", tmp);
+    unlink(path);
+    if (mkfifo(path, 0600) != 0) {
+        fprintf(stderr, "cannot make the FIFO %s\n", path);
+        exit(2);
+    }
+    expect_path_error(path, "map.fifo: not a regular file (a FIFO)");
+    /* a socket (bound, so that it has a path) */
+    char sock_path[4096];
+    snprintf(sock_path, sizeof sock_path, "%s/map.sock", tmp);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(sock_path) < sizeof sa.sun_path) {
+        memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+        unlink(sock_path);
+        int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        CHECK(s >= 0 && bind(s, (const struct sockaddr *)&sa, sizeof sa) == 0);
+        expect_path_error(sock_path, "map.sock: not a regular file (a socket)");
+        close(s);
+        unlink(sock_path);
+    }
+    /* symlinks are followed: to a FIFO, to /dev/zero, to nothing, to a map */
+    char link[4096];
+    snprintf(link, sizeof link, "%s/map.link", tmp);
+    unlink(link);
+    CHECK(symlink(path, link) == 0);
+    expect_path_error(link, "map.link: not a regular file (a FIFO)");
+    unlink(path);
+    expect_path_error(link, "map.link: cannot open: No such file or directory");
+    unlink(link);
+    if (access("/dev/zero", F_OK) == 0) {
+        CHECK(symlink("/dev/zero", link) == 0);
+        expect_path_error(link, "map.link: not a regular file (a character device)");
+        unlink(link);
+    }
+    snprintf(path, sizeof path, "%s/target.map", tmp);
+    write_file(path, "00000000000000a1 linked\n", 24);
+    CHECK(symlink(path, link) == 0);
+    vkl_name_map *m = vkl_name_map_load(link, err, sizeof err);
+    CHECK(m != NULL && vkl_name_map_count(m) == 1);
+    CHECK(vkl_name_map_find(m, 0xa1) != NULL && strcmp(vkl_name_map_find(m, 0xa1), "linked") == 0);
+    vkl_name_map_free(m);
+    unlink(link);
+    unlink(path);
+
+    /* over the size limit: refused from its size, not read (sparse: fast) */
+    check_case = "map too large";
+    snprintf(path, sizeof path, "%s/big.map", tmp);
+    const char *head = "00000000000000a1 ok\n";
+    write_sparse(path, head, strlen(head), (off_t)VKL_NAME_MAP_FILE_MAX + 1);
+    char want[128];
+    snprintf(want, sizeof want, "big.map: %llu bytes, larger than the limit of %u bytes (64 MiB)",
+             (unsigned long long)VKL_NAME_MAP_FILE_MAX + 1, (unsigned)VKL_NAME_MAP_FILE_MAX);
+    expect_path_error(path, want);
+    /* at the limit: read, and line 2 (NUL bytes to the end, no '\n') is cut
+     * off once it passes 1024 bytes */
+    write_sparse(path, head, strlen(head), (off_t)VKL_NAME_MAP_FILE_MAX);
+    expect_path_error(path, "big.map:2: line longer than 1024 bytes");
+    unlink(path);
+
+    /* one line of 100000 bytes, after a good one; with a '\r': 1024 and the
+     * '\r' is fine, 1025 is not */
+    check_case = "map long line";
+    size_t n = 100000;
+    char *text = malloc(n + 64);
+    CHECK(text != NULL);
+    memcpy(text, head, strlen(head));
+    memset(text + strlen(head), 'a', n);
+    m = load_text(tmp, text, strlen(head) + n, err, sizeof err);
+    CHECK(m == NULL && strstr(err, "map.txt:2: line longer than 1024 bytes") != NULL);
+    memset(text, '#', VKL_NAME_LINE_MAX);
+    memcpy(text + VKL_NAME_LINE_MAX, "\r\n", 3);
+    m = load_text(tmp, text, strlen(text), err, sizeof err);
+    CHECK(m != NULL && vkl_name_map_count(m) == 0);
+    vkl_name_map_free(m);
+    memset(text, '#', VKL_NAME_LINE_MAX + 1);
+    memcpy(text + VKL_NAME_LINE_MAX + 1, "\r\n", 3);
+    expect_error(tmp, text, ":1: line longer than 1024 bytes");
+    free(text);
+
+    /* binary garbage (a fixed xorshift stream): an error naming a line */
+    check_case = "map garbage";
+    n = 1u << 20;
+    unsigned char *g = malloc(n);
+    CHECK(g != NULL);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        g[i] = (unsigned char)(x >> 32);
+    }
+    snprintf(path, sizeof path, "%s/garbage.bin", tmp);
+    write_file(path, (const char *)g, n);
+    err[0] = '\0';
+    m = vkl_name_map_load(path, err, sizeof err);
+    CHECK(m == NULL);
+    if (!names_a_line(err, "garbage.bin")) {
+        fprintf(stderr, "FAIL [%s]: error '%s' names no line of garbage.bin\n", check_case, err);
+        check_failures++;
+    }
+    vkl_name_map_free(m);
+    unlink(path);
+    free(g);
+
+    /* many lines, across the reads' chunks: all there; one entry too many */
+    check_case = "map many";
+    const size_t entries = VKL_NAME_MAP_MAX + 1, line_len = 24; /* "%016zx n%05zu\n" */
+    text = malloc(entries * line_len + 1);
+    CHECK(text != NULL);
+    for (size_t i = 0; i < entries; i++) {
+        snprintf(text + i * line_len, line_len + 1, "%016zx n%05zu\n", i + 1, i % 100000);
+    }
+    m = load_text(tmp, text, (entries - 1) * line_len, err, sizeof err);
+    CHECK(m != NULL && vkl_name_map_count(m) == VKL_NAME_MAP_MAX);
+    CHECK(vkl_name_map_find(m, 1) != NULL && strcmp(vkl_name_map_find(m, 1), "n00000") == 0);
+    CHECK(vkl_name_map_find(m, 0x2abc) != NULL &&
+          strcmp(vkl_name_map_find(m, 0x2abc), "n10939") == 0);
+    CHECK(vkl_name_map_find(m, VKL_NAME_MAP_MAX) != NULL);
+    vkl_name_map_free(m);
+    m = load_text(tmp, text, entries * line_len, err, sizeof err);
+    CHECK(m == NULL && strstr(err, "map.txt:65537: more than 65536 entries") != NULL);
+    free(text);
+
+    alarm(0);
+}
+
 /* test_names --map FILE COUNT [HASH NAME]...: FILE loads, holds COUNT
  * entries, and each HASH (hex) has NAME (for test_names_tool.cmake) */
 static int check_map(int argc, char **argv)
@@ -419,6 +613,7 @@ int main(int argc, char **argv)
     }
     test_hash(argv[1], argv[2], argv[3], argv[4], argv[5]);
     test_map(argv[5]);
+    test_map_bounded(argv[5]);
     if (check_failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", check_failures);
         return 1;
