@@ -173,6 +173,7 @@ typedef struct vkprof_hclk_source {
 
 typedef struct vkprof_hclk {
     vkprof_hclk_kind kind; /* read on every span */
+    bool frozen;           /* an opened spool's copy: mapped only, never read or calibrated */
     vkprof_hclk_source sim;
     const char *source; /* "tsc", "cntvct_el0", "CLOCK_MONOTONIC", "simulated" */
     char reason[160];   /* why this clock, when not the default choice ("" otherwise) */
@@ -225,9 +226,12 @@ typedef struct vkprof_event {
     _Atomic uint32_t ready;
 } vkprof_event;
 
+/* Keys are copied, not pointed to: a record outlives the process in a spool
+ * (export/spool.c), where a pointer would name nothing. */
+#define VKPROF_ANNOTATION_KEY_MAX 31u
 typedef struct vkprof_annot {
     uint32_t count;
-    const char *key[VKPROF_SPAN_MAX_ANNOTATIONS];
+    char key[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_KEY_MAX + 1];
     char value[VKPROF_SPAN_MAX_ANNOTATIONS][VKPROF_ANNOTATION_MAX + 1];
 } vkprof_annot;
 
@@ -247,10 +251,17 @@ typedef struct vkprof_span_frame {
 
 typedef struct vkprof_trace {
     _Atomic int on;
+    /* the store: VKPROF_TRACE_KEEP_FIRST fills events[0..capacity) once
+     * (event i in slot i, ready 1); KEEP_LAST wraps (event i in slot
+     * i % capacity, ready = i / capacity + 1, so a reader knows which lap a
+     * slot holds: vkprof__trace_expect). Annotations the same way. */
     vkprof_event *events;
     uint32_t capacity;
+    bool keep_last;
+    bool external; /* events and annots belong to a spool mapping, not the heap */
     _Atomic uint64_t next;
-    _Atomic uint64_t dropped;
+    _Atomic uint64_t dropped;    /* KEEP_FIRST: events not kept (the store was full) */
+    _Atomic uint64_t full_at_ns; /* CLOCK_MONOTONIC of the first event not kept; 0: none */
     vkprof_annot *annots;
     uint32_t annot_capacity;
     _Atomic uint64_t annot_next;
@@ -298,6 +309,8 @@ struct vkprof_context_T {
     vkprof_context_desc desc;
     char env_var[128], host_env_var[128], trace_env_var[128];
     char trace_path[1024];  /* the trace path asked for (desc or env) */
+    char spool_path[1024];  /* desc.trace_spool */
+    char trace_label[128];  /* desc.trace_label */
     const char *trace_from; /* where it came from, for messages */
     vkprof_vk vk;
     vkprof_device_info info;
@@ -350,6 +363,29 @@ struct vkprof_context_T {
     vkprof_cal cal;
     vkprof_trace trace;
     char driver_name[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE + 2];
+
+    /* The spool (export/spool.c): the file the store lives in and the
+     * checkpoints' state; NULL without one. An opened spool's context is
+     * `offline` (no Vulkan, inactive) and its figures are `frozen`. */
+    struct vkprof_spool_T *spool;
+    char spool_reason[256]; /* why desc.trace_spool gave no spool; "" */
+    bool offline;
+    const struct vkprof_frozen *frozen;
 };
+
+/* What an opened spool (export/spool.c) holds that a live context computes:
+ * the getters and the exporters read it where the context is `offline`. */
+typedef struct vkprof_frozen {
+    vkprof_timing_stats timing;
+    uint64_t phase_calls[VKPROF_MAX_PHASES]; /* ring: each phase's executed calls */
+    int64_t pid;
+    char boot_id[64], host[256], exe[256];
+    /* the clocks read together at the last checkpoint */
+    uint64_t mono_ns, real_ns, boot_ns, clock_err_ns;
+    uint64_t device_id; /* the VkDevice handle's value: one device, one id */
+    uint32_t thread_count;
+    char (*thread_names)[64]; /* [thread_count]; "" unnamed */
+    char cal_extension[64], hclk_source[32];
+} vkprof_frozen;
 
 #endif

@@ -172,6 +172,49 @@ typedef enum vkprof_feature {
     VKPROF_FEATURE_DISABLED = 2 /**< the app did not enable it */
 } vkprof_feature;
 
+/** Which environment variables vkprof_create() reads (desc.environment). */
+typedef enum vkprof_env_policy {
+    /** The default: the variables the desc names (env_var, host_env_var,
+     *  trace_env_var) where their fields say "from the environment", and
+     *  VKPROF_TRACE_FORMAT, VKPROF_RING_ROTATE and VKPROF_HOST_CLOCK; each
+     *  once, in vkprof_create(), never after. */
+    VKPROF_ENV_READ = 0,
+    /** None: every setting comes from the desc, and a field that says "from
+     *  the environment" takes its off/default value (enable FROM_ENV: off;
+     *  host_level FROM_ENV: off; trace_path NULL: no trace). For a front end
+     *  with options of its own (the Vulkan layer reads only VKPROF_LAYER_*),
+     *  so that the library's variables, set for another process, cannot leak
+     *  into it. */
+    VKPROF_ENV_IGNORE = 1
+} vkprof_env_policy;
+
+/** The format(s) a trace is written in (desc.trace_format). */
+typedef enum vkprof_trace_format {
+    /** VKPROF_TRACE_FORMAT (json, pftrace, perfetto, both) when it is set and
+     *  the environment is read; else by the path, as BY_PATH. */
+    VKPROF_TRACE_FORMAT_DEFAULT = 0,
+    /** A path ending in .pftrace or .perfetto-trace: Perfetto's protobuf;
+     *  any other path: Chrome JSON. */
+    VKPROF_TRACE_FORMAT_BY_PATH = 1,
+    VKPROF_TRACE_FORMAT_JSON = 2,    /**< Chrome Trace Event JSON, whatever the path */
+    VKPROF_TRACE_FORMAT_PFTRACE = 3, /**< Perfetto's protobuf, whatever the path */
+    /** Both: the path keeps the format its extension names, the other goes
+     *  beside it with the extension replaced (docs/trace-format.md). */
+    VKPROF_TRACE_FORMAT_BOTH = 4
+} vkprof_trace_format;
+
+/** What the event store keeps once it holds trace_capacity events (desc.trace_keep). */
+typedef enum vkprof_trace_keep {
+    /** The first trace_capacity events; later ones are dropped, counted, and
+     *  the trace says when the store filled. The default. */
+    VKPROF_TRACE_KEEP_FIRST = 0,
+    /** The last trace_capacity events: the store wraps and overwrites the
+     *  oldest, counted; the trace says from when it is complete. For a
+     *  server that runs for hours and is stopped with Ctrl-C: the recent
+     *  window. */
+    VKPROF_TRACE_KEEP_LAST = 1
+} vkprof_trace_keep;
+
 /** Host span levels (VKPROF_HOST_PROFILE: "1" all spans, "2" hot spans only, else off). */
 typedef enum vkprof_host_level {
     VKPROF_HOST_FROM_ENV = 0, /**< as a desc field: read the env var once */
@@ -320,6 +363,36 @@ typedef struct vkprof_context_desc {
      * default.)
      */
     vkprof_feature synchronization2;
+
+    /** Which environment variables are read; default VKPROF_ENV_READ. */
+    vkprof_env_policy environment;
+    /** The trace's format(s); default VKPROF_TRACE_FORMAT_DEFAULT. */
+    vkprof_trace_format trace_format;
+    /** Which events the store keeps when full; default VKPROF_TRACE_KEEP_FIRST. */
+    vkprof_trace_keep trace_keep;
+    /**
+     * A file that holds the trace's event store while the process runs, so
+     * that what was recorded outlives a process that runs no more code
+     * (SIGKILL, a crash, _exit, exec). NULL or "": none (the store is in
+     * memory). The file is created (never an existing one: O_EXCL), sized
+     * for trace_capacity events up front (posix_fallocate: a full disk is
+     * found now, not by a write later), mapped shared, and written as events
+     * are recorded; the rest of what a trace holds (names, calibration,
+     * counts) is copied into it at each checkpoint: every vkprof_collect(),
+     * vkprof_step() and vkprof_spool_sync() that changed something, and at
+     * vkprof_destroy(), which marks it closed. vkprof_spool_open() reads it
+     * back, in any process, as a context whose trace and figures are those
+     * of the last checkpoint, plus every event recorded after it. When the
+     * file cannot be made, the store stays in memory and the reason is
+     * logged (vkprof_spool_status() says so). After fork() the child stops
+     * writing the parent's spool. Copied (< 1024 bytes). Layout:
+     * docs/trace-format.md, "Spools".
+     */
+    const char *trace_spool;
+    /** A name for this context in its traces and spool (the layer's
+     *  "device 0, queue family 2"; "rank 1"): the metadata's "label", and a
+     *  set trace's context entry. NULL or "": none. Copied (< 128 bytes). */
+    const char *trace_label;
     uint32_t reserved[6]; /**< must be zero */
 } vkprof_context_desc;
 
@@ -950,7 +1023,10 @@ bool vkprof_tracing(vkprof_context ctx);
  *  ctx: both 0. `recorded` and `dropped` may each be NULL (not written). */
 void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropped);
 /**
- * Write the trace as Chrome Trace Event JSON to `path`, atomically: a
+ * Write the trace to `path` in the format desc.trace_format says (resolved
+ * by vkprof_create, VKPROF_TRACE_FORMAT read there: by default Chrome Trace
+ * Event JSON, or Perfetto's protobuf for a .pftrace or .perfetto-trace
+ * path; vkprof_trace_write_set picks a format per call), atomically: a
  * temporary file in the same folder, flushed and synced, then renamed over
  * `path`. On any error (full disk, read-only folder) the temporary file is
  * removed, `path` is left as it was, and VKPROF_ERROR_IO is returned with the
@@ -958,6 +1034,65 @@ void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropp
  * NULL ctx, NULL or empty `path`: VKPROF_ERROR_INVALID_ARGUMENT.
  */
 vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path);
+/**
+ * Write one trace of several contexts to `path`, atomically, in `format`
+ * (VKPROF_TRACE_FORMAT_DEFAULT: the first context's desc.trace_format, as
+ * vkprof_create resolved it; the path rules are vkprof_trace_write's). Every context's events are
+ * on one timeline: the host threads once (the contexts of one process share them), and each
+ * context's GPU queue a track of its own device (the same VkDevice is one
+ * device), named by device and queue family; the metadata holds each
+ * context's own (device, calibration, sampling, losses) under "contexts",
+ * and the sums at the top, as vkprof merge does. Host spans are mapped
+ * through the first context's host clock. Contexts opened with
+ * vkprof_spool_open() may be given, live and opened ones mixed. count 1 is
+ * vkprof_trace_write. NULL or empty `ctxs`, a NULL context in it, more than
+ * VKPROF_TRACE_SET_MAX, or no `path`: VKPROF_ERROR_INVALID_ARGUMENT.
+ */
+#define VKPROF_TRACE_SET_MAX 64u
+vkprof_result vkprof_trace_write_set(const vkprof_context *ctxs, uint32_t count, const char *path,
+                                     vkprof_trace_format format);
+
+/* ---- spools (desc.trace_spool) ------------------------------------------ */
+
+/** Where a spool stands. */
+typedef enum vkprof_spool_state {
+    VKPROF_SPOOL_NONE = 0,    /**< the context has no spool (none asked for, or it failed) */
+    VKPROF_SPOOL_OPEN = 1,    /**< being written (or its process ended without closing it) */
+    VKPROF_SPOOL_CLOSED = 2,  /**< vkprof_destroy() closed it: complete */
+    VKPROF_SPOOL_DETACHED = 3 /**< written by the parent of a fork (seen from the child) */
+} vkprof_spool_state;
+
+/** What a spool says of itself (vkprof_spool_status). */
+typedef struct vkprof_spool_info {
+    vkprof_spool_state state;
+    int64_t pid;                      /**< the process that wrote it */
+    char exe[256];                    /**< its executable's name */
+    char label[128];                  /**< desc.trace_label of the context that wrote it */
+    uint64_t created_ns;              /**< CLOCK_MONOTONIC at creation */
+    uint64_t checkpoint_ns;           /**< CLOCK_MONOTONIC of the last checkpoint (0: none) */
+    uint64_t checkpoints;             /**< checkpoints written */
+    uint64_t closed_ns;               /**< CLOCK_MONOTONIC when it was closed (0: not closed) */
+    uint64_t events_after_checkpoint; /**< events recorded after the last checkpoint (kept) */
+    char reason[256];                 /**< why there is no spool (state NONE), else "" */
+} vkprof_spool_info;
+
+/** Write a checkpoint now (only when something changed since the last).
+ *  VKPROF_DISABLED without a spool; NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT. */
+vkprof_result vkprof_spool_sync(vkprof_context ctx);
+/** The spool's state; VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */
+vkprof_result vkprof_spool_status(vkprof_context ctx, vkprof_spool_info *out);
+/**
+ * Open a spool written by any process (alive, ended or killed) as a
+ * context that holds its trace: vkprof_trace_write(_set), vkprof_snapshot(_json),
+ * vkprof_bucket_snapshot, vkprof_get_timing_stats, vkprof_get_calibration,
+ * vkprof_get_device_info, vkprof_spool_status and the name lookups read it;
+ * it times nothing (inactive) and calls no Vulkan function. Free it with
+ * vkprof_destroy(). The file is read as untrusted input: anything that does
+ * not fit its own header is VKPROF_ERROR_IO with the reason in `err` (errcap
+ * bytes; may be NULL). NULL `path` or `out`: VKPROF_ERROR_INVALID_ARGUMENT.
+ */
+vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err, size_t errcap);
+
 /** Write to desc.trace_path / $VKPROF_TRACE when set (VKPROF_ERROR_NOT_TRACING otherwise).
  *  vkprof_destroy() does the same. NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT.
  *  The k-th context of the process that names the same file writes

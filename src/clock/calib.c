@@ -330,6 +330,9 @@ vkprof_result vkprof_calibrate(vkprof_context ctx)
     if (ctx == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
+    if (ctx->offline) {
+        return VKPROF_DISABLED; /* an opened spool: its points are its writer's */
+    }
     vkprof_cal_point p = {0, 0, 0};
     vkprof_result r;
     switch (ctx->cal.method) {

@@ -112,6 +112,18 @@ static inline uint64_t vkprof__hclk_snap_ns(vkprof_pl_snap *s, uint64_t ticks)
     return ns;
 }
 
+/* The points and rate under the lock, for a spool's checkpoint (export/spool.c):
+ * copies the points into `points` (room for VKPROF_HCLK_POINTS; NULL: not
+ * copied) and returns their count. */
+uint32_t vkprof__hclk_copy(vkprof_hclk *c, vkprof_cal_point *points, uint64_t *taken,
+                           uint64_t *rate_num, uint64_t *rate_den, uint64_t *residual_ns);
+/* A host clock from a spool's copy: it maps ticks as the writer's did and
+ * never reads a counter or takes a point (frozen). */
+void vkprof__hclk_restore(vkprof_hclk *c, vkprof_hclk_kind kind, const char *source,
+                          const char *reason, uint64_t nominal_hz, const vkprof_cal_point *points,
+                          uint32_t count, uint64_t taken, uint64_t rate_num, uint64_t rate_den,
+                          uint64_t residual_ns);
+
 typedef struct vkprof_hclk_info {
     const char *source;          /* "tsc", "cntvct_el0", "CLOCK_MONOTONIC", "simulated" */
     const char *reason;          /* why, when not the default choice; "" */

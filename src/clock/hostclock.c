@@ -325,7 +325,7 @@ void vkprof__hclk_init(vkprof_hclk *c, const char *env, uint64_t max_every_ns, c
 
 void vkprof__hclk_maybe_refresh(vkprof_hclk *c)
 {
-    if (c->kind == VKPROF_HCLK_MONOTONIC) {
+    if (c->kind == VKPROF_HCLK_MONOTONIC || c->frozen) {
         return;
     }
     uint64_t now = ref_now(c);
@@ -343,7 +343,7 @@ void vkprof__hclk_maybe_refresh(vkprof_hclk *c)
 
 void vkprof__hclk_calibrate(vkprof_hclk *c)
 {
-    if (c->kind == VKPROF_HCLK_MONOTONIC) {
+    if (c->kind == VKPROF_HCLK_MONOTONIC || c->frozen) {
         return;
     }
     lock(c);
@@ -409,4 +409,51 @@ void vkprof__hclk_info(vkprof_hclk *c, vkprof_hclk_info *out)
     out->residual_ns = c->residual_ns;
     out->error_bound_ns = point_err_max(c) + c->residual_ns;
     unlock(c);
+}
+
+uint32_t vkprof__hclk_copy(vkprof_hclk *c, vkprof_cal_point *points, uint64_t *taken,
+                           uint64_t *rate_num, uint64_t *rate_den, uint64_t *residual_ns)
+{
+    if (c->kind == VKPROF_HCLK_MONOTONIC) {
+        *taken = 0;
+        *rate_num = *rate_den = 1;
+        *residual_ns = 0;
+        return 0;
+    }
+    lock(c);
+    uint32_t n = c->count;
+    if (points != NULL) {
+        memcpy(points, c->points, n * sizeof *points);
+    }
+    *taken = c->taken;
+    *rate_num = c->rate_num;
+    *rate_den = c->rate_den;
+    *residual_ns = c->residual_ns;
+    unlock(c);
+    return n;
+}
+
+void vkprof__hclk_restore(vkprof_hclk *c, vkprof_hclk_kind kind, const char *source,
+                          const char *reason, uint64_t nominal_hz, const vkprof_cal_point *points,
+                          uint32_t count, uint64_t taken, uint64_t rate_num, uint64_t rate_den,
+                          uint64_t residual_ns)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->frozen = true;
+    c->source = source;
+    snprintf(c->reason, sizeof c->reason, "%s", reason != NULL ? reason : "");
+    c->nominal_hz = nominal_hz;
+    if (count > VKPROF_HCLK_POINTS) {
+        count = VKPROF_HCLK_POINTS;
+    }
+    memcpy(c->points, points, count * sizeof *points);
+    c->count = count;
+    c->taken = taken;
+    c->residual_ns = residual_ns;
+    atomic_flag_clear(&c->lock);
+    if (rate_num == 0 || rate_den == 0) {
+        rate_num = rate_den = 1;
+    }
+    set_rate(c, rate_num, rate_den);
 }

@@ -4,6 +4,7 @@
 #include "timeline/store.h"
 #include "gpu/gpu.h"
 #include "host/host.h"
+#include "export/export.h"
 #include "core/core.h"
 
 #include <ctype.h>
@@ -322,8 +323,10 @@ static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc 
     d.host_env_var = ctx->host_env_var;
     d.trace_env_var = ctx->trace_env_var;
 
+    /* desc.environment: VKPROF_ENV_IGNORE reads none of the variables below */
+    const bool env = d.environment != VKPROF_ENV_IGNORE;
     if (d.enable == VKPROF_ENABLE_FROM_ENV) {
-        const char *v = getenv(ctx->env_var);
+        const char *v = env ? getenv(ctx->env_var) : NULL;
         bool on = false;
         if (v != NULL && !vkprof_parse_flag(v, &on)) {
             vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
@@ -335,7 +338,7 @@ static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc 
         d.enable = on ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
     }
     if (d.host_level == VKPROF_HOST_FROM_ENV) {
-        const char *v = getenv(ctx->host_env_var);
+        const char *v = env ? getenv(ctx->host_env_var) : NULL;
         vkprof_host_level level = VKPROF_HOST_OFF;
         if (v != NULL && !parse_host_level(v, &level)) {
             vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
@@ -355,7 +358,7 @@ static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc 
         d.sample_every = 1;
     }
     /* rotating sampling: VKPROF_RING_ROTATE=K overrides the desc (0: off) */
-    const char *rot = getenv("VKPROF_RING_ROTATE");
+    const char *rot = env ? getenv("VKPROF_RING_ROTATE") : NULL;
     if (rot != NULL && rot[0] != '\0') {
         char *endp = NULL;
         errno = 0;
@@ -385,7 +388,7 @@ static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc 
     /* The trace path: desc.trace_path wins over the env var; "" is off. */
     const char *path = in->trace_path;
     ctx->trace_from = "desc.trace_path";
-    if (path == NULL) {
+    if (path == NULL && env) {
         path = getenv(ctx->trace_env_var);
         ctx->trace_from = ctx->trace_env_var;
     }
@@ -397,6 +400,40 @@ static vkprof_result resolve_desc(vkprof_context ctx, const vkprof_context_desc 
         memcpy(ctx->trace_path, path, strlen(path) + 1);
         d.trace_path = ctx->trace_path;
     }
+
+    /* The trace's format: the desc's, else VKPROF_TRACE_FORMAT, else by the
+     * path (resolved here once: writing a trace reads no environment). */
+    if (d.trace_format == VKPROF_TRACE_FORMAT_DEFAULT) {
+        d.trace_format = VKPROF_TRACE_FORMAT_BY_PATH;
+        const char *f = env ? getenv("VKPROF_TRACE_FORMAT") : NULL;
+        if (f != NULL && f[0] != '\0') {
+            if (strcmp(f, "json") == 0) {
+                d.trace_format = VKPROF_TRACE_FORMAT_JSON;
+            } else if (strcmp(f, "pftrace") == 0 || strcmp(f, "perfetto") == 0) {
+                d.trace_format = VKPROF_TRACE_FORMAT_PFTRACE;
+            } else if (strcmp(f, "both") == 0) {
+                d.trace_format = VKPROF_TRACE_FORMAT_BOTH;
+            } else {
+                vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "VKPROF_TRACE_FORMAT='%.64s' is not json, pftrace or both: the "
+                            "trace format follows the path's extension",
+                            f);
+            }
+        }
+    }
+    /* the spool file and the label, copied */
+    d.trace_spool = NULL;
+    if (in->trace_spool != NULL && in->trace_spool[0] != '\0') {
+        if (strlen(in->trace_spool) >= sizeof ctx->spool_path) {
+            return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_spool is too long");
+        }
+        memcpy(ctx->spool_path, in->trace_spool, strlen(in->trace_spool) + 1);
+        d.trace_spool = ctx->spool_path;
+    }
+    if (!copy_name(ctx->trace_label, sizeof ctx->trace_label, in->trace_label, "")) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "trace_label is too long");
+    }
+    d.trace_label = ctx->trace_label;
 
     /* vkCmdWriteTimestamp2 only when the app says it enabled synchronization2:
      * a 1.3 device hands out the entry point whether the feature is on or not
@@ -444,9 +481,13 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     /* every value of each enum is accepted; VKPROF_LOG_REPORT is the last level */
     if ((unsigned)desc->enable > VKPROF_ENABLE_OFF ||
         (unsigned)desc->log_level > VKPROF_LOG_REPORT ||
-        (unsigned)desc->synchronization2 > VKPROF_FEATURE_DISABLED) {
+        (unsigned)desc->synchronization2 > VKPROF_FEATURE_DISABLED ||
+        (unsigned)desc->environment > VKPROF_ENV_IGNORE ||
+        (unsigned)desc->trace_format > VKPROF_TRACE_FORMAT_BOTH ||
+        (unsigned)desc->trace_keep > VKPROF_TRACE_KEEP_LAST) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
-                    "vkprof_create: enable, log_level or synchronization2 out of range");
+                    "vkprof_create: enable, log_level, synchronization2, environment, "
+                    "trace_format or trace_keep out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
     vkprof_context ctx = calloc(1, sizeof *ctx);
@@ -473,14 +514,23 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     if (r == VKPROF_OK) {
         r = vkprof__cal_init(ctx);
     }
+    if (r == VKPROF_OK && ctx->desc.trace_spool != NULL) {
+        r = vkprof__spool_create(ctx); /* no file: the store stays in memory, logged */
+    }
     if (r == VKPROF_OK) {
         r = vkprof__trace_init(ctx);
+    }
+    if (r == VKPROF_OK && ctx->desc.trace_spool != NULL) {
+        /* a spool is a trace: on from the start (in memory when the file
+         * could not be made) */
+        r = vkprof_trace_start(ctx, 0);
     }
     if (r == VKPROF_OK && vkprof__ring_mode(ctx)) {
         r = vkprof__ring_create(ctx);
     }
     if (r != VKPROF_OK) {
         vkprof__ring_shutdown(ctx);
+        vkprof__spool_close(ctx);
         vkprof__trace_shutdown(ctx);
         vkprof__cal_shutdown(ctx);
         vkprof__phases_free(ctx);
@@ -541,10 +591,15 @@ void vkprof_destroy(vkprof_context ctx)
     if (ctx == NULL) {
         return;
     }
+    if (ctx->offline) {
+        vkprof__spool_destroy_offline(ctx); /* an opened spool: no Vulkan, no flush */
+        return;
+    }
     collect_at_destroy(ctx);
     if (ctx->trace.path[0] != '\0') {
         (void)vkprof_flush(ctx);
     }
+    vkprof__spool_close(ctx); /* the last checkpoint; the store goes with the file */
     vkprof__trace_shutdown(ctx);
     vkprof__host_shutdown(ctx);
     vkprof__cal_shutdown(ctx);
@@ -555,8 +610,8 @@ void vkprof_destroy(vkprof_context ctx)
 
 void vkprof_set_active(vkprof_context ctx, bool on)
 {
-    if (ctx == NULL) {
-        return;
+    if (ctx == NULL || ctx->offline) {
+        return; /* an opened spool times nothing */
     }
     if (!on) {
         /* An open or unfolded scope cannot be completed once off. */
@@ -582,7 +637,7 @@ vkprof_result vkprof_get_device_info(vkprof_context ctx, vkprof_device_info *out
  * timeline and the per-token report each learn of it, from here. */
 void vkprof_step(vkprof_context ctx)
 {
-    if (ctx == NULL) {
+    if (ctx == NULL || ctx->offline) {
         return;
     }
     uint64_t step = atomic_fetch_add(&ctx->host.steps, 1) + 1; /* steps count from 1 */
@@ -592,4 +647,14 @@ void vkprof_step(vkprof_context ctx)
         vkprof__trace_step(ctx, step, now);
     }
     vkprof__host_on_step(ctx, step, now, vkprof_get_timing_stats);
+    vkprof__spool_checkpoint(ctx);
+}
+
+vkprof_result vkprof_collect(vkprof_context ctx)
+{
+    vkprof_result r = vkprof__collect(ctx);
+    if (ctx != NULL && ctx->spool != NULL) {
+        vkprof__spool_checkpoint(ctx); /* what was folded reaches the file */
+    }
+    return r;
 }

@@ -9,12 +9,13 @@
 #include "base/base.h"
 #include "export/atomic_file.h"
 
-/* Chrome Trace Event JSON (docs/trace-format.md): trace_json.c. */
-int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f);
+/* Chrome Trace Event JSON (docs/trace-format.md): trace_json.c. One trace of
+ * ctxs[0..n) (n >= 1; the contexts of one process). */
+int vkprof__trace_write_json(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f);
 
 /* Perfetto's native protobuf format (docs/trace-format.md, "Native Perfetto
  * traces"): trace_pftrace.c. */
-int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f);
+int vkprof__trace_write_pftrace(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f);
 
 /* Which formats a trace path gets (trace_write.c): the path's extension
  * (".pftrace" or ".perfetto-trace": Perfetto; anything else: JSON), unless
@@ -24,8 +25,31 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f);
 enum { VKPROF_TRACE_JSON = 1, VKPROF_TRACE_PFTRACE = 2 };
 bool vkprof__trace_is_pftrace_path(const char *path);
 
+/* Spools (spool.c; desc.trace_spool). create: the file made and the store
+ * attached to it (no spool, with the reason logged and kept, when it cannot
+ * be made: not an error of vkprof_create). checkpoint: the small state copied
+ * in when something changed. close: the last checkpoint, the state CLOSED,
+ * unmapped (vkprof_destroy, before the store's shutdown). destroy_offline:
+ * all of an opened spool's context. */
+vkprof_result vkprof__spool_create(vkprof_context ctx);
+void vkprof__spool_checkpoint(vkprof_context ctx);
+void vkprof__spool_close(vkprof_context ctx);
+void vkprof__spool_destroy_offline(vkprof_context ctx);
+
 /* metadata.process of every format (trace_write.c): the kernel's boot id
  * and the host name, each "" when unreadable, cut to [0-9A-Za-z._-]. */
 void vkprof__process_identity(char *boot, size_t boot_size, char *host, size_t host_size);
+
+/* Who wrote a trace and its clocks read together (trace_write.c): a live
+ * context's process now (MONOTONIC with BOOTTIME and REALTIME read between
+ * two MONOTONIC reads, the tightest of a few tries; err_ns half that
+ * bracket), an opened spool's as its writer read them at its last
+ * checkpoint. */
+typedef struct vkprof_xprocess {
+    int64_t pid;
+    char boot_id[64], host[256];
+    uint64_t mono_ns, boot_ns, real_ns, err_ns;
+} vkprof_xprocess;
+void vkprof__export_process(vkprof_context ctx, vkprof_xprocess *out);
 
 #endif

@@ -15,22 +15,23 @@
 
 /* ---- the sort key ------------------------------------------------------
  *
- * Both maps (vkprof__pl_map for GPU ticks and for the host clock's ticks)
- * are monotone, non-decreasing, in `rel`, the signed distance of the ticks
- * from the map's first point: inside the points each segment interpolates
- * between increasing host times, outside them it extrapolates with a
- * positive slope. So an event's host-ns start never decreases as its rank
- * (rel, made unsigned by flipping the sign bit) increases, and events can be
- * sorted by rank without mapping them first: the sort needs no array of
- * keys, only indices. Two ranks that map to one ns are put in order by the
- * iterator (vkprof__export_next), which maps every start anyway.
+ * Both maps (the GPU's and the host clock's piecewise-linear maps) are
+ * monotone, non-decreasing, in `rel`, the signed distance of the ticks from
+ * the map's first point: inside the points each segment interpolates between
+ * increasing host times, outside them it extrapolates with a positive slope.
+ * So an event's host-ns start never decreases as its rank (rel, made
+ * unsigned by flipping the sign bit) increases, and events can be sorted by
+ * rank without mapping them first: the sort needs no array of keys, only
+ * indices. Two ranks that map to one ns are put in order by the iterator
+ * (vkprof__export_next), which maps every start anyway.
  *
- *   GPU scope: rel = the signed distance, modulo the valid bits, from the
- *              calibration's first point (calib.c's sdelta_m), exactly as
- *              vkprof__pl_map computes it, so a counter that wraps inside the
- *              trace is ordered as the map orders it;
+ *   GPU scope: rel = the signed distance, modulo the valid bits, from its
+ *              context's first calibration point (calib.c's sdelta_m),
+ *              exactly as the map computes it, so a counter that wraps inside
+ *              the trace is ordered as the map orders it; a track holds one
+ *              context's scopes, so ranks are only compared within one clock;
  *   span:      the host clock's ticks (64 bits), relative to the first span
- *              of the store: its map subtracts its own first point, which
+ *              of the walk: its map subtracts its own first point, which
  *              orders the same whenever the ticks of one process lie within
  *              2^63 of each other (a counter does not wrap that far; the
  *              CLOCK_MONOTONIC fallback is ns);
@@ -40,9 +41,15 @@
 
 typedef struct keyer {
     const vkprof_event *events;
+    const uint8_t *ev_src; /* NULL: one context */
     uint64_t span_ref;
-    uint64_t gpu_ref, gpu_mask;
+    const vkprof_xsrc *src;
 } keyer;
+
+static inline uint32_t src_of_ptr(const keyer *k, const vkprof_event *e)
+{
+    return k->ev_src != NULL ? k->ev_src[e - k->events] : 0u;
+}
 
 static uint64_t gpu_rel(uint64_t mask, uint64_t a, uint64_t b)
 {
@@ -62,17 +69,20 @@ static inline uint64_t rank_of(const keyer *k, const vkprof_event *e)
 {
     switch (e->kind) {
     case VKPROF_EV_SPAN: return (e->start - k->span_ref) ^ SIGN64;
-    case VKPROF_EV_GPU: return gpu_rel(k->gpu_mask, e->start, k->gpu_ref);
+    case VKPROF_EV_GPU: {
+        const vkprof_xsrc *s = &k->src[src_of_ptr(k, e)];
+        return gpu_rel(s->ctx->valid_mask, e->start, s->gpu_ref);
+    }
     default: return e->start;
     }
 }
 
 /* Of two events with one rank (one start), the larger of these ends later. */
-static inline uint64_t end_rank_of(const keyer *k, const vkprof_event *e, uint32_t valid_bits)
+static inline uint64_t end_rank_of(const keyer *k, const vkprof_event *e)
 {
     switch (e->kind) {
     case VKPROF_EV_SPAN: return (e->end - k->span_ref) ^ SIGN64;
-    case VKPROF_EV_GPU: return vkprof_tick_delta(e->start, e->end, valid_bits);
+    case VKPROF_EV_GPU: return (e->end - e->start) & k->src[src_of_ptr(k, e)].ctx->valid_mask;
     default: return e->end;
     }
 }
@@ -252,14 +262,14 @@ static bool sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a,
  * short; a long one, e.g. many GPU scopes on one timestamp, is merge sorted
  * through `tmp`). */
 static void sort_run_by_end(const keyer *k, const vkprof_event *ev, uint32_t *a, uint32_t n,
-                            uint32_t *tmp, uint32_t bits)
+                            uint32_t *tmp)
 {
     if (n <= 16) {
         for (uint32_t i = 1; i < n; i++) {
             uint32_t v = a[i];
-            uint64_t kv = end_rank_of(k, &ev[v], bits);
+            uint64_t kv = end_rank_of(k, &ev[v]);
             uint32_t j = i;
-            for (; j > 0 && end_rank_of(k, &ev[a[j - 1]], bits) < kv; j--) {
+            for (; j > 0 && end_rank_of(k, &ev[a[j - 1]]) < kv; j--) {
                 a[j] = a[j - 1];
             }
             a[j] = v;
@@ -267,13 +277,13 @@ static void sort_run_by_end(const keyer *k, const vkprof_event *ev, uint32_t *a,
         return;
     }
     uint32_t half = n / 2;
-    sort_run_by_end(k, ev, a, half, tmp, bits);
-    sort_run_by_end(k, ev, a + half, n - half, tmp, bits);
+    sort_run_by_end(k, ev, a, half, tmp);
+    sort_run_by_end(k, ev, a + half, n - half, tmp);
     memcpy(tmp, a, half * sizeof *a);
     uint32_t i = 0, j = half, w = 0;
     while (i < half && j < n) {
         /* take the right one only when it ends strictly later: stable */
-        if (end_rank_of(k, &ev[a[j]], bits) > end_rank_of(k, &ev[tmp[i]], bits)) {
+        if (end_rank_of(k, &ev[a[j]]) > end_rank_of(k, &ev[tmp[i]])) {
             a[w++] = a[j++];
         } else {
             a[w++] = tmp[i++];
@@ -293,156 +303,408 @@ typedef struct scratch {
     uint64_t used[65536 / 64]; /* host thread indices seen */
 } scratch;
 
-const char *vkprof__export_thread_name(uint16_t tid, char fallback[32])
+static inline uint32_t src_of(const vkprof_export *x, uint32_t idx)
 {
-    const char *tn = vkprof__thread_name(tid);
-    if (tn == NULL) {
-        snprintf(fallback, 32, "thread %u", (unsigned)tid);
-        tn = fallback;
-    }
-    return tn;
+    return x->ev_src != NULL ? x->ev_src[idx] : 0u;
 }
 
-static uint64_t map_start(vkprof_context ctx, const vkprof_event *e)
+static uint64_t map_start(vkprof_export *x, uint32_t idx)
 {
+    const vkprof_event *e = &x->ev[idx];
     uint64_t ns = e->start;
     if (e->kind == VKPROF_EV_GPU) {
-        /* kept only when the calibration has a point: the map succeeds */
-        if (!vkprof__cal_map(ctx, e->start, &ns)) {
+        /* kept only when the context's calibration has a point: the map succeeds */
+        if (!vkprof__pl_snap_map(&x->src[src_of(x, idx)].gpu, e->start, &ns)) {
             ns = 0;
         }
     } else if (e->kind == VKPROF_EV_SPAN) {
         /* both ends through the one map of the host clock (monotone, so
          * slices nest as their ticks do); steps are CLOCK_MONOTONIC ns */
-        ns = vkprof__hclk_ns(&ctx->hclk, e->start);
+        ns = vkprof__hclk_snap_ns(&x->hclk, e->start);
     }
     return ns;
 }
 
-static uint64_t map_end(vkprof_context ctx, const vkprof_event *e, uint64_t start_ns)
+static uint64_t map_end(vkprof_export *x, uint32_t idx, uint64_t start_ns)
 {
+    const vkprof_event *e = &x->ev[idx];
     if (e->kind == VKPROF_EV_GPU) {
         /* the duration is exact from the ticks; the start is mapped */
-        return start_ns + vkprof_ticks_to_ns(
-                              vkprof_tick_delta(e->start, e->end, ctx->info.timestamp_valid_bits),
-                              ctx->info.timestamp_period);
+        const vkprof_context c = x->src[src_of(x, idx)].ctx;
+        return start_ns +
+               vkprof_ticks_to_ns(vkprof_tick_delta(e->start, e->end, c->info.timestamp_valid_bits),
+                                  c->info.timestamp_period);
     }
     if (e->kind == VKPROF_EV_SPAN) {
-        return vkprof__hclk_ns(&ctx->hclk, e->end);
+        return vkprof__hclk_snap_ns(&x->hclk, e->end);
     }
     return e->end;
 }
 
-int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
+/* A host thread's name: its context's (an opened spool's copy) or the
+ * process's, else "thread <tid>". */
+static void thread_name(vkprof_context ctx, uint16_t tid, char *out, size_t cap)
+{
+    const char *tn = NULL;
+    if (ctx->frozen != NULL) {
+        const vkprof_frozen *f = ctx->frozen;
+        if (tid >= 1 && tid <= f->thread_count && f->thread_names[tid - 1][0] != '\0') {
+            tn = f->thread_names[tid - 1];
+        } else if (tid == 1024) {
+            tn = "other threads";
+        }
+    } else {
+        tn = vkprof__thread_name(tid);
+    }
+    if (tn != NULL) {
+        snprintf(out, cap, "%s", tn);
+    } else {
+        snprintf(out, cap, "thread %u", (unsigned)tid);
+    }
+}
+
+static uint64_t device_id_of(vkprof_context ctx)
+{
+    return ctx->frozen != NULL ? ctx->frozen->device_id : (uint64_t)(uintptr_t)ctx->desc.device;
+}
+
+/* The GPU queue tracks' tids: one context, the classic family * 100 +
+ * index + 1; several, that plus 2000 per device after the first and 1000
+ * for a second context on the same queue (the layer's simultaneous-use
+ * one), or 60000 + k where that does not fit or is taken. Device ordinals
+ * into ord[]. */
+static void gpu_tids(vkprof_export *x, uint32_t *ord)
+{
+    uint64_t devs[VKPROF_TRACE_SET_MAX];
+    uint32_t ndev = 0;
+    for (uint32_t s = 0; s < x->nsrc; s++) {
+        const vkprof_context c = x->src[s].ctx;
+        const uint64_t id = device_id_of(c);
+        uint32_t d = 0;
+        while (d < ndev && devs[d] != id) {
+            d++;
+        }
+        if (d == ndev && ndev < VKPROF_TRACE_SET_MAX) {
+            devs[ndev++] = id;
+        }
+        ord[s] = d;
+        const uint32_t base = VKPROF_TF_GPU_TID(c->desc.queue_family_index, c->desc.queue_index);
+        uint32_t tid = x->nsrc == 1 ? base : UINT32_MAX;
+        for (uint32_t dup = 0; tid == UINT32_MAX && dup < 2 && base < 1000u; dup++) {
+            uint32_t cand = 2000u * d + 1000u * dup + base;
+            bool taken = cand > 59999u;
+            for (uint32_t o = 0; o < s && !taken; o++) {
+                taken = x->src[o].gpu_tid == cand;
+            }
+            if (!taken) {
+                tid = cand;
+            }
+        }
+        if (tid == UINT32_MAX) {
+            tid = 60000u + s;
+        }
+        x->src[s].gpu_tid = (uint16_t)tid;
+    }
+}
+
+static const char *const cal_methods[] = {"none", "calibrated_timestamps", "bracket"};
+
+static void fill_meta(vkprof_export *x, const uint32_t *dev_ord, const uint64_t *first_ns,
+                      const uint64_t *counts)
+{
+    vkprof_xmeta *m = &x->meta;
+    m->n = x->nsrc;
+    vkprof__export_process(x->src[0].ctx, &m->proc);
+    vkprof__hclk_info(&x->src[0].ctx->hclk, &m->hclk);
+    for (uint32_t s = 0; s < x->nsrc; s++) {
+        const vkprof_context c = x->src[s].ctx;
+        vkprof_xctx_meta *cm = &m->ctx[s];
+        const vkprof_trace *t = &c->trace;
+        cm->label = c->trace_label;
+        cm->device = c->info.device_name;
+        cm->driver = c->driver_name;
+        cm->queue_family = c->desc.queue_family_index;
+        cm->queue_index = c->desc.queue_index;
+        cm->gpu_tid = x->src[s].gpu_tid;
+        cm->device_ord = dev_ord[s];
+        cm->device_id = device_id_of(c);
+        cm->period = c->info.timestamp_period;
+        cm->valid_bits = c->info.timestamp_valid_bits;
+        vkprof_get_calibration(c, &cm->cal);
+        vkprof_get_timing_stats(c, &cm->ts);
+        cm->steps = atomic_load(&c->host.steps);
+        cm->keep_last = t->keep_last;
+        cm->capacity = t->capacity;
+        cm->recorded = x->src[s].next;
+        cm->dropped = t->keep_last ? 0 : atomic_load(&t->dropped);
+        cm->overwritten =
+            t->keep_last && cm->recorded > t->capacity ? cm->recorded - t->capacity : 0;
+        cm->full_at_ns = t->keep_last ? 0 : atomic_load(&t->full_at_ns);
+        cm->dropped_annotations = atomic_load(&t->annot_dropped);
+        cm->host_spans = counts[4 * s + VKPROF_EV_SPAN];
+        cm->gpu_scopes = counts[4 * s + VKPROF_EV_GPU];
+        cm->steps_kept = counts[4 * s + VKPROF_EV_STEP];
+        cm->unmapped = counts[4 * s];
+        cm->first_ns = first_ns[s] == UINT64_MAX ? 0 : first_ns[s];
+    }
+    /* the whole trace */
+    const vkprof_xctx_meta *c0 = &m->ctx[0];
+    m->device = c0->device;
+    m->driver = c0->driver;
+    m->cal = c0->cal;
+    m->cal_method = cal_methods[c0->cal.method <= 2 ? c0->cal.method : 0];
+    m->ts = c0->ts;
+    m->sampling_mode =
+        c0->ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT;
+    m->steps = c0->steps;
+    m->period = c0->period;
+    m->valid_bits = c0->valid_bits;
+    for (uint32_t s = 0; s < x->nsrc; s++) {
+        const vkprof_xctx_meta *cm = &m->ctx[s];
+        m->keep_last = m->keep_last || cm->keep_last;
+        m->capacity += cm->capacity;
+        m->recorded += cm->recorded;
+        m->dropped += cm->dropped;
+        m->overwritten += cm->overwritten;
+        m->dropped_annotations += cm->dropped_annotations;
+        m->unmapped += cm->unmapped;
+        m->host_spans += cm->host_spans;
+        m->gpu_scopes += cm->gpu_scopes;
+        if (cm->full_at_ns != 0 &&
+            (m->complete_until_ns == 0 || cm->full_at_ns < m->complete_until_ns)) {
+            m->complete_until_ns = cm->full_at_ns;
+        }
+        if (cm->overwritten > 0 && cm->first_ns > m->complete_from_ns) {
+            m->complete_from_ns = cm->first_ns;
+        }
+        if (s == 0) {
+            continue;
+        }
+        if (strcmp(cm->device, m->device) != 0) {
+            m->device = "mixed";
+        }
+        if (strcmp(cm->driver, m->driver) != 0) {
+            m->driver = "mixed";
+        }
+        if (cm->cal.method != c0->cal.method) {
+            m->cal_method = "mixed";
+        }
+        if (cm->cal.error_bound_ns > m->cal.error_bound_ns) {
+            const char *method = m->cal_method;
+            m->cal = cm->cal;
+            m->cal_method = method;
+        }
+        if (cm->ts.mode != c0->ts.mode) {
+            m->sampling_mode = "mixed";
+        }
+        m->steps = cm->steps > m->steps ? cm->steps : m->steps;
+        vkprof_timing_stats *a = &m->ts;
+        const vkprof_timing_stats *b = &cm->ts;
+        a->sample_every = b->sample_every > a->sample_every ? b->sample_every : a->sample_every;
+        a->timed_steps = b->timed_steps > a->timed_steps ? b->timed_steps : a->timed_steps;
+        a->rotate_scopes =
+            b->rotate_scopes > a->rotate_scopes ? b->rotate_scopes : a->rotate_scopes;
+        a->rotate_period =
+            b->rotate_period > a->rotate_period ? b->rotate_period : a->rotate_period;
+        a->scopes_recorded += b->scopes_recorded;
+        a->samples += b->samples;
+        a->submissions += b->submissions;
+        a->scopes_collected += b->scopes_collected;
+        a->scopes_dropped += b->scopes_dropped;
+        a->scopes_pending += b->scopes_pending;
+        a->calls_executed += b->calls_executed;
+        a->calls_unstamped += b->calls_unstamped;
+        a->rotate_changed_steps += b->rotate_changed_steps;
+        a->stamps_written += b->stamps_written;
+        a->shared_stamps += b->shared_stamps;
+        a->lost_ring_full += b->lost_ring_full;
+        a->lost_overwritten += b->lost_overwritten;
+        a->lost_never_submitted += b->lost_never_submitted;
+        a->lost_reset += b->lost_reset;
+        a->lost_misuse += b->lost_misuse;
+        a->lost_backwards += b->lost_backwards;
+    }
+}
+
+int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t n)
 {
     memset(x, 0, sizeof *x);
-    x->ctx = ctx;
-    x->queue_family = ctx->desc.queue_family_index;
-    x->queue_index = ctx->desc.queue_index;
-    x->gpu_tid = (uint16_t)VKPROF_TF_GPU_TID(x->queue_family, x->queue_index);
-    vkprof_trace *t = &ctx->trace;
-    uint64_t n64 = atomic_load(&t->next);
-    if (n64 > t->capacity) {
-        n64 = t->capacity;
+    if (n == 0 || n > VKPROF_TRACE_SET_MAX) {
+        errno = EINVAL;
+        return -1;
     }
-    const uint32_t n = (uint32_t)n64;
-    const vkprof_event *ev = t->events;
-    /* a host clock point now: every span recorded so far is interpolated */
-    vkprof__hclk_calibrate(&ctx->hclk);
-    /* the calibration as it is now: with no point, GPU scopes cannot be
-     * placed and are counted as unmapped */
-    const uint32_t cal_points = ctx->cal.count;
-    keyer k = {ev, 0, cal_points ? ctx->cal.points[0].ticks : 0, ctx->valid_mask};
-    bool span_ref_set = false;
-
-    uint32_t *order = n ? malloc((size_t)n * sizeof *order) : NULL;
-    /* scratch: the count per bucket, the digit histograms, the threads seen */
+    uint32_t dev_ord[VKPROF_TRACE_SET_MAX];
+    uint64_t first_ns[VKPROF_TRACE_SET_MAX];
+    uint64_t *counts = calloc((size_t)n * 4, sizeof *counts); /* per context: unmapped, kinds */
+    uint64_t *src_min_rank = calloc(n, sizeof *src_min_rank);
+    uint32_t *src_min_at = calloc(n, sizeof *src_min_at);
     scratch *sc = calloc(1, sizeof *sc);
-    uint32_t *bucket_count = sc ? sc->bucket_count : NULL;
-    uint16_t *threads = NULL;
-    uint32_t *tmp = NULL;
-    if ((n && order == NULL) || sc == NULL) {
+    uint32_t *order = NULL, *tmp = NULL;
+    x->src = calloc(n, sizeof *x->src);
+    x->meta.ctx = calloc(n, sizeof *x->meta.ctx);
+    x->nsrc = n;
+    if (counts == NULL || src_min_rank == NULL || src_min_at == NULL || sc == NULL ||
+        x->src == NULL || x->meta.ctx == NULL) {
         goto nomem;
     }
-    uint32_t kept = 0;
+    /* each context: its store as it is now, its calibration copied once */
+    uint64_t total = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        vkprof_xsrc *xs = &x->src[s];
+        const vkprof_context c = ctxs[s];
+        const vkprof_trace *t = &c->trace;
+        xs->ctx = c;
+        xs->ev = t->events;
+        xs->next = atomic_load(&t->next);
+        xs->annot_next = atomic_load(&t->annot_next);
+        xs->slots = t->events == NULL        ? 0
+                    : xs->next < t->capacity ? (uint32_t)xs->next
+                                             : t->capacity;
+        if (!vkprof__cal_snapshot(c, &xs->gpu)) {
+            goto nomem;
+        }
+        xs->gpu_ref = xs->gpu.n > 0 ? xs->gpu.p[0].ticks : 0;
+        total += xs->slots;
+        src_min_rank[s] = UINT64_MAX;
+        first_ns[s] = UINT64_MAX;
+    }
+    if (total > UINT32_MAX - 1u) {
+        errno = EOVERFLOW;
+        goto fail;
+    }
+    gpu_tids(x, dev_ord);
+    /* a host clock point now (a live context): every span recorded so far is
+     * interpolated; then the one copy the walk maps spans through */
+    vkprof__hclk_calibrate(&ctxs[0]->hclk);
+    if (!vkprof__hclk_snapshot(&ctxs[0]->hclk, &x->hclk)) {
+        goto nomem;
+    }
+
+    /* the events: the one store in place, or a copy of every kept one */
+    if (n == 1) {
+        x->ev = x->src[0].ev;
+    } else {
+        x->ev_copy = malloc((total ? total : 1) * sizeof *x->ev_copy);
+        x->ev_src = malloc(total ? total : 1);
+        if (x->ev_copy == NULL || x->ev_src == NULL) {
+            goto nomem;
+        }
+        x->ev = x->ev_copy;
+    }
+    order = total ? malloc((size_t)total * sizeof *order) : NULL;
+    if (total && order == NULL) {
+        goto nomem;
+    }
+    keyer k = {x->ev, NULL, 0, x->src};
+    bool span_ref_set = false;
+    uint32_t kept = 0, ncopy = 0;
     uint64_t min_rank[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX}, max_rank[4] = {0};
     uint32_t min_at[4] = {0};
     uint64_t min_id = UINT64_MAX, max_id = 0;
     uint32_t spans_with_id = 0, gpu_with_id = 0;
-    const uint32_t nthreads = vkprof__thread_count();
+    uint32_t *bucket_count = sc->bucket_count;
     uint64_t *used = sc->used;
-    for (uint32_t i = 0; i < n; i++) {
-        const vkprof_event *e = &ev[i];
-        if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
-            continue; /* still being written by another thread */
-        }
-        const unsigned kind = e->kind;
-        if (kind < VKPROF_EV_SPAN || kind > VKPROF_EV_STEP) {
-            continue;
-        }
-        if (kind == VKPROF_EV_GPU) {
-            if (cal_points == 0) {
-                x->unmapped++;
+    for (uint32_t s = 0; s < n; s++) {
+        const vkprof_xsrc *xs = &x->src[s];
+        const vkprof_trace *t = &xs->ctx->trace;
+        for (uint32_t i = 0; i < xs->slots; i++) {
+            const vkprof_event *e = &xs->ev[i];
+            if (atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire) !=
+                vkprof__trace_expect(t, xs->next, i)) {
+                continue; /* still being written by another thread (or an older lap's) */
+            }
+            const unsigned kind = e->kind;
+            if (kind < VKPROF_EV_SPAN || kind > VKPROF_EV_STEP) {
                 continue;
             }
-            gpu_with_id += e->id != 0;
-        } else {
-            if (kind == VKPROF_EV_SPAN && !span_ref_set) {
-                k.span_ref = e->start;
-                span_ref_set = true;
+            if (kind == VKPROF_EV_GPU && xs->gpu.n == 0) {
+                counts[4 * s]++; /* no calibration to place it: counted as unmapped */
+                continue;
             }
-            if (kind == VKPROF_EV_SPAN && e->id != 0) {
-                spans_with_id++;
-                min_id = e->id < min_id ? e->id : min_id;
-                max_id = e->id > max_id ? e->id : max_id;
+            uint32_t idx = i;
+            if (n > 1) {
+                idx = ncopy++;
+                x->ev_copy[idx] = *e;
+                atomic_store_explicit(&x->ev_copy[idx].ready, 1, memory_order_relaxed);
+                if (kind == VKPROF_EV_GPU) {
+                    x->ev_copy[idx].tid = xs->gpu_tid;
+                }
+                x->ev_src[idx] = (uint8_t)s;
+                e = &x->ev_copy[idx];
             }
-            if (e->tid <= nthreads) {
+            if (kind == VKPROF_EV_GPU) {
+                gpu_with_id += e->id != 0;
+            } else {
+                if (kind == VKPROF_EV_SPAN && !span_ref_set) {
+                    k.span_ref = e->start;
+                    span_ref_set = true;
+                }
+                if (kind == VKPROF_EV_SPAN && e->id != 0) {
+                    spans_with_id++;
+                    min_id = e->id < min_id ? e->id : min_id;
+                    max_id = e->id > max_id ? e->id : max_id;
+                }
                 used[e->tid >> 6] |= UINT64_C(1) << (e->tid & 63);
             }
+            counts[4 * s + kind]++;
+            bucket_count[bucket_of(e)]++;
+            order[kept++] = idx;
         }
-        uint64_t r = rank_of(&k, e);
+    }
+    k.ev_src = x->ev_src;
+    /* the ranks: per kind (the sort), and each context's earliest GPU scope */
+    for (uint32_t i = 0; i < kept; i++) {
+        const vkprof_event *e = &x->ev[order[i]];
+        const unsigned kind = e->kind;
+        const uint64_t r = rank_of(&k, e);
         if (r < min_rank[kind]) {
             min_rank[kind] = r;
-            min_at[kind] = i;
+            min_at[kind] = order[i];
         }
         if (r > max_rank[kind]) {
             max_rank[kind] = r;
         }
-        x->count[kind]++;
-        bucket_count[bucket_of(e)]++;
-        order[kept++] = i;
+        if (kind == VKPROF_EV_GPU) {
+            const uint32_t s = src_of(x, order[i]);
+            if (r < src_min_rank[s]) {
+                src_min_rank[s] = r;
+                src_min_at[s] = order[i];
+            }
+        }
     }
     x->kept = kept;
-    x->host_spans = x->count[VKPROF_EV_SPAN];
-    x->gpu_scopes = x->count[VKPROF_EV_GPU];
-    x->steps = x->count[VKPROF_EV_STEP];
+    for (unsigned kind = VKPROF_EV_SPAN; kind <= VKPROF_EV_STEP; kind++) {
+        for (uint32_t s = 0; s < n; s++) {
+            x->count[kind] += (uint32_t)counts[4 * s + kind];
+        }
+    }
     x->first[VKPROF_EV_SPAN] = 0;
     x->first[VKPROF_EV_GPU] = x->count[VKPROF_EV_SPAN];
     x->first[VKPROF_EV_STEP] = x->count[VKPROF_EV_SPAN] + x->count[VKPROF_EV_GPU];
 
     /* the trace's zero: the earliest mapped start (the maps are monotone:
-     * the least rank of each kind), or the store's start */
-    x->t0 = t->start_ns;
-    for (unsigned kind = VKPROF_EV_SPAN; kind <= VKPROF_EV_STEP; kind++) {
-        if (x->count[kind] > 0) {
-            uint64_t s = map_start(ctx, &ev[min_at[kind]]);
-            x->t0 = s < x->t0 ? s : x->t0;
+     * the least rank of spans and steps, each context's least GPU rank), or
+     * the stores' start */
+    x->t0 = UINT64_MAX;
+    for (uint32_t s = 0; s < n; s++) {
+        const uint64_t st = x->src[s].ctx->trace.start_ns;
+        if (x->src[s].ev != NULL && st < x->t0) {
+            x->t0 = st;
         }
     }
-
-    /* the tracks of host threads */
-    uint32_t tc = 0;
-    for (uint32_t tid = 1; tid <= nthreads && tid < 65536; tid++) {
-        tc += (used[tid >> 6] >> (tid & 63)) & 1u;
+    if (x->t0 == UINT64_MAX) {
+        x->t0 = 0;
     }
-    threads = tc ? malloc(tc * sizeof *threads) : NULL;
-    if (tc && threads == NULL) {
-        goto nomem;
+    for (unsigned kind = VKPROF_EV_SPAN; kind <= VKPROF_EV_STEP; kind += 2) {
+        if (x->count[kind] > 0) {
+            uint64_t st = map_start(x, min_at[kind]);
+            x->t0 = st < x->t0 ? st : x->t0;
+        }
     }
-    x->thread_count = 0;
-    for (uint32_t tid = 1; tid <= nthreads && tid < 65536; tid++) {
-        if ((used[tid >> 6] >> (tid & 63)) & 1u) {
-            threads[x->thread_count++] = (uint16_t)tid;
+    for (uint32_t s = 0; s < n; s++) {
+        if (src_min_rank[s] != UINT64_MAX) {
+            uint64_t st = map_start(x, src_min_at[s]);
+            x->t0 = st < x->t0 ? st : x->t0;
         }
     }
 
@@ -460,19 +722,19 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
             }
         }
         sort_key sk = {&rb, false, 0, sc->h, sc->start};
-        const bool ties = sort_events(&sk, ev, order, tmp, kept, bits, bucket_count);
+        const bool ties = sort_events(&sk, x->ev, order, tmp, kept, bits, bucket_count);
         /* one start, one bucket: the longer first */
-        const uint32_t vb = ctx->info.timestamp_valid_bits;
         for (uint32_t i = 0; ties && i < kept;) {
-            const vkprof_event *e = &ev[order[i]];
+            const vkprof_event *e = &x->ev[order[i]];
             uint32_t b = bucket_of(e);
             uint64_t r = rank_of(&k, e);
             uint32_t j = i + 1;
-            while (j < kept && bucket_of(&ev[order[j]]) == b && rank_of(&k, &ev[order[j]]) == r) {
+            while (j < kept && bucket_of(&x->ev[order[j]]) == b &&
+                   rank_of(&k, &x->ev[order[j]]) == r) {
                 j++;
             }
             if (j - i > 1) {
-                sort_run_by_end(&k, ev, order + i, j - i, tmp, vb);
+                sort_run_by_end(&k, x->ev, order + i, j - i, tmp);
             }
             i = j;
         }
@@ -484,15 +746,16 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
             }
             uint32_t m = 0;
             for (uint32_t i = 0; i < x->count[VKPROF_EV_SPAN]; i++) {
-                if (ev[order[i]].id != 0) {
+                if (x->ev[order[i]].id != 0) {
                     ids[m++] = order[i];
                 }
             }
             sort_key by_id = {&rb, true, min_id, sc->h, sc->start};
             const unsigned ib = bit_length(max_id - min_id);
             bool same = false; /* ids are unique */
-            if (m > 1 && ib > 0 && !in_order(&by_id, ev, ids, m, &same)) {
-                msd_sort(&by_id, ev, ids, tmp, m, (int)(((ib - 1u) / DIGIT_BITS) * DIGIT_BITS), 0);
+            if (m > 1 && ib > 0 && !in_order(&by_id, x->ev, ids, m, &same)) {
+                msd_sort(&by_id, x->ev, ids, tmp, m, (int)(((ib - 1u) / DIGIT_BITS) * DIGIT_BITS),
+                         0);
             }
             x->span_by_id = ids;
             x->span_ids = m;
@@ -500,26 +763,115 @@ int vkprof__export_begin(vkprof_export *x, vkprof_context ctx)
         free(tmp);
         tmp = NULL;
     }
-    free(sc);
     x->order = order;
-    x->threads = threads;
+    order = NULL;
+
+    /* the tracks: the host threads that recorded spans or steps (in
+     * increasing index), then each context's queue (a track even with no
+     * GPU scope, as it is the context's) */
+    uint32_t nthreads = 0;
+    for (uint32_t w = 0; w < 65536 / 64; w++) {
+        nthreads += (uint32_t)__builtin_popcountll(used[w]);
+    }
+    x->tracks = calloc((size_t)nthreads + n, sizeof *x->tracks);
+    if (x->tracks == NULL) {
+        goto nomem;
+    }
+    for (uint32_t tid = 0; tid < 65536; tid++) {
+        if ((used[tid >> 6] >> (tid & 63)) & 1u) {
+            vkprof_xtrack *tr = &x->tracks[x->ntracks++];
+            tr->kind = VKPROF_EV_SPAN;
+            tr->tid = (uint16_t)tid;
+            thread_name(ctxs[0], (uint16_t)tid, tr->name, sizeof tr->name);
+        }
+    }
+    x->nthreads = x->ntracks;
+    for (uint32_t s = 0; s < n; s++) {
+        const vkprof_context c = ctxs[s];
+        vkprof_xtrack *tr = &x->tracks[x->ntracks++];
+        tr->kind = VKPROF_EV_GPU;
+        tr->tid = x->src[s].gpu_tid;
+        tr->src = s;
+        if (n == 1) {
+            snprintf(tr->name, sizeof tr->name, "queue family %u, queue %u",
+                     c->desc.queue_family_index, c->desc.queue_index);
+        } else {
+            snprintf(tr->name, sizeof tr->name, "%s: queue family %u, queue %u%s%s%s",
+                     c->info.device_name, c->desc.queue_family_index, c->desc.queue_index,
+                     c->trace_label[0] ? " (" : "", c->trace_label, c->trace_label[0] ? ")" : "");
+        }
+    }
+    /* each track's ranges in the order (the order is by kind, then tid) */
+    for (uint32_t i = 0; i < x->kept;) {
+        const vkprof_event *e = &x->ev[x->order[i]];
+        uint32_t j = i + 1;
+        while (j < x->kept && bucket_of(&x->ev[x->order[j]]) == bucket_of(e)) {
+            j++;
+        }
+        for (uint32_t t = 0; t < x->ntracks; t++) {
+            vkprof_xtrack *tr = &x->tracks[t];
+            bool mine = e->kind == VKPROF_EV_GPU ? tr->kind == VKPROF_EV_GPU && tr->tid == e->tid
+                                                 : tr->kind == VKPROF_EV_SPAN && tr->tid == e->tid;
+            if (mine) {
+                tr->pos[e->kind] = i;
+                tr->n[e->kind] = j - i;
+                break;
+            }
+        }
+        i = j;
+    }
+    /* each context's first start kept (for the metadata) */
+    for (uint32_t s = 0; s < n; s++) {
+        if (src_min_rank[s] != UINT64_MAX) {
+            first_ns[s] = map_start(x, src_min_at[s]);
+        }
+    }
+    if (x->count[VKPROF_EV_SPAN] + x->count[VKPROF_EV_STEP] > 0) {
+        /* host events belong to the trace, not to a context: the first one's */
+        uint64_t hs = UINT64_MAX;
+        for (unsigned kind = VKPROF_EV_SPAN; kind <= VKPROF_EV_STEP; kind += 2) {
+            if (x->count[kind] > 0) {
+                uint64_t st = map_start(x, min_at[kind]);
+                hs = st < hs ? st : hs;
+            }
+        }
+        first_ns[0] = hs < first_ns[0] ? hs : first_ns[0];
+    }
+    fill_meta(x, dev_ord, first_ns, counts);
+    free(counts);
+    free(src_min_rank);
+    free(src_min_at);
+    free(sc);
     return 0;
 
 nomem:
+    errno = ENOMEM;
+fail:;
+    int e = errno;
+    free(counts);
+    free(src_min_rank);
+    free(src_min_at);
+    free(sc);
     free(order);
     free(tmp);
-    free(sc);
-    free(threads);
-    memset(x, 0, sizeof *x);
-    errno = ENOMEM;
+    vkprof__export_end(x);
+    errno = e;
     return -1;
 }
 
 void vkprof__export_end(vkprof_export *x)
 {
+    for (uint32_t s = 0; x->src != NULL && s < x->nsrc; s++) {
+        vkprof__pl_snap_free(&x->src[s].gpu);
+    }
+    vkprof__pl_snap_free(&x->hclk);
+    free(x->src);
+    free(x->ev_copy);
+    free(x->ev_src);
     free(x->order);
     free(x->span_by_id);
-    free(x->threads);
+    free(x->tracks);
+    free(x->meta.ctx);
     memset(x, 0, sizeof *x);
 }
 
@@ -535,6 +887,13 @@ void vkprof__export_iter(const vkprof_export *x, vkprof_xiter *it, unsigned kind
     }
 }
 
+void vkprof__export_iter_range(vkprof_xiter *it, uint32_t pos, uint32_t n)
+{
+    memset(it, 0, sizeof *it);
+    it->pos = pos;
+    it->stop = pos + n;
+}
+
 void vkprof__export_iter_free(vkprof_xiter *it)
 {
     free(it->run);
@@ -544,27 +903,29 @@ void vkprof__export_iter_free(vkprof_xiter *it)
 
 static void fill(vkprof_export *x, uint32_t idx, uint64_t start, uint64_t end, vkprof_xevent *out)
 {
-    const vkprof_trace *t = &x->ctx->trace;
-    const vkprof_event *e = &t->events[idx];
+    const vkprof_event *e = &x->ev[idx];
+    const uint32_t s = src_of(x, idx);
+    const vkprof_context c = x->src[s].ctx;
     out->start_ns = start;
     out->end_ns = end;
     out->id = e->id;
     out->step = e->step;
     out->name_id = e->name;
     out->index = idx;
+    out->src = s;
     out->tid = e->tid;
     out->kind = e->kind;
     out->flags = e->flags;
     out->annot = NULL;
     out->name = NULL;
     if (e->kind == VKPROF_EV_GPU) {
-        out->name = vkprof_phase_name(x->ctx, e->name);
+        out->name = vkprof_phase_name(c, e->name);
     } else if (e->kind == VKPROF_EV_SPAN) {
-        out->name = vkprof_bucket_name(x->ctx, e->name);
+        out->name = vkprof_bucket_name(c, e->name);
     }
     /* a span's annotations, a GPU scope's args (vkprof_cmd_end_args) */
-    if (e->kind != VKPROF_EV_STEP && e->annot != 0 && e->annot <= t->annot_capacity) {
-        out->annot = &t->annots[e->annot - 1];
+    if (e->kind != VKPROF_EV_STEP && e->annot != 0) {
+        out->annot = vkprof__trace_annot(&c->trace, x->src[s].annot_next, e->annot);
     }
     if (e->kind != VKPROF_EV_STEP && out->name == NULL) {
         out->name = "?";
@@ -597,23 +958,22 @@ bool vkprof__export_next(vkprof_export *x, vkprof_xiter *it, vkprof_xevent *out)
     if (it->failed || it->pos >= it->stop) {
         return false;
     }
-    vkprof_context ctx = x->ctx;
-    const vkprof_event *ev = ctx->trace.events;
+    const vkprof_event *ev = x->ev;
     const uint32_t idx = x->order[it->pos++];
     const vkprof_event *e = &ev[idx];
-    const uint64_t start = it->have_peek ? it->peek_start : map_start(ctx, e);
+    const uint64_t start = it->have_peek ? it->peek_start : map_start(x, idx);
     it->have_peek = false;
     if (it->pos < it->stop && bucket_of(&ev[x->order[it->pos]]) == bucket_of(e)) {
         /* the next one of this track: does it start in the same ns? (Two
          * ranks can: a counter ticks faster than 1 ns.) */
-        uint64_t s2 = map_start(ctx, &ev[x->order[it->pos]]);
+        uint64_t s2 = map_start(x, x->order[it->pos]);
         if (s2 != start) {
             it->have_peek = true;
             it->peek_start = s2;
         } else {
             /* the run of one start: by end, the longer first, stable */
             it->run_len = it->run_pos = 0;
-            if (!run_push(it, idx, start, map_end(ctx, e, start))) {
+            if (!run_push(it, idx, start, map_end(x, idx, start))) {
                 return false;
             }
             while (it->pos < it->stop) {
@@ -621,13 +981,13 @@ bool vkprof__export_next(vkprof_export *x, vkprof_xiter *it, vkprof_xevent *out)
                 if (bucket_of(&ev[j]) != bucket_of(e)) {
                     break;
                 }
-                uint64_t s = map_start(ctx, &ev[j]);
+                uint64_t s = map_start(x, j);
                 if (s != start) {
                     it->have_peek = true;
                     it->peek_start = s;
                     break;
                 }
-                if (!run_push(it, j, s, map_end(ctx, &ev[j], s))) {
+                if (!run_push(it, j, s, map_end(x, j, s))) {
                     return false;
                 }
                 it->pos++;
@@ -645,13 +1005,13 @@ bool vkprof__export_next(vkprof_export *x, vkprof_xiter *it, vkprof_xevent *out)
             return true;
         }
     }
-    fill(x, idx, start, map_end(ctx, e, start), out);
+    fill(x, idx, start, map_end(x, idx, start), out);
     return true;
 }
 
 bool vkprof__export_next_flow(vkprof_export *x, vkprof_xiter *it, vkprof_xflow *out)
 {
-    const vkprof_event *ev = x->ctx->trace.events;
+    const vkprof_event *ev = x->ev;
     vkprof_xevent g;
     while (x->span_ids > 0 && vkprof__export_next(x, it, &g)) {
         if (g.kind != VKPROF_EV_GPU || g.id == 0) {
@@ -673,12 +1033,152 @@ bool vkprof__export_next_flow(vkprof_export *x, vkprof_xiter *it, vkprof_xflow *
         out->span_id = g.id;
         out->span_index = x->span_by_id[lo];
         out->span_tid = s->tid;
-        out->span_start_ns = map_start(x->ctx, s);
+        out->span_start_ns = map_start(x, x->span_by_id[lo]);
         out->gpu_index = g.index;
         out->gpu_tid = g.tid;
         out->gpu_start_ns = g.start_ns;
-        x->flows++;
+        x->meta.flows++;
         return true;
     }
     return false;
+}
+
+/* ---- the metadata, for both formats ------------------------------------ */
+
+static void meta_calibration(const vkprof_meta_sink *k, const vkprof_calibration *cal,
+                             const char *method)
+{
+    k->obj(k->w, VKPROF_TF_META_CALIBRATION);
+    k->str(k->w, VKPROF_TF_CAL_METHOD, method);
+    k->str(k->w, VKPROF_TF_CAL_EXTENSION, cal->extension ? cal->extension : "");
+    k->str(k->w, VKPROF_TF_CAL_HOST_DOMAIN, cal->host_domain ? cal->host_domain : "");
+    k->u64(k->w, VKPROF_TF_CAL_ERROR_BOUND, cal->error_bound_ns);
+    k->u64(k->w, VKPROF_TF_CAL_POINTS, cal->points);
+    k->u64(k->w, VKPROF_TF_CAL_RECALIBRATIONS, cal->recalibrations);
+    k->drift(k->w, VKPROF_TF_CAL_DRIFT_PPM, cal->drift_ppm);
+    k->end(k->w);
+}
+
+static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *ts,
+                          const char *mode)
+{
+    k->obj(k->w, VKPROF_TF_META_SAMPLING);
+    k->str(k->w, VKPROF_TF_SAMP_MODE, mode);
+    k->u64(k->w, VKPROF_TF_SAMP_EVERY_N, ts->sample_every > 1 ? ts->sample_every : 1u);
+    k->u64(k->w, VKPROF_TF_SAMP_TIMED_STEPS, ts->timed_steps);
+    k->u64(k->w, VKPROF_TF_SAMP_RECORDED, ts->scopes_recorded);
+    k->u64(k->w, VKPROF_TF_SAMP_SAMPLES, ts->samples);
+    k->u64(k->w, VKPROF_TF_SAMP_SUBMISSIONS, ts->submissions);
+    k->u64(k->w, VKPROF_TF_SAMP_COLLECTED, ts->scopes_collected);
+    k->u64(k->w, VKPROF_TF_SAMP_DROPPED, ts->scopes_dropped);
+    k->u64(k->w, VKPROF_TF_SAMP_PENDING, ts->scopes_pending);
+    k->u64(k->w, VKPROF_TF_SAMP_CALLS_EXECUTED, ts->calls_executed);
+    k->u64(k->w, VKPROF_TF_SAMP_CALLS_UNSTAMPED, ts->calls_unstamped);
+    k->u64(k->w, VKPROF_TF_SAMP_ROTATE_SCOPES, ts->rotate_scopes);
+    k->u64(k->w, VKPROF_TF_SAMP_ROTATE_PERIOD, ts->rotate_period);
+    k->u64(k->w, VKPROF_TF_SAMP_ROTATE_CHANGED, ts->rotate_changed_steps);
+    k->obj(k->w, VKPROF_TF_SAMP_LOST);
+#define LOST_KV_(id, key, text) k->u64(k->w, key, ts->lost_##id);
+    VKPROF_TF_LOST_REASONS(LOST_KV_)
+#undef LOST_KV_
+    k->end(k->w);
+    k->end(k->w);
+}
+
+/* The keys of the event store (and their whole-from/until times) */
+static void meta_store(const vkprof_meta_sink *k, bool keep_last, uint64_t recorded,
+                       uint64_t overwritten, uint64_t complete_from, uint64_t complete_until)
+{
+    k->str(k->w, VKPROF_TF_META_TRACE_KEEP, keep_last ? VKPROF_TF_KEEP_LAST : VKPROF_TF_KEEP_FIRST);
+    k->u64(k->w, VKPROF_TF_META_EVENTS_RECORDED, recorded);
+    k->u64(k->w, VKPROF_TF_META_OVERWRITTEN_EVENTS, overwritten);
+    k->u64(k->w, VKPROF_TF_META_COMPLETE_FROM, complete_from);
+    k->u64(k->w, VKPROF_TF_META_COMPLETE_UNTIL, complete_until);
+}
+
+void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint64_t t0)
+{
+    const vkprof_xmeta *m = &x->meta;
+    void *w = k->w;
+    k->u64(w, VKPROF_TF_META_FORMAT, VKPROF_TF_VERSION);
+    k->u64(w, VKPROF_TF_META_VERSION, vkprof_version());
+    k->str(w, VKPROF_TF_META_DEVICE, m->device);
+    k->str(w, VKPROF_TF_META_DRIVER, m->driver);
+    meta_calibration(k, &m->cal, m->cal_method);
+
+    /* which clock host spans were timed with, and how well it maps */
+    k->obj(w, VKPROF_TF_META_HOST_CLOCK);
+    k->str(w, VKPROF_TF_HCLK_SOURCE, m->hclk.source);
+    k->str(w, VKPROF_TF_HCLK_REASON, m->hclk.reason);
+    k->u64(w, VKPROF_TF_HCLK_HZ, m->hclk.hz);
+    k->u64(w, VKPROF_TF_HCLK_RATE_NUM, m->hclk.rate_num);
+    k->u64(w, VKPROF_TF_HCLK_RATE_DEN, m->hclk.rate_den);
+    k->u64(w, VKPROF_TF_HCLK_ERROR_BOUND, m->hclk.error_bound_ns);
+    k->u64(w, VKPROF_TF_HCLK_RESIDUAL, m->hclk.residual_ns);
+    k->u64(w, VKPROF_TF_HCLK_POINTS, m->hclk.points);
+    k->end(w);
+
+    k->u64(w, VKPROF_TF_META_DROPPED_EVENTS, m->dropped);
+    k->u64(w, VKPROF_TF_META_DROPPED_ANNOTATIONS, m->dropped_annotations);
+    k->u64(w, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, m->unmapped);
+    k->u64(w, VKPROF_TF_META_EVENT_CAPACITY, m->capacity);
+    k->u64(w, VKPROF_TF_META_HOST_SPANS, m->host_spans);
+    k->u64(w, VKPROF_TF_META_GPU_SCOPES, m->gpu_scopes);
+    k->u64(w, VKPROF_TF_META_FLOWS, m->flows);
+
+    k->obj(w, VKPROF_TF_META_CLOCK_ANCHOR);
+    k->u64(w, VKPROF_TF_ANCHOR_REALTIME, m->proc.real_ns);
+    k->u64(w, VKPROF_TF_ANCHOR_MONOTONIC, m->proc.mono_ns);
+    k->u64(w, VKPROF_TF_ANCHOR_ERROR, m->proc.err_ns);
+    k->end(w);
+
+    k->obj(w, VKPROF_TF_META_PROCESS);
+    k->str(w, VKPROF_TF_PROC_BOOT_ID, m->proc.boot_id);
+    k->str(w, VKPROF_TF_PROC_HOST, m->proc.host);
+    k->u64(w, VKPROF_TF_PROC_PID, (uint64_t)m->proc.pid);
+    k->end(w);
+
+    k->u64(w, VKPROF_TF_META_TRACE_START, t0);
+    k->u64(w, VKPROF_TF_META_STEPS, m->steps);
+    k->f64(w, VKPROF_TF_META_TIMESTAMP_PERIOD, (double)m->period);
+    k->u64(w, VKPROF_TF_META_TIMESTAMP_BITS, m->valid_bits);
+
+    /* GPU sampling: the public accounting (one source for every exporter) */
+    meta_sampling(k, &m->ts, m->sampling_mode);
+
+    meta_store(k, m->keep_last, m->recorded, m->overwritten, m->complete_from_ns,
+               m->complete_until_ns);
+    k->str(w, VKPROF_TF_META_LABEL, m->ctx[0].label);
+
+    if (m->n > 1) {
+        k->arr(w, VKPROF_TF_META_CONTEXTS);
+        for (uint32_t s = 0; s < m->n; s++) {
+            const vkprof_xctx_meta *c = &m->ctx[s];
+            k->obj(w, NULL);
+            k->str(w, VKPROF_TF_META_LABEL, c->label);
+            k->str(w, VKPROF_TF_META_DEVICE, c->device);
+            k->str(w, VKPROF_TF_META_DRIVER, c->driver);
+            k->u64(w, VKPROF_TF_CTX_DEVICE_INDEX, c->device_ord);
+            k->u64(w, VKPROF_TF_CTX_QUEUE_FAMILY, c->queue_family);
+            k->u64(w, VKPROF_TF_CTX_QUEUE_INDEX, c->queue_index);
+            k->u64(w, VKPROF_TF_CTX_GPU_TID, c->gpu_tid);
+            meta_calibration(k, &c->cal, cal_methods[c->cal.method <= 2 ? c->cal.method : 0]);
+            k->u64(w, VKPROF_TF_META_DROPPED_EVENTS, c->dropped);
+            k->u64(w, VKPROF_TF_META_DROPPED_ANNOTATIONS, c->dropped_annotations);
+            k->u64(w, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, c->unmapped);
+            k->u64(w, VKPROF_TF_META_EVENT_CAPACITY, c->capacity);
+            k->u64(w, VKPROF_TF_META_HOST_SPANS, c->host_spans);
+            k->u64(w, VKPROF_TF_META_GPU_SCOPES, c->gpu_scopes);
+            k->u64(w, VKPROF_TF_META_STEPS, c->steps);
+            k->f64(w, VKPROF_TF_META_TIMESTAMP_PERIOD, (double)c->period);
+            k->u64(w, VKPROF_TF_META_TIMESTAMP_BITS, c->valid_bits);
+            meta_sampling(k, &c->ts,
+                          c->ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING
+                                                           : VKPROF_TF_MODE_2SLOT);
+            meta_store(k, c->keep_last, c->recorded, c->overwritten,
+                       c->overwritten > 0 ? c->first_ns : 0, c->full_at_ns);
+            k->end(w);
+        }
+        k->end(w);
+    }
 }

@@ -88,6 +88,31 @@
 #define VKPROF_TF_META_TIMESTAMP_PERIOD "timestamp_period_ns"
 #define VKPROF_TF_META_TIMESTAMP_BITS "timestamp_valid_bits"
 
+/* The event store: which events the trace holds (desc.trace_keep) and, when
+ * it could not hold them all, from when to when it is whole. */
+#define VKPROF_TF_META_TRACE_KEEP "trace_keep" /* "first" or "last" */
+#define VKPROF_TF_KEEP_FIRST "first"
+#define VKPROF_TF_KEEP_LAST "last"
+#define VKPROF_TF_META_EVENTS_RECORDED "events_recorded"       /* events the store was given */
+#define VKPROF_TF_META_OVERWRITTEN_EVENTS "overwritten_events" /* "last": wrapped over */
+/* "first", full: the store filled at this CLOCK_MONOTONIC ns, and the trace
+ * holds nothing after it (0: it never filled) */
+#define VKPROF_TF_META_COMPLETE_UNTIL "complete_until_monotonic_ns"
+/* "last", wrapped: the trace holds nothing before this CLOCK_MONOTONIC ns (0:
+ * it never wrapped) */
+#define VKPROF_TF_META_COMPLETE_FROM "complete_from_monotonic_ns"
+/* desc.trace_label of the (first) context, "" none */
+#define VKPROF_TF_META_LABEL "label"
+/* A trace of several contexts (vkprof_trace_write_set): each one's own
+ * metadata (the keys above that describe one context), in an array; the
+ * top level then holds the sums, the largest, or "mixed". */
+#define VKPROF_TF_META_CONTEXTS "contexts"
+#define VKPROF_TF_CTX_QUEUE_FAMILY "queue_family"
+#define VKPROF_TF_CTX_QUEUE_INDEX "queue_index"
+#define VKPROF_TF_CTX_GPU_TID "gpu_tid"           /* its queue's track */
+#define VKPROF_TF_CTX_DEVICE_INDEX "device_index" /* one VkDevice, one number, from 0 */
+#define VKPROF_TF_MIXED "mixed"
+
 /* metadata.process: which process on which boot of which host wrote the
  * trace. Traces with the same boot_id share CLOCK_MONOTONIC, so `vkprof
  * merge` places them exactly; across boots or hosts it needs an alignment. */

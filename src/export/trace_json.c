@@ -362,11 +362,61 @@ static char *fmt_flow(char *p, bool end, uint64_t id, uint64_t pid, uint64_t tid
     return PUT_LIT(p, "}");
 }
 
-int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
+/* ---- the metadata through the one key list ------------------------------ */
+
+static void js_obj(void *w, const char *key)
 {
-    vkprof_trace *t = &ctx->trace;
+    if (key != NULL) {
+        vkprof__json_key(w, key);
+    }
+    vkprof__json_obj(w);
+}
+
+static void js_arr(void *w, const char *key)
+{
+    vkprof__json_key(w, key);
+    vkprof__json_arr(w);
+}
+
+static void js_end(void *w)
+{
+    vkprof__json_end(w);
+}
+
+static void js_u64(void *w, const char *key, uint64_t v)
+{
+    vkprof__json_kv_u64(w, key, v);
+}
+
+static void js_str(void *w, const char *key, const char *v)
+{
+    vkprof__json_kv_str(w, key, v);
+}
+
+static void js_f64(void *w, const char *key, double v)
+{
+    vkprof__json_kv_f64(w, key, v);
+}
+
+static void js_drift(void *w, const char *key, double ppm)
+{
+    vkprof__json_key(w, key);
+    if (isfinite(ppm) && fabs(ppm) < 1e12) {
+        vkprof__json_fixed(w, (int64_t)llround(ppm * 1e4), VKPROF_TF_CAL_DRIFT_DECIMALS);
+    } else {
+        vkprof__json_f64(w, ppm); /* null when not finite */
+    }
+}
+
+static void js_bool(void *w, const char *key, bool v)
+{
+    vkprof__json_kv_bool(w, key, v);
+}
+
+int vkprof__trace_write_json(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f)
+{
     vkprof_export x;
-    if (vkprof__export_begin(&x, ctx) != 0) {
+    if (vkprof__export_begin(&x, ctxs, n) != 0) {
         return -1;
     }
     const uint64_t t0 = x.t0;
@@ -378,20 +428,19 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     vkprof__json_key(j, "traceEvents");
     vkprof__json_arr(j);
     /* track names and order; every event on its own line */
-    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 32];
-    snprintf(name, sizeof name, "vkprof host (pid %ld)", (long)getpid());
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
+    snprintf(name, sizeof name, "vkprof host (pid %lld)", (long long)x.meta.proc.pid);
     meta_name(j, VKPROF_TF_M_PROCESS_NAME, VKPROF_TF_PID_HOST, 0, name);
     meta_sort(j, VKPROF_TF_M_PROCESS_SORT, VKPROF_TF_PID_HOST, 0, 0);
-    snprintf(name, sizeof name, "GPU: %s", ctx->info.device_name);
+    snprintf(name, sizeof name, "GPU: %s", x.meta.device);
     meta_name(j, VKPROF_TF_M_PROCESS_NAME, VKPROF_TF_PID_GPU, 0, name);
     meta_sort(j, VKPROF_TF_M_PROCESS_SORT, VKPROF_TF_PID_GPU, 0, 1);
-    snprintf(name, sizeof name, "queue family %u, queue %u", x.queue_family, x.queue_index);
-    meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_GPU, x.gpu_tid, name);
-    for (uint32_t i = 0; i < x.thread_count; i++) {
-        const uint16_t tid = x.threads[i];
-        char fallback[32];
-        meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_HOST, tid,
-                  vkprof__export_thread_name(tid, fallback));
+    for (uint32_t t = x.nthreads; t < x.ntracks; t++) {
+        meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_GPU, x.tracks[t].tid, x.tracks[t].name);
+    }
+    for (uint32_t t = 0; t < x.nthreads; t++) {
+        const uint16_t tid = x.tracks[t].tid;
+        meta_name(j, VKPROF_TF_M_THREAD_NAME, VKPROF_TF_PID_HOST, tid, x.tracks[t].name);
         meta_sort(j, VKPROF_TF_M_THREAD_SORT, VKPROF_TF_PID_HOST, tid, tid);
     }
 
@@ -418,126 +467,32 @@ int vkprof__trace_write_json(vkprof_context ctx, vkprof_afile *f)
     vkprof__export_iter(&x, &it, VKPROF_EV_GPU);
     while (!failed && !vkprof__afile_failed(f) && vkprof__export_next_flow(&x, &it, &fl)) {
         char *p = vkprof__afile_room(f, 2 * FLOW_ROOM);
-        p = fmt_flow(p, false, x.flows, VKPROF_TF_PID_HOST, fl.span_tid, fl.span_start_ns - t0);
-        p = fmt_flow(p, true, x.flows, VKPROF_TF_PID_GPU, fl.gpu_tid, fl.gpu_start_ns - t0);
+        p = fmt_flow(p, false, x.meta.flows, VKPROF_TF_PID_HOST, fl.span_tid,
+                     fl.span_start_ns - t0);
+        p = fmt_flow(p, true, x.meta.flows, VKPROF_TF_PID_GPU, fl.gpu_tid, fl.gpu_start_ns - t0);
         vkprof__afile_wrote(f, p);
     }
     failed = failed || it.failed;
     vkprof__export_iter_free(&it);
-    const uint64_t unmapped = x.unmapped, host_spans = x.host_spans, gpu_scopes = x.gpu_scopes,
-                   flows = x.flows;
-    vkprof__export_end(&x);
     if (failed) {
+        vkprof__export_end(&x);
         errno = ENOMEM;
         return -1;
     }
     if (vkprof__afile_failed(f)) {
+        vkprof__export_end(&x);
         return 0; /* a write failed: the rest would be formatted for nothing */
     }
     vkprof__json_newline(j);
     vkprof__json_end(j); /* traceEvents */
     vkprof__json_newline(j);
 
-    vkprof_calibration cal;
-    vkprof_get_calibration(ctx, &cal);
-    uint64_t aerr = 0;
-    int64_t rt_off = vkprof__realtime_to_mono_offset(&aerr);
-    uint64_t mono_now = vkprof_host_now_ns();
-    static const char *const methods[] = {"none", "calibrated_timestamps", "bracket"};
     vkprof__json_key(j, VKPROF_TF_META);
     vkprof__json_obj(j);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_FORMAT, VKPROF_TF_VERSION);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_VERSION, vkprof_version());
-    vkprof__json_kv_str(j, VKPROF_TF_META_DEVICE, ctx->info.device_name);
-    vkprof__json_kv_str(j, VKPROF_TF_META_DRIVER, ctx->driver_name);
-
-    vkprof__json_key(j, VKPROF_TF_META_CALIBRATION);
-    vkprof__json_obj(j);
-    vkprof__json_kv_str(j, VKPROF_TF_CAL_METHOD, methods[cal.method]);
-    vkprof__json_kv_str(j, VKPROF_TF_CAL_EXTENSION, cal.extension ? cal.extension : "");
-    vkprof__json_kv_str(j, VKPROF_TF_CAL_HOST_DOMAIN, cal.host_domain ? cal.host_domain : "");
-    vkprof__json_kv_u64(j, VKPROF_TF_CAL_ERROR_BOUND, cal.error_bound_ns);
-    vkprof__json_kv_u64(j, VKPROF_TF_CAL_POINTS, cal.points);
-    vkprof__json_kv_u64(j, VKPROF_TF_CAL_RECALIBRATIONS, cal.recalibrations);
-    vkprof__json_key(j, VKPROF_TF_CAL_DRIFT_PPM);
-    if (isfinite(cal.drift_ppm) && fabs(cal.drift_ppm) < 1e12) {
-        vkprof__json_fixed(j, (int64_t)llround(cal.drift_ppm * 1e4), VKPROF_TF_CAL_DRIFT_DECIMALS);
-    } else {
-        vkprof__json_f64(j, cal.drift_ppm); /* null when not finite */
-    }
-    vkprof__json_end(j);
-
-    /* which clock host spans were timed with, and how well it maps */
-    vkprof_hclk_info hi;
-    vkprof__hclk_info(&ctx->hclk, &hi);
-    vkprof__json_key(j, VKPROF_TF_META_HOST_CLOCK);
-    vkprof__json_obj(j);
-    vkprof__json_kv_str(j, VKPROF_TF_HCLK_SOURCE, hi.source);
-    vkprof__json_kv_str(j, VKPROF_TF_HCLK_REASON, hi.reason);
-    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_HZ, hi.hz);
-    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_RATE_NUM, hi.rate_num);
-    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_RATE_DEN, hi.rate_den);
-    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_ERROR_BOUND, hi.error_bound_ns);
-    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_RESIDUAL, hi.residual_ns);
-    vkprof__json_kv_u64(j, VKPROF_TF_HCLK_POINTS, hi.points);
-    vkprof__json_end(j);
-
-    vkprof__json_kv_u64(j, VKPROF_TF_META_DROPPED_EVENTS, atomic_load(&t->dropped));
-    vkprof__json_kv_u64(j, VKPROF_TF_META_DROPPED_ANNOTATIONS, atomic_load(&t->annot_dropped));
-    vkprof__json_kv_u64(j, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, unmapped);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_EVENT_CAPACITY, t->capacity);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_HOST_SPANS, host_spans);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_GPU_SCOPES, gpu_scopes);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_FLOWS, flows);
-
-    vkprof__json_key(j, VKPROF_TF_META_CLOCK_ANCHOR);
-    vkprof__json_obj(j);
-    vkprof__json_kv_u64(j, VKPROF_TF_ANCHOR_REALTIME, (uint64_t)((int64_t)mono_now - rt_off));
-    vkprof__json_kv_u64(j, VKPROF_TF_ANCHOR_MONOTONIC, mono_now);
-    vkprof__json_kv_u64(j, VKPROF_TF_ANCHOR_ERROR, aerr);
-    vkprof__json_end(j);
-
-    char boot[64], host[256];
-    vkprof__process_identity(boot, sizeof boot, host, sizeof host);
-    vkprof__json_key(j, VKPROF_TF_META_PROCESS);
-    vkprof__json_obj(j);
-    vkprof__json_kv_str(j, VKPROF_TF_PROC_BOOT_ID, boot);
-    vkprof__json_kv_str(j, VKPROF_TF_PROC_HOST, host);
-    vkprof__json_kv_u64(j, VKPROF_TF_PROC_PID, (uint64_t)getpid());
-    vkprof__json_end(j);
-
-    vkprof__json_kv_u64(j, VKPROF_TF_META_TRACE_START, t0);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_STEPS, atomic_load(&ctx->host.steps));
-    vkprof__json_kv_f64(j, VKPROF_TF_META_TIMESTAMP_PERIOD, (double)ctx->info.timestamp_period);
-    vkprof__json_kv_u64(j, VKPROF_TF_META_TIMESTAMP_BITS, ctx->info.timestamp_valid_bits);
-
-    /* GPU sampling: only the public accounting (one source for every exporter) */
-    vkprof_timing_stats ts;
-    vkprof_get_timing_stats(ctx, &ts);
-    vkprof__json_key(j, VKPROF_TF_META_SAMPLING);
-    vkprof__json_obj(j);
-    vkprof__json_kv_str(j, VKPROF_TF_SAMP_MODE,
-                        ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_EVERY_N, ts.sample_every > 1 ? ts.sample_every : 1u);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_TIMED_STEPS, ts.timed_steps);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_RECORDED, ts.scopes_recorded);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_SAMPLES, ts.samples);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_SUBMISSIONS, ts.submissions);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_COLLECTED, ts.scopes_collected);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_DROPPED, ts.scopes_dropped);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_PENDING, ts.scopes_pending);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_CALLS_EXECUTED, ts.calls_executed);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_CALLS_UNSTAMPED, ts.calls_unstamped);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_ROTATE_SCOPES, ts.rotate_scopes);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_ROTATE_PERIOD, ts.rotate_period);
-    vkprof__json_kv_u64(j, VKPROF_TF_SAMP_ROTATE_CHANGED, ts.rotate_changed_steps);
-    vkprof__json_key(j, VKPROF_TF_SAMP_LOST);
-    vkprof__json_obj(j);
-#define LOST_KV_(id, key, text) vkprof__json_kv_u64(j, key, ts.lost_##id);
-    VKPROF_TF_LOST_REASONS(LOST_KV_)
-#undef LOST_KV_
-    vkprof__json_end(j); /* lost */
-    vkprof__json_end(j); /* gpu_sampling */
+    const vkprof_meta_sink sink = {j,      js_obj, js_arr,   js_end, js_u64,
+                                   js_str, js_f64, js_drift, js_bool};
+    vkprof__export_meta(&x, &sink, t0);
+    vkprof__export_end(&x);
     vkprof__json_end(j); /* metadata */
     vkprof__json_end(j);
     vkprof__json_newline(j);

@@ -7,6 +7,7 @@
 #include "base/base.h"
 #include "clock/clock.h"
 #include "timeline/store.h"
+#include "export/export_events.h"
 
 #include "export/atomic_file.h"
 #include "export/export.h"
@@ -27,128 +28,6 @@
 /* Bytes encoded before they go to the file in one write. */
 #define FLUSH_AT ((size_t)1 << 20)
 
-/* One event of the store, mapped to host CLOCK_MONOTONIC ns (24 bytes: the
- * export's one array of the store's size; the flows, when there are any, are
- * in arrays of their own). */
-typedef struct pf_ev {
-    uint64_t start, end;
-    uint32_t src;  /* its index in the store */
-    uint32_t slot; /* its track in track_of[]: tid, GPU + 65536 */
-} pf_ev;
-
-/* The flows, by the index of the event in ev[] (NULL while there are none). */
-typedef struct pf_flows {
-    uint64_t *of;            /* GPU scope: the flow that ends here, or 0 */
-    uint32_t *first, *count; /* host span: its flows in ids[] */
-    uint64_t *ids;
-} pf_flows;
-
-/* The events' array, written once in a pass over the store: in transparent
- * huge pages where the kernel offers them (Linux, madvise), so a 24 MB array
- * is a dozen page faults rather than 6000 (an export is often the process's
- * first and only one: nothing to reuse); else malloc. *mapped: the length to
- * unmap, 0 for malloc. */
-#define HUGE_PAGE ((size_t)2 << 20)
-static void *big_alloc(size_t bytes, size_t *mapped)
-{
-    *mapped = 0;
-#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
-    if (bytes >= 2 * HUGE_PAGE && bytes < SIZE_MAX / 2) {
-        size_t len = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        uint8_t *p =
-            mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-            /* aligned to a huge page: the rest of the mapping goes back */
-            uint8_t *a = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-            if (a > p) {
-                munmap(p, (size_t)(a - p));
-            }
-            if (p + HUGE_PAGE > a) {
-                munmap(a + len, (size_t)(p + HUGE_PAGE - a));
-            }
-            (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: small pages without it */
-            *mapped = len;
-            return a;
-        }
-    }
-#endif
-    return malloc(bytes);
-}
-
-static void big_free(void *p, size_t mapped)
-{
-    if (mapped != 0) {
-        munmap(p, mapped);
-    } else {
-        free(p);
-    }
-}
-
-/* A sort record: key, then the event's index. */
-typedef struct pf_key {
-    uint64_t key;
-    uint64_t val;
-} pf_key;
-
-/* LSD radix sort by key (stable), 16 bits a pass, as many passes as the
- * largest key needs. tmp holds n records. */
-static void radix_sort(pf_key *a, pf_key *tmp, size_t n, uint32_t *count /* 65536 */)
-{
-    uint64_t max = 0;
-    for (size_t i = 0; i < n; i++) {
-        max |= a[i].key;
-    }
-    for (unsigned shift = 0; shift < 64 && (max >> shift) != 0; shift += 16) {
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++) {
-            count[(a[i].key >> shift) & 0xffffu]++;
-        }
-        uint32_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            uint32_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            tmp[count[(a[i].key >> shift) & 0xffffu]++] = a[i];
-        }
-        memcpy(a, tmp, n * sizeof *a);
-    }
-}
-
-static uint64_t read_ns(clockid_t id)
-{
-    struct timespec ts;
-    if (clock_gettime(id, &ts) != 0) {
-        return 0;
-    }
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
-/* CLOCK_MONOTONIC with BOOTTIME and REALTIME read between two MONOTONIC
- * reads: the tightest of a few tries; *err_ns is half its bracket. */
-typedef struct clock_triple {
-    uint64_t mono, boot, real, err_ns;
-} clock_triple;
-
-static clock_triple read_clocks(void)
-{
-    clock_triple best = {0, 0, 0, UINT64_MAX};
-    for (int i = 0; i < 8; i++) {
-        uint64_t a = read_ns(CLOCK_MONOTONIC);
-        uint64_t boot = read_ns(CLOCK_BOOTTIME);
-        uint64_t real = read_ns(CLOCK_REALTIME);
-        uint64_t b = read_ns(CLOCK_MONOTONIC);
-        if (b - a < best.err_ns * 2 || best.err_ns == UINT64_MAX) {
-            best.mono = a + (b - a) / 2;
-            best.boot = boot;
-            best.real = real;
-            best.err_ns = (b - a + 1) / 2;
-        }
-    }
-    return best;
-}
-
 /* ---- the writer --------------------------------------------------------- */
 
 typedef struct pf_writer {
@@ -158,7 +37,9 @@ typedef struct pf_writer {
     uint32_t seq;
     uint64_t last_ts; /* the delta clock's value */
     uint32_t next_name_iid;
-    uint32_t host_iid[VKPROF_MAX_BUCKETS], gpu_iid[VKPROF_MAX_PHASES], token_iid;
+    /* a thread's sequence holds the spans of every context: (context, bucket) */
+    uint32_t host_iid[VKPROF_TRACE_SET_MAX * VKPROF_MAX_BUCKETS], gpu_iid[VKPROF_MAX_PHASES];
+    uint32_t token_iid, nsrc;
     const char *an_key[VKPROF_PF_AN_FIRST_FREE + 64];
     uint32_t an_keys;
 } pf_writer;
@@ -189,7 +70,7 @@ static void begin_sequence(pf_writer *w, uint32_t seq, uint64_t track_uuid, bool
     w->seq = seq;
     w->last_ts = t_base;
     w->next_name_iid = 1;
-    memset(w->host_iid, 0, sizeof w->host_iid);
+    memset(w->host_iid, 0, (size_t)w->nsrc * VKPROF_MAX_BUCKETS * sizeof w->host_iid[0]);
     memset(w->gpu_iid, 0, sizeof w->gpu_iid);
     w->token_iid = 0;
     w->an_keys = 0;
@@ -466,34 +347,32 @@ static void track_free(pf_track *t)
     t->nlv = 0;
 }
 
-static const char *name_of(vkprof_context ctx, const vkprof_event *e)
-{
-    const char *n = NULL;
-    if (e->kind == VKPROF_EV_GPU) {
-        n = vkprof_phase_name(ctx, e->name);
-    } else if (e->kind == VKPROF_EV_SPAN) {
-        n = vkprof_bucket_name(ctx, e->name);
-    }
-    return n ? n : "?";
-}
-
 typedef struct pf_counts {
-    uint64_t host_spans, gpu_scopes, steps, flows, overlaps;
+    uint64_t host_spans, gpu_scopes, steps, overlaps;
 } pf_counts;
 
+/* The flows: a GPU scope's (the flow number that ends at it), a span's (the
+ * numbers that start at it), by the event's index in the walk; NULL while
+ * the trace has none. */
+typedef struct pf_flows {
+    uint64_t *of;            /* GPU scope: the flow that ends here, or 0 */
+    uint32_t *first, *count; /* host span: its flows in ids[] */
+    uint64_t *ids;
+} pf_flows;
+
 /* One slice's or step's BEGIN / INSTANT packet. */
-static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev *ev,
-                      const pf_flows *fl, uint64_t idx, pf_counts *cnt)
+static int emit_event(pf_writer *w, pf_track *t, const vkprof_xevent *e, const pf_flows *fl,
+                      pf_counts *cnt)
 {
-    const vkprof_event *e = &ctx->trace.events[ev->src];
     vkprof_pb *b = &w->b;
+    const uint32_t idx = e->index;
     /* a GPU scope's flow, a span's flows */
     const uint64_t gflow = fl->of != NULL ? fl->of[idx] : 0;
     const uint32_t nflows = fl->count != NULL ? fl->count[idx] : 0;
     const uint64_t *flow_ids = nflows ? fl->ids + fl->first[idx] : NULL;
-    close_until(w, t, ev->start);
+    close_until(w, t, e->start_ns);
     if (e->kind == VKPROF_EV_STEP) {
-        size_t p = event_packet(w, ev->start, true);
+        size_t p = event_packet(w, e->start_ns, true);
         uint32_t iid = name_iid(w, &w->token_iid, VKPROF_TF_STEP_NAME);
         size_t te = vkprof__pb_open(b, PF_PKT_TRACK_EVENT);
         vkprof__pb_uint(b, PF_TE_TYPE, PF_TYPE_INSTANT);
@@ -506,13 +385,14 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         return 0;
     }
     const bool gpu = e->kind == VKPROF_EV_GPU;
-    uint64_t end = ev->end >= ev->start ? ev->end : ev->start;
+    const uint64_t start = e->start_ns;
+    uint64_t end = e->end_ns >= start ? e->end_ns : start;
     size_t level = pick_level(t, end);
     if (level == SIZE_MAX) {
         return -1;
     }
     if (level > 0 && !t->lv[level].described) {
-        char nm[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
+        char nm[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 256];
         snprintf(nm, sizeof nm, "%s (overlap %zu)", t->name, level);
         track_descriptor(w, VKPROF_PF_UUID_LEVEL(t->uuid, level), t->uuid, nm, 0, 0, false);
         t->lv[level].described = true;
@@ -521,17 +401,18 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         t->overlaps++;
         cnt->overlaps++;
     }
-    uint32_t *slot =
-        gpu ? &w->gpu_iid[e->name % VKPROF_MAX_PHASES] : &w->host_iid[e->name % VKPROF_MAX_BUCKETS];
-    if (level == 0 && *slot != 0 && e->annot == 0 && nflows <= 4 && ev->start >= w->last_ts &&
+    uint32_t *slot = gpu ? &w->gpu_iid[e->name_id % VKPROF_MAX_PHASES]
+                         : &w->host_iid[(e->src % VKPROF_TRACE_SET_MAX) * VKPROF_MAX_BUCKETS +
+                                        e->name_id % VKPROF_MAX_BUCKETS];
+    if (level == 0 && *slot != 0 && e->annot == NULL && nflows <= 4 && start >= w->last_ts &&
         w->seq < 0x80u && vkprof__pb_room(b, 128)) {
         /* the common BEGIN, byte by byte: at most 11 + 2 + 2 + 2 + 2 + 2 + 6 +
          * (2 + 4 + 11) + 3 * 6 + 4 * 10 bytes, so every length fits one byte */
-        uint8_t *q = b->buf + b->len, *start = q;
+        uint8_t *q = b->buf + b->len, *begin = q;
         *q++ = (PF_TRACE_PACKET << 3) | VKPROF_PB_LEN;
         uint8_t *plen = q++;
         *q++ = (PF_PKT_TIMESTAMP << 3) | VKPROF_PB_VARINT;
-        q += vkprof__pb_put_varint(q, ev->start - w->last_ts);
+        q += vkprof__pb_put_varint(q, start - w->last_ts);
         *q++ = (PF_PKT_SEQ_ID << 3) | VKPROF_PB_VARINT;
         *q++ = (uint8_t)w->seq;
         *q++ = (PF_PKT_SEQ_FLAGS << 3) | VKPROF_PB_VARINT;
@@ -578,8 +459,8 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         }
         *tlen = (uint8_t)(q - tlen - 1);
         *plen = (uint8_t)(q - plen - 1);
-        b->len += (size_t)(q - start);
-        w->last_ts = ev->start;
+        b->len += (size_t)(q - begin);
+        w->last_ts = start;
         if (gpu) {
             cnt->gpu_scopes++;
         } else {
@@ -588,13 +469,12 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
         t->lv[0].end[t->lv[0].n++] = end;
         return 0;
     }
-    size_t p = event_packet(w, ev->start, true);
-    uint32_t iid = name_iid(w, slot, name_of(ctx, e));
+    size_t p = event_packet(w, start, true);
+    uint32_t iid = name_iid(w, slot, e->name != NULL ? e->name : "?");
     /* span annotation and GPU arg keys are interned before the track_event too */
     uint32_t an_iid[VKPROF_SPAN_MAX_ANNOTATIONS] = {0};
-    const vkprof_annot *an = NULL;
-    if (e->annot != 0 && e->annot <= ctx->trace.annot_capacity) {
-        an = &ctx->trace.annots[e->annot - 1];
+    const vkprof_annot *an = e->annot;
+    if (an != NULL) {
         size_t interned = SIZE_MAX;
         for (uint32_t k = 0; k < an->count && k < VKPROF_SPAN_MAX_ANNOTATIONS; k++) {
             an_iid[k] = annot_iid(w, an->key[k], &interned);
@@ -640,20 +520,6 @@ static int emit_event(pf_writer *w, vkprof_context ctx, pf_track *t, const pf_ev
 
 /* ---- the metadata ------------------------------------------------------- */
 
-static size_t dict(vkprof_pb *b, const char *key)
-{
-    size_t a = vkprof__pb_open(b, PF_TE_ANNOTATIONS); /* == PF_DA_DICT's own nesting below */
-    vkprof__pb_string(b, PF_DA_NAME, key);
-    return a;
-}
-
-static size_t sub_dict(vkprof_pb *b, const char *key)
-{
-    size_t a = vkprof__pb_open(b, PF_DA_DICT);
-    vkprof__pb_string(b, PF_DA_NAME, key);
-    return a;
-}
-
 /* An entry: at the top level a debug annotation, inside a dict an entry. */
 static void kv_u64(vkprof_pb *b, uint32_t where, const char *key, uint64_t v)
 {
@@ -687,19 +553,117 @@ static void kv_bool(vkprof_pb *b, uint32_t where, const char *key, bool v)
     vkprof__pb_close(b, a);
 }
 
+/* The metadata's keys as debug annotations: the top level of the
+ * metadata instant, nested objects as dicts; an array is a dict whose keys
+ * are "0", "1", ... (a debug annotation has no array of dicts the reader
+ * reads: tools/report/pftrace_reader.c turns it back into an array). */
+#define PF_SINK_DEPTH 8
+typedef struct pf_sink {
+    vkprof_pb *b;
+    uint32_t depth;
+    size_t open[PF_SINK_DEPTH];
+    bool is_arr[PF_SINK_DEPTH];
+    uint32_t index[PF_SINK_DEPTH];
+    char key[PF_SINK_DEPTH][12];
+} pf_sink;
+
+static uint32_t ps_where(const pf_sink *s)
+{
+    return s->depth == 0 ? PF_TE_ANNOTATIONS : PF_DA_DICT;
+}
+
+/* key, or the element's number inside an array */
+static const char *ps_key(pf_sink *s, const char *key)
+{
+    if (key == NULL && s->depth > 0 && s->is_arr[s->depth - 1]) {
+        char *k = s->key[s->depth - 1];
+        snprintf(k, sizeof s->key[0], "%u", s->index[s->depth - 1]++);
+        return k;
+    }
+    return key != NULL ? key : "";
+}
+
+static void ps_open(void *w, const char *key, bool arr)
+{
+    pf_sink *s = w;
+    const char *k = ps_key(s, key);
+    size_t a = vkprof__pb_open(s->b, ps_where(s));
+    vkprof__pb_string(s->b, PF_DA_NAME, k);
+    if (s->depth < PF_SINK_DEPTH) {
+        s->open[s->depth] = a;
+        s->is_arr[s->depth] = arr;
+        s->index[s->depth] = 0;
+        s->depth++;
+    }
+}
+
+static void ps_obj(void *w, const char *key)
+{
+    ps_open(w, key, false);
+}
+
+static void ps_arr(void *w, const char *key)
+{
+    ps_open(w, key, true);
+}
+
+static void ps_end(void *w)
+{
+    pf_sink *s = w;
+    if (s->depth > 0) {
+        s->depth--;
+        vkprof__pb_close(s->b, s->open[s->depth]);
+    }
+}
+
+static void ps_u64(void *w, const char *key, uint64_t v)
+{
+    pf_sink *s = w;
+    const char *k = ps_key(s, key);
+    kv_u64(s->b, ps_where(s), k, v);
+}
+
+static void ps_str(void *w, const char *key, const char *v)
+{
+    pf_sink *s = w;
+    const char *k = ps_key(s, key);
+    kv_str(s->b, ps_where(s), k, v);
+}
+
+static void ps_f64(void *w, const char *key, double v)
+{
+    pf_sink *s = w;
+    const char *k = ps_key(s, key);
+    kv_f64(s->b, ps_where(s), k, v);
+}
+
+static void ps_drift(void *w, const char *key, double ppm)
+{
+    /* as the JSON trace: 4 decimals (a double here; NaN stays NaN) */
+    if (isfinite(ppm) && fabs(ppm) < 1e12) {
+        ppm = (double)llround(ppm * 1e4) / 1e4;
+    }
+    ps_f64(w, key, ppm);
+}
+
+static void ps_bool(void *w, const char *key, bool v)
+{
+    pf_sink *s = w;
+    const char *k = ps_key(s, key);
+    kv_bool(s->b, ps_where(s), k, v);
+}
+
 typedef struct pf_meta_in {
-    uint64_t t0, unmapped;
+    uint64_t t0;
     pf_counts cnt;
-    clock_triple clk;
     uint64_t gpu_unit_ns; /* GPU clock snapshots in ticks of this many ns; 0: in ns */
     uint32_t gpu_snapshots;
 } pf_meta_in;
 
-static void write_metadata(pf_writer *w, vkprof_context ctx, const pf_meta_in *in)
+static void write_metadata(pf_writer *w, const vkprof_export *x, const pf_meta_in *in)
 {
     vkprof_pb *b = &w->b;
-    vkprof_trace *t = &ctx->trace;
-    const uint32_t top = PF_TE_ANNOTATIONS, in_dict = PF_DA_DICT;
+    const uint32_t in_dict = PF_DA_DICT;
     size_t p = vkprof__pb_open(b, PF_TRACE_PACKET);
     vkprof__pb_uint(b, PF_PKT_TIMESTAMP, in->t0);
     vkprof__pb_uint(b, PF_PKT_TIMESTAMP_CLOCK_ID, PF_CLOCK_MONOTONIC);
@@ -710,99 +674,19 @@ static void write_metadata(pf_writer *w, vkprof_context ctx, const pf_meta_in *i
     vkprof__pb_string(b, PF_TE_CATEGORIES, VKPROF_PF_META_CATEGORY);
     vkprof__pb_string(b, PF_TE_NAME, VKPROF_PF_META_EVENT);
 
-    kv_u64(b, top, VKPROF_TF_META_FORMAT, VKPROF_TF_VERSION);
-    kv_u64(b, top, VKPROF_TF_META_VERSION, vkprof_version());
-    kv_str(b, top, VKPROF_TF_META_DEVICE, ctx->info.device_name);
-    kv_str(b, top, VKPROF_TF_META_DRIVER, ctx->driver_name);
-
-    vkprof_calibration cal;
-    vkprof_get_calibration(ctx, &cal);
-    static const char *const methods[] = {"none", "calibrated_timestamps", "bracket"};
-    size_t d = dict(b, VKPROF_TF_META_CALIBRATION);
-    kv_str(b, in_dict, VKPROF_TF_CAL_METHOD, methods[cal.method]);
-    kv_str(b, in_dict, VKPROF_TF_CAL_EXTENSION, cal.extension ? cal.extension : "");
-    kv_str(b, in_dict, VKPROF_TF_CAL_HOST_DOMAIN, cal.host_domain ? cal.host_domain : "");
-    kv_u64(b, in_dict, VKPROF_TF_CAL_ERROR_BOUND, cal.error_bound_ns);
-    kv_u64(b, in_dict, VKPROF_TF_CAL_POINTS, cal.points);
-    kv_u64(b, in_dict, VKPROF_TF_CAL_RECALIBRATIONS, cal.recalibrations);
-    /* as the JSON trace: 4 decimals (a double here; NaN stays NaN) */
-    double drift = cal.drift_ppm;
-    if (isfinite(drift) && fabs(drift) < 1e12) {
-        drift = (double)llround(drift * 1e4) / 1e4;
-    }
-    kv_f64(b, in_dict, VKPROF_TF_CAL_DRIFT_PPM, drift);
-    vkprof__pb_close(b, d);
-
-    vkprof_hclk_info hi;
-    vkprof__hclk_info(&ctx->hclk, &hi);
-    d = dict(b, VKPROF_TF_META_HOST_CLOCK);
-    kv_str(b, in_dict, VKPROF_TF_HCLK_SOURCE, hi.source);
-    kv_str(b, in_dict, VKPROF_TF_HCLK_REASON, hi.reason);
-    kv_u64(b, in_dict, VKPROF_TF_HCLK_HZ, hi.hz);
-    kv_u64(b, in_dict, VKPROF_TF_HCLK_RATE_NUM, hi.rate_num);
-    kv_u64(b, in_dict, VKPROF_TF_HCLK_RATE_DEN, hi.rate_den);
-    kv_u64(b, in_dict, VKPROF_TF_HCLK_ERROR_BOUND, hi.error_bound_ns);
-    kv_u64(b, in_dict, VKPROF_TF_HCLK_RESIDUAL, hi.residual_ns);
-    kv_u64(b, in_dict, VKPROF_TF_HCLK_POINTS, hi.points);
-    vkprof__pb_close(b, d);
-
-    kv_u64(b, top, VKPROF_TF_META_DROPPED_EVENTS, atomic_load(&t->dropped));
-    kv_u64(b, top, VKPROF_TF_META_DROPPED_ANNOTATIONS, atomic_load(&t->annot_dropped));
-    kv_u64(b, top, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, in->unmapped);
-    kv_u64(b, top, VKPROF_TF_META_EVENT_CAPACITY, t->capacity);
-    kv_u64(b, top, VKPROF_TF_META_HOST_SPANS, in->cnt.host_spans);
-    kv_u64(b, top, VKPROF_TF_META_GPU_SCOPES, in->cnt.gpu_scopes);
-    kv_u64(b, top, VKPROF_TF_META_FLOWS, in->cnt.flows);
-
-    d = dict(b, VKPROF_TF_META_CLOCK_ANCHOR);
-    kv_u64(b, in_dict, VKPROF_TF_ANCHOR_REALTIME, in->clk.real);
-    kv_u64(b, in_dict, VKPROF_TF_ANCHOR_MONOTONIC, in->clk.mono);
-    kv_u64(b, in_dict, VKPROF_TF_ANCHOR_ERROR, in->clk.err_ns);
-    vkprof__pb_close(b, d);
-
-    char boot[64], host[256];
-    vkprof__process_identity(boot, sizeof boot, host, sizeof host);
-    d = dict(b, VKPROF_TF_META_PROCESS);
-    kv_str(b, in_dict, VKPROF_TF_PROC_BOOT_ID, boot);
-    kv_str(b, in_dict, VKPROF_TF_PROC_HOST, host);
-    kv_u64(b, in_dict, VKPROF_TF_PROC_PID, (uint64_t)getpid());
-    vkprof__pb_close(b, d);
-
-    kv_u64(b, top, VKPROF_TF_META_TRACE_START, in->t0);
-    kv_u64(b, top, VKPROF_TF_META_STEPS, atomic_load(&ctx->host.steps));
-    kv_f64(b, top, VKPROF_TF_META_TIMESTAMP_PERIOD, (double)ctx->info.timestamp_period);
-    kv_u64(b, top, VKPROF_TF_META_TIMESTAMP_BITS, ctx->info.timestamp_valid_bits);
-
-    vkprof_timing_stats ts;
-    vkprof_get_timing_stats(ctx, &ts);
-    d = dict(b, VKPROF_TF_META_SAMPLING);
-    kv_str(b, in_dict, VKPROF_TF_SAMP_MODE,
-           ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_EVERY_N, ts.sample_every > 1 ? ts.sample_every : 1u);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_TIMED_STEPS, ts.timed_steps);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_RECORDED, ts.scopes_recorded);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_SAMPLES, ts.samples);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_SUBMISSIONS, ts.submissions);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_COLLECTED, ts.scopes_collected);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_DROPPED, ts.scopes_dropped);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_PENDING, ts.scopes_pending);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_CALLS_EXECUTED, ts.calls_executed);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_CALLS_UNSTAMPED, ts.calls_unstamped);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_ROTATE_SCOPES, ts.rotate_scopes);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_ROTATE_PERIOD, ts.rotate_period);
-    kv_u64(b, in_dict, VKPROF_TF_SAMP_ROTATE_CHANGED, ts.rotate_changed_steps);
-    size_t lost = sub_dict(b, VKPROF_TF_SAMP_LOST);
-#define LOST_KV_(id, key, text) kv_u64(b, in_dict, key, ts.lost_##id);
-    VKPROF_TF_LOST_REASONS(LOST_KV_)
-#undef LOST_KV_
-    vkprof__pb_close(b, lost);
-    vkprof__pb_close(b, d);
+    pf_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.b = b;
+    const vkprof_meta_sink k = {&sink,  ps_obj, ps_arr,   ps_end, ps_u64,
+                                ps_str, ps_f64, ps_drift, ps_bool};
+    vkprof__export_meta(x, &k, in->t0);
 
     /* what only this format has: its clocks and its overlap tracks */
-    d = dict(b, VKPROF_PF_META_PERFETTO);
-    kv_u64(b, in_dict, "boottime_ns", in->clk.boot);
-    kv_u64(b, in_dict, "monotonic_ns", in->clk.mono);
-    kv_u64(b, in_dict, "clock_error_ns", in->clk.err_ns);
+    size_t d = vkprof__pb_open(b, PF_TE_ANNOTATIONS);
+    vkprof__pb_string(b, PF_DA_NAME, VKPROF_PF_META_PERFETTO);
+    kv_u64(b, in_dict, "boottime_ns", x->meta.proc.boot_ns);
+    kv_u64(b, in_dict, "monotonic_ns", x->meta.proc.mono_ns);
+    kv_u64(b, in_dict, "clock_error_ns", x->meta.proc.err_ns);
     kv_u64(b, in_dict, "gpu_clock_id", VKPROF_PF_CLOCK_GPU);
     kv_bool(b, in_dict, "gpu_clock_in_ticks", in->gpu_unit_ns != 0);
     kv_u64(b, in_dict, "gpu_clock_unit_ns", in->gpu_unit_ns ? in->gpu_unit_ns : 1u);
@@ -817,240 +701,125 @@ static void write_metadata(pf_writer *w, vkprof_context ctx, const pf_meta_in *i
 
 /* ---- the export --------------------------------------------------------- */
 
-int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
+/* The flows of the walk, numbered in the JSON trace's order (by GPU track,
+ * then start), from 1: a GPU scope's number, each span's numbers. 0 on
+ * success (fl all NULL when the trace has none), -1 out of memory. */
+static int gather_flows(vkprof_export *x, uint32_t nev, pf_flows *fl)
 {
-    vkprof_trace *t = &ctx->trace;
-    uint64_t n = atomic_load(&t->next);
-    if (n > t->capacity) {
-        n = t->capacity;
+    memset(fl, 0, sizeof *fl);
+    if (x->span_ids == 0) {
+        return 0;
+    }
+    fl->of = calloc(nev ? nev : 1, sizeof *fl->of);
+    fl->first = malloc((nev ? nev : 1) * sizeof *fl->first);
+    fl->count = calloc(nev ? nev : 1, sizeof *fl->count);
+    uint32_t npairs = 0, cap = 1024;
+    uint32_t *pairs = malloc((size_t)cap * 2 * sizeof *pairs);
+    if (fl->of == NULL || fl->first == NULL || fl->count == NULL || pairs == NULL) {
+        free(pairs);
+        return -1;
+    }
+    vkprof_xiter it;
+    vkprof_xflow f;
+    vkprof__export_iter(x, &it, VKPROF_EV_GPU);
+    while (vkprof__export_next_flow(x, &it, &f)) {
+        if (npairs == cap) {
+            uint32_t *np = realloc(pairs, (size_t)cap * 4 * sizeof *pairs);
+            if (np == NULL) {
+                it.failed = true;
+                break;
+            }
+            pairs = np;
+            cap *= 2;
+        }
+        fl->of[f.gpu_index] = x->meta.flows;
+        pairs[2 * npairs] = f.span_index;
+        pairs[2 * npairs + 1] = (uint32_t)x->meta.flows;
+        npairs++;
+    }
+    const bool failed = it.failed;
+    vkprof__export_iter_free(&it);
+    if (failed) {
+        free(pairs);
+        return -1;
+    }
+    fl->ids = malloc((npairs ? npairs : 1) * sizeof *fl->ids);
+    if (fl->ids == NULL) {
+        free(pairs);
+        return -1;
+    }
+    /* each span's flows, contiguous: count, prefix, fill */
+    for (uint32_t k = 0; k < npairs; k++) {
+        fl->count[pairs[2 * k]]++;
+    }
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < nev; i++) {
+        fl->first[i] = sum;
+        sum += fl->count[i];
+        fl->count[i] = 0;
+    }
+    for (uint32_t k = 0; k < npairs; k++) {
+        const uint32_t si = pairs[2 * k];
+        fl->ids[fl->first[si] + fl->count[si]++] = pairs[2 * k + 1];
+    }
+    free(pairs);
+    return 0;
+}
+
+/* One track's events in time order: a queue's scopes, or a thread's spans
+ * and steps merged by start (a step after a span that starts with it). */
+static int emit_track(pf_writer *w, vkprof_export *x, const vkprof_xtrack *tr, pf_track *t,
+                      const pf_flows *fl, pf_counts *cnt)
+{
+    vkprof_xiter a, s;
+    const unsigned main_kind = tr->kind;
+    vkprof__export_iter_range(&a, tr->pos[main_kind], tr->n[main_kind]);
+    vkprof__export_iter_range(&s, tr->pos[VKPROF_EV_STEP],
+                              main_kind == VKPROF_EV_SPAN ? tr->n[VKPROF_EV_STEP] : 0);
+    vkprof_xevent ea, es;
+    bool ha = vkprof__export_next(x, &a, &ea), hs = vkprof__export_next(x, &s, &es);
+    int rc = 0;
+    while (rc == 0 && (ha || hs) && !vkprof__afile_failed(w->f) && vkprof__pb_ok(&w->b)) {
+        if (ha && (!hs || ea.start_ns <= es.start_ns)) {
+            rc = emit_event(w, t, &ea, fl, cnt);
+            ha = vkprof__export_next(x, &a, &ea);
+        } else {
+            rc = emit_event(w, t, &es, fl, cnt);
+            hs = vkprof__export_next(x, &s, &es);
+        }
+        maybe_flush(w);
+    }
+    if (a.failed || s.failed) {
+        rc = -1;
+    }
+    vkprof__export_iter_free(&a);
+    vkprof__export_iter_free(&s);
+    return rc;
+}
+
+int vkprof__trace_write_pftrace(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f)
+{
+    vkprof_export x;
+    if (vkprof__export_begin(&x, ctxs, n) != 0) {
+        return -1;
     }
     int rc = -1;
-    size_t ev_mapped = 0;
-    pf_ev *ev = big_alloc((n ? n : 1) * sizeof *ev, &ev_mapped);
-    /* the order to write them in: NULL while it is the store's (sorted) */
-    pf_key *keys = NULL, *tmp = NULL;
-    uint32_t *count = malloc(65536 * sizeof *count);
-    uint32_t *track_of = calloc(2 * 65536, sizeof *track_of); /* (gpu, tid) -> 1 + track */
-    pf_flows fl = {NULL, NULL, NULL, NULL};
-    pf_track *tracks = NULL;
-    uint32_t *track_start = NULL;
-    pf_writer w = {.f = f};
-    vkprof_pl_snap hsnap, gsnap; /* the host clock's and the GPU's points, copied once */
-    memset(&hsnap, 0, sizeof hsnap);
-    memset(&gsnap, 0, sizeof gsnap);
+    pf_writer w = {.f = f, .nsrc = n};
+    pf_flows fl;
+    memset(&fl, 0, sizeof fl);
+    pf_track *tracks = calloc(x.ntracks ? x.ntracks : 1, sizeof *tracks);
     vkprof__pb_init(&w.b, FLUSH_AT + 65536);
-    if (ev == NULL || count == NULL || track_of == NULL || !vkprof__pb_ok(&w.b)) {
+    /* the walk's events: the one store's slots, or the copy */
+    const uint32_t nev = n == 1 ? x.src[0].slots : (uint32_t)(x.count[1] + x.count[2] + x.count[3]);
+    if (tracks == NULL || !vkprof__pb_ok(&w.b) || gather_flows(&x, nev, &fl) != 0) {
         goto out;
     }
-
-    /* 1. the events, mapped to host ns (as trace_json.c maps them) */
-    uint64_t kept = 0, unmapped = 0, t0 = t->start_ns, gpu_with_id = 0, smax = 0;
-    /* in (track, start) order as the store holds them: no sort (tracks are
-     * numbered in the order of their slots) */
-    bool in_order = true;
-    uint32_t prev_slot = 0;
-    uint64_t prev_start = 0;
-    vkprof__hclk_calibrate(&ctx->hclk);
-    if (!vkprof__hclk_snapshot(&ctx->hclk, &hsnap) || !vkprof__cal_snapshot(ctx, &gsnap)) {
-        goto out;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        const vkprof_event *e = &t->events[i];
-        if (!atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire)) {
-            continue;
-        }
-        pf_ev o = {e->start, e->end, (uint32_t)i, e->tid};
-        if (e->kind == VKPROF_EV_GPU) {
-            uint64_t hs;
-            if (!vkprof__cal_snap_map(&gsnap, e->start, &hs)) {
-                unmapped++;
-                continue;
-            }
-            uint64_t he;
-            if (!vkprof__cal_snap_map(&gsnap, e->end, &he)) {
-                unmapped++;
-                continue;
-            }
-            o.start = hs;
-            o.end = hs + vkprof_ticks_to_ns(
-                             vkprof_tick_delta(e->start, e->end, ctx->info.timestamp_valid_bits),
-                             ctx->info.timestamp_period);
-            gpu_with_id += e->id != 0;
-        } else if (e->kind == VKPROF_EV_SPAN) {
-            o.start = vkprof__hclk_snap_ns(&hsnap, e->start);
-            o.end = vkprof__hclk_snap_ns(&hsnap, e->end);
-        } else if (e->kind == VKPROF_EV_STEP) {
-            o.end = o.start;
-        } else {
-            continue;
-        }
-        if (o.start < t0) {
-            t0 = o.start;
-        }
-        if (o.start > smax) {
-            smax = o.start;
-        }
-        if (e->kind == VKPROF_EV_GPU) {
-            o.slot += 65536u;
-        }
-        track_of[o.slot] = 1;
-        in_order &= o.slot > prev_slot || (o.slot == prev_slot && o.start >= prev_start);
-        prev_slot = o.slot;
-        prev_start = o.start;
-        ev[kept++] = o;
-    }
-
-    /* 2. tracks: host threads (spans, steps) and GPU queues, in that order */
-    uint32_t ntracks = 0;
-    for (uint32_t k = 0; k < 2 * 65536u; k++) {
-        if (track_of[k] != 0) {
-            track_of[k] = ++ntracks;
-        }
-    }
-    tracks = calloc(ntracks ? ntracks : 1, sizeof *tracks);
-    track_start = calloc((size_t)ntracks + 1, sizeof *track_start);
-    if (tracks == NULL || track_start == NULL) {
-        goto out;
-    }
-
-    /* 3. sort by (track, start, longer first): the key is the track and the
-     * start after t0 (already in order when the store is, as a thread's
-     * unnested spans are: then no sort and no key array, unless equal starts
-     * must be swapped); a trace longer than 2^44 ns (4.9 h) or with more than
-     * 2^20 tracks is sorted by track, then each track by start */
-    const uint64_t tmax = smax > t0 ? smax - t0 : 0;
-    const bool radix = tmax < (UINT64_C(1) << 44) && ntracks < (1u << 20);
-    for (uint64_t i = 0; i < kept; i++) {
-        track_start[track_of[ev[i].slot]]++; /* track_of is 1 + the track */
-    }
-    for (uint32_t k = 0; k < ntracks; k++) {
-        track_start[k + 1] += track_start[k];
-    }
-    bool need_keys = !(radix && in_order);
-    for (uint64_t i = 1; i < kept && !need_keys; i++) {
-        /* in order: a pair to swap has the same track and start */
-        need_keys = ev[i - 1].slot == ev[i].slot && ev[i - 1].start == ev[i].start &&
-                    ev[i - 1].end < ev[i].end;
-    }
-    if (need_keys) {
-        keys = malloc((kept ? kept : 1) * sizeof *keys);
-        tmp = malloc((kept ? kept : 1) * sizeof *tmp);
-        if (keys == NULL || tmp == NULL) {
-            goto out;
-        }
-        for (uint64_t i = 0; i < kept; i++) {
-            uint64_t tr = track_of[ev[i].slot] - 1u;
-            keys[i].key = radix ? (tr << 44) | (ev[i].start - t0) : tr;
-            keys[i].val = i;
-        }
-        if (!(radix && in_order)) {
-            radix_sort(keys, tmp, kept, count);
-        }
-        if (!radix) {
-            /* within each track by start (rare: a very long trace) */
-            for (uint32_t k = 0; k < ntracks; k++) {
-                pf_key *a = keys + track_start[k];
-                size_t m = track_start[k + 1] - track_start[k];
-                for (size_t i = 0; i < m; i++) {
-                    a[i].key = ev[a[i].val].start;
-                }
-                radix_sort(a, tmp, m, count);
-            }
-        }
-        /* equal starts: the longer (the parent) first (runs are short) */
-        for (uint64_t i = 1; i < kept; i++) {
-            pf_key x = keys[i];
-            uint64_t k = i;
-            while (k > 0 && keys[k - 1].key == x.key && ev[keys[k - 1].val].end < ev[x.val].end) {
-                keys[k] = keys[k - 1];
-                k--;
-            }
-            keys[k] = x;
-        }
-        free(tmp);
-        tmp = NULL;
-    }
-#define ORDER(i) (keys != NULL ? keys[(i)].val : (uint64_t)(i))
-
-    /* 4. flows: each GPU scope whose recording span is in the trace */
+    const uint64_t t0 = x.t0;
     pf_counts cnt = {0};
-    if (gpu_with_id > 0) {
-        uint64_t nspan = 0;
-        for (uint64_t i = 0; i < kept; i++) {
-            const vkprof_event *e = &t->events[ev[i].src];
-            nspan += e->kind == VKPROF_EV_SPAN && e->id != 0;
-        }
-        pf_key *spans = malloc((nspan ? nspan : 1) * sizeof *spans);
-        pf_key *tmp2 = malloc((nspan ? nspan : 1) * sizeof *tmp2);
-        fl.of = calloc(kept ? kept : 1, sizeof *fl.of);
-        fl.first = malloc((kept ? kept : 1) * sizeof *fl.first);
-        fl.count = calloc(kept ? kept : 1, sizeof *fl.count);
-        fl.ids = malloc(gpu_with_id * sizeof *fl.ids);
-        uint64_t *pairs = malloc(gpu_with_id * 2 * sizeof *pairs);
-        if (spans == NULL || tmp2 == NULL || fl.of == NULL || fl.first == NULL ||
-            fl.count == NULL || fl.ids == NULL || pairs == NULL) {
-            free(spans);
-            free(tmp2);
-            free(pairs);
-            goto out;
-        }
-        nspan = 0;
-        for (uint64_t i = 0; i < kept; i++) {
-            const vkprof_event *e = &t->events[ev[i].src];
-            if (e->kind == VKPROF_EV_SPAN && e->id != 0) {
-                spans[nspan].key = e->id;
-                spans[nspan].val = i;
-                nspan++;
-            }
-        }
-        radix_sort(spans, tmp2, nspan, count);
-        free(tmp2);
-        /* in the JSON trace's order (by track, then start), numbered from 1 */
-        uint64_t npairs = 0;
-        for (uint64_t i = 0; i < kept; i++) {
-            const uint64_t gi = ORDER(i);
-            const vkprof_event *g = &t->events[ev[gi].src];
-            if (g->kind != VKPROF_EV_GPU || g->id == 0 || nspan == 0) {
-                continue;
-            }
-            uint64_t lo = 0, hi = nspan;
-            while (lo < hi) {
-                uint64_t mid = lo + (hi - lo) / 2;
-                if (spans[mid].key < g->id) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            if (lo >= nspan || spans[lo].key != g->id) {
-                continue; /* the span is still open or was dropped */
-            }
-            fl.of[gi] = ++cnt.flows;
-            pairs[2 * npairs] = spans[lo].val; /* the span's event */
-            pairs[2 * npairs + 1] = fl.of[gi];
-            npairs++;
-        }
-        free(spans);
-        /* each span's flows, contiguous: count, prefix, fill */
-        for (uint64_t k = 0; k < npairs; k++) {
-            fl.count[pairs[2 * k]]++;
-        }
-        uint32_t sum = 0;
-        for (uint64_t i = 0; i < kept; i++) {
-            fl.first[i] = sum;
-            sum += fl.count[i];
-            fl.count[i] = 0;
-        }
-        for (uint64_t k = 0; k < npairs; k++) {
-            const uint64_t si = pairs[2 * k];
-            fl.ids[fl.first[si] + fl.count[si]++] = pairs[2 * k + 1];
-        }
-        free(pairs);
-    }
 
-    /* 5. sequence 1: clocks, the process and GPU tracks */
-    pf_meta_in meta = {.t0 = t0, .unmapped = unmapped};
-    meta.clk = read_clocks();
+    /* sequence 1: clocks, the process and GPU tracks */
+    pf_meta_in meta = {.t0 = t0};
+    const vkprof_xprocess *proc = &x.meta.proc;
     vkprof_pb *b = &w.b;
     w.seq = VKPROF_PF_SEQ_PROCESS;
     size_t p = vkprof__pb_open(b, PF_TRACE_PACKET);
@@ -1059,7 +828,7 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     vkprof__pb_uint(b, PF_PKT_FIRST_ON_SEQUENCE, 1);
     size_t cs = vkprof__pb_open(b, PF_PKT_CLOCK_SNAPSHOT);
     const uint32_t ids[3] = {PF_CLOCK_MONOTONIC, PF_CLOCK_BOOTTIME, PF_CLOCK_REALTIME};
-    const uint64_t vals[3] = {meta.clk.mono, meta.clk.boot, meta.clk.real};
+    const uint64_t vals[3] = {proc->mono_ns, proc->boot_ns, proc->real_ns};
     for (int k = 0; k < 3; k++) {
         size_t c = vkprof__pb_open(b, PF_CS_CLOCKS);
         vkprof__pb_uint(b, PF_CLOCK_ID, ids[k]);
@@ -1072,104 +841,105 @@ int vkprof__trace_write_pftrace(vkprof_context ctx, vkprof_afile *f)
     vkprof__pb_close(b, p);
 
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
-    snprintf(name, sizeof name, "vkprof host (pid %ld)", (long)getpid());
-    track_descriptor(&w, VKPROF_PF_UUID_HOST, 0, name, (int64_t)getpid(), 0, false);
+    snprintf(name, sizeof name, "vkprof host (pid %lld)", (long long)proc->pid);
+    track_descriptor(&w, VKPROF_PF_UUID_HOST, 0, name, proc->pid, 0, false);
     char gpu_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 16];
-    snprintf(gpu_name, sizeof gpu_name, "GPU: %s", ctx->info.device_name);
+    snprintf(gpu_name, sizeof gpu_name, "GPU: %s", x.meta.device);
     track_descriptor(&w, VKPROF_PF_UUID_GPU, 0, gpu_name, 0, 0, false);
 
-    /* the GPU's ticks against CLOCK_MONOTONIC at each calibration point: in
-     * ticks when the period is a whole number of ns, else in ns */
-    const double period = (double)ctx->info.timestamp_period;
-    const uint64_t unit =
-        (period >= 1.0 && period < 1e6 && period == floor(period)) ? (uint64_t)period : 0;
-    meta.gpu_unit_ns = unit;
-    uint64_t prev = 0;
-    for (uint32_t k = 0; k < ctx->cal.count && ctx->cal.points != NULL; k++) {
-        const vkprof_cal_point *cp = &ctx->cal.points[k];
-        uint64_t v = unit ? cp->ticks : vkprof_ticks_to_ns(cp->ticks, ctx->info.timestamp_period);
-        if (k > 0 && v <= prev) {
-            break; /* the counter wrapped: later points would not be monotonic */
-        }
-        prev = v;
-        p = vkprof__pb_open(b, PF_TRACE_PACKET);
-        vkprof__pb_uint(b, PF_PKT_SEQ_ID, VKPROF_PF_SEQ_PROCESS);
-        cs = vkprof__pb_open(b, PF_PKT_CLOCK_SNAPSHOT);
-        size_t c = vkprof__pb_open(b, PF_CS_CLOCKS);
-        vkprof__pb_uint(b, PF_CLOCK_ID, PF_CLOCK_MONOTONIC);
-        vkprof__pb_uint(b, PF_CLOCK_TIMESTAMP, cp->host_ns);
-        vkprof__pb_close(b, c);
-        c = vkprof__pb_open(b, PF_CS_CLOCKS);
-        vkprof__pb_uint(b, PF_CLOCK_ID, VKPROF_PF_CLOCK_GPU);
-        vkprof__pb_uint(b, PF_CLOCK_TIMESTAMP, v);
-        if (unit > 1) {
-            vkprof__pb_uint(b, PF_CLOCK_UNIT_NS, unit);
-        }
-        vkprof__pb_close(b, c);
-        vkprof__pb_close(b, cs);
-        vkprof__pb_close(b, p);
-        meta.gpu_snapshots++;
-        maybe_flush(&w);
-    }
-
-    /* 6. each track: its sequence, its descriptor, its events in time order */
-    uint32_t threads = vkprof__thread_count();
-    for (uint32_t k = 0; k < ntracks && !vkprof__afile_failed(f) && vkprof__pb_ok(b); k++) {
-        uint32_t first = track_start[k], last = track_start[k + 1];
-        if (first == last) {
+    /* the GPU's ticks against CLOCK_MONOTONIC at each calibration point (the
+     * first context that has points: one GPU clock): in ticks when the
+     * period is a whole number of ns, else in ns */
+    for (uint32_t s = 0; s < n; s++) {
+        const vkprof_pl_snap *g = &x.src[s].gpu;
+        if (g->n == 0) {
             continue;
         }
-        const vkprof_event *e0 = &t->events[ev[ORDER(first)].src];
-        const bool gpu = e0->kind == VKPROF_EV_GPU;
-        pf_track *tr = &tracks[k];
-        char tname[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
-        if (gpu) {
-            tr->uuid = VKPROF_PF_UUID_QUEUE(e0->tid);
-            /* as the JSON trace names its one queue track */
-            snprintf(tname, sizeof tname, "queue family %u, queue %u", ctx->desc.queue_family_index,
-                     ctx->desc.queue_index);
-        } else {
-            tr->uuid = VKPROF_PF_UUID_THREAD(e0->tid);
-            const char *tn = e0->tid <= threads ? vkprof__thread_name(e0->tid) : NULL;
-            if (tn != NULL) {
-                snprintf(tname, sizeof tname, "%s", tn);
-            } else {
-                snprintf(tname, sizeof tname, "thread %u", (unsigned)e0->tid);
+        const float fperiod = x.src[s].ctx->info.timestamp_period;
+        const double period = (double)fperiod;
+        const uint64_t unit =
+            (period >= 1.0 && period < 1e6 && period == floor(period)) ? (uint64_t)period : 0;
+        meta.gpu_unit_ns = unit;
+        uint64_t prev = 0;
+        for (uint32_t k = 0; k < g->n; k++) {
+            const vkprof_cal_point *cp = &g->p[k];
+            uint64_t v = unit ? cp->ticks : vkprof_ticks_to_ns(cp->ticks, fperiod);
+            if (k > 0 && v <= prev) {
+                break; /* the counter wrapped: later points would not be monotonic */
             }
-        }
-        tr->name = tname;
-        begin_sequence(&w, VKPROF_PF_SEQ_FIRST_TRACK + k, tr->uuid, gpu, ev[ORDER(first)].start);
-        if (gpu) {
-            track_descriptor(&w, tr->uuid, VKPROF_PF_UUID_GPU, tname, 0, 0, false);
-        } else {
-            track_descriptor(&w, tr->uuid, 0, tname, (int64_t)getpid(),
-                             (int64_t)(VKPROF_PF_TID_BASE + e0->tid), true);
-        }
-        for (uint32_t i = first; i < last; i++) {
-            const uint64_t ei = ORDER(i);
-            if (emit_event(&w, ctx, tr, &ev[ei], &fl, ei, &cnt) != 0) {
-                goto out;
+            prev = v;
+            p = vkprof__pb_open(b, PF_TRACE_PACKET);
+            vkprof__pb_uint(b, PF_PKT_SEQ_ID, VKPROF_PF_SEQ_PROCESS);
+            cs = vkprof__pb_open(b, PF_PKT_CLOCK_SNAPSHOT);
+            size_t c = vkprof__pb_open(b, PF_CS_CLOCKS);
+            vkprof__pb_uint(b, PF_CLOCK_ID, PF_CLOCK_MONOTONIC);
+            vkprof__pb_uint(b, PF_CLOCK_TIMESTAMP, cp->host_ns);
+            vkprof__pb_close(b, c);
+            c = vkprof__pb_open(b, PF_CS_CLOCKS);
+            vkprof__pb_uint(b, PF_CLOCK_ID, VKPROF_PF_CLOCK_GPU);
+            vkprof__pb_uint(b, PF_CLOCK_TIMESTAMP, v);
+            if (unit > 1) {
+                vkprof__pb_uint(b, PF_CLOCK_UNIT_NS, unit);
             }
+            vkprof__pb_close(b, c);
+            vkprof__pb_close(b, cs);
+            vkprof__pb_close(b, p);
+            meta.gpu_snapshots++;
             maybe_flush(&w);
+        }
+        break;
+    }
+
+    /* each track with events: its sequence, its descriptor, its events in
+     * time order; a queue without scopes is described on sequence 1 (the
+     * JSON trace names it too) */
+    uint32_t seq = VKPROF_PF_SEQ_FIRST_TRACK;
+    for (uint32_t k = 0; k < x.ntracks && !vkprof__afile_failed(f) && vkprof__pb_ok(b); k++) {
+        const vkprof_xtrack *xt = &x.tracks[k];
+        const bool gpu = xt->kind == VKPROF_EV_GPU;
+        pf_track *tr = &tracks[k];
+        tr->name = xt->name;
+        tr->uuid = gpu ? VKPROF_PF_UUID_QUEUE(xt->tid) : VKPROF_PF_UUID_THREAD(xt->tid);
+        const uint32_t nmain = xt->n[xt->kind], nsteps = gpu ? 0 : xt->n[VKPROF_EV_STEP];
+        if (nmain + nsteps == 0) {
+            if (gpu) {
+                w.seq = VKPROF_PF_SEQ_PROCESS;
+                track_descriptor(&w, tr->uuid, VKPROF_PF_UUID_GPU, xt->name, 0, 0, false);
+            }
+            continue;
+        }
+        /* the sequence's first event: the earlier of the track's first ones */
+        vkprof_xiter it;
+        vkprof_xevent e0;
+        uint64_t first = UINT64_MAX;
+        vkprof__export_iter_range(&it, xt->pos[xt->kind], nmain);
+        if (vkprof__export_next(&x, &it, &e0)) {
+            first = e0.start_ns;
+        }
+        vkprof__export_iter_free(&it);
+        vkprof__export_iter_range(&it, xt->pos[VKPROF_EV_STEP], nsteps);
+        if (vkprof__export_next(&x, &it, &e0) && e0.start_ns < first) {
+            first = e0.start_ns;
+        }
+        vkprof__export_iter_free(&it);
+        begin_sequence(&w, seq++, tr->uuid, gpu, first);
+        if (gpu) {
+            track_descriptor(&w, tr->uuid, VKPROF_PF_UUID_GPU, xt->name, 0, 0, false);
+        } else {
+            track_descriptor(&w, tr->uuid, 0, xt->name, proc->pid,
+                             (int64_t)(VKPROF_PF_TID_BASE + xt->tid), true);
+        }
+        if (emit_track(&w, &x, xt, tr, &fl, &cnt) != 0) {
+            goto out;
         }
         close_until(&w, tr, UINT64_MAX);
         track_free(tr);
     }
 
-    /* the context's queue is a track even with no GPU scope (as in the JSON
-     * trace, which always names it) */
-    const uint32_t qtid = VKPROF_TF_GPU_TID(ctx->desc.queue_family_index, ctx->desc.queue_index);
-    if (qtid < 65536u && track_of[65536u + qtid] == 0 && !vkprof__afile_failed(f)) {
-        w.seq = VKPROF_PF_SEQ_PROCESS;
-        snprintf(name, sizeof name, "queue family %u, queue %u", ctx->desc.queue_family_index,
-                 ctx->desc.queue_index);
-        track_descriptor(&w, VKPROF_PF_UUID_QUEUE(qtid), VKPROF_PF_UUID_GPU, name, 0, 0, false);
-    }
-
-    /* 7. the metadata, last: it carries the counts */
+    /* the metadata, last: it carries the counts */
     w.seq = VKPROF_PF_SEQ_PROCESS;
     meta.cnt = cnt;
-    write_metadata(&w, ctx, &meta);
+    write_metadata(&w, &x, &meta);
     if (!vkprof__pb_ok(b)) {
         errno = ENOMEM;
         goto out;
@@ -1182,23 +952,15 @@ out:
     if (rc != 0 && errno == 0) {
         errno = ENOMEM;
     }
-    for (uint32_t k = 0; tracks != NULL && k < ntracks; k++) {
+    for (uint32_t k = 0; tracks != NULL && k < x.ntracks; k++) {
         track_free(&tracks[k]);
     }
     free(tracks);
-    free(track_start);
-#undef ORDER
     free(fl.of);
     free(fl.first);
     free(fl.count);
     free(fl.ids);
-    free(track_of);
-    free(count);
-    free(tmp);
-    free(keys);
-    big_free(ev, ev_mapped);
-    vkprof__pl_snap_free(&hsnap);
-    vkprof__pl_snap_free(&gsnap);
     vkprof__pb_free(&w.b);
+    vkprof__export_end(&x);
     return rc;
 }

@@ -2,7 +2,7 @@
  * trace file (atomically, export/atomic_file.h) and hands it to the
  * exporter of the format (export/export.h): JSON, Perfetto's protobuf, or
  * both, by the path's extension or VKPROF_TRACE_FORMAT. */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* CLOCK_BOOTTIME */
 #include "base/base.h"
 
 #include "export/atomic_file.h"
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 bool vkprof__trace_is_pftrace_path(const char *path)
@@ -28,29 +29,16 @@ bool vkprof__trace_is_pftrace_path(const char *path)
     return false;
 }
 
-/* The formats for `path`: its extension, or VKPROF_TRACE_FORMAT. */
-static int trace_formats(vkprof_context ctx, const char *path)
+/* The formats for `path`: desc.trace_format, resolved by vkprof_create
+ * (VKPROF_TRACE_FORMAT was read there, once), or the path's extension. */
+static int trace_formats(vkprof_trace_format format, const char *path)
 {
-    const int by_path =
-        vkprof__trace_is_pftrace_path(path) ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON;
-    const char *env = getenv("VKPROF_TRACE_FORMAT");
-    if (env == NULL || env[0] == '\0') {
-        return by_path;
+    switch (format) {
+    case VKPROF_TRACE_FORMAT_JSON: return VKPROF_TRACE_JSON;
+    case VKPROF_TRACE_FORMAT_PFTRACE: return VKPROF_TRACE_PFTRACE;
+    case VKPROF_TRACE_FORMAT_BOTH: return VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE;
+    default: return vkprof__trace_is_pftrace_path(path) ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON;
     }
-    if (strcmp(env, "json") == 0) {
-        return VKPROF_TRACE_JSON;
-    }
-    if (strcmp(env, "pftrace") == 0 || strcmp(env, "perfetto") == 0) {
-        return VKPROF_TRACE_PFTRACE;
-    }
-    if (strcmp(env, "both") == 0) {
-        return VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE;
-    }
-    vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
-                "VKPROF_TRACE_FORMAT='%s' is not json, pftrace or both: the trace format follows "
-                "the path's extension",
-                env);
-    return by_path;
 }
 
 /* The path of the other format beside `path`: its last extension (after the
@@ -65,14 +53,15 @@ static bool sibling_path(const char *path, const char *ext, char *out, size_t ca
     return n > 0 && (size_t)n < cap;
 }
 
-static vkprof_result write_one(vkprof_context ctx, const char *path, int format)
+static vkprof_result write_one(const vkprof_context *ctxs, uint32_t n, const char *path, int format)
 {
+    vkprof_context ctx = ctxs[0];
     vkprof_afile out;
     int err = vkprof__afile_open(&out, path);
     if (err == 0) {
         errno = 0;
-        int rc = format == VKPROF_TRACE_PFTRACE ? vkprof__trace_write_pftrace(ctx, &out)
-                                                : vkprof__trace_write_json(ctx, &out);
+        int rc = format == VKPROF_TRACE_PFTRACE ? vkprof__trace_write_pftrace(ctxs, n, &out)
+                                                : vkprof__trace_write_json(ctxs, n, &out);
         if (rc != 0 && !vkprof__afile_failed(&out)) {
             out.err = errno ? errno : ENOMEM;
             out.step = "format the trace";
@@ -125,6 +114,33 @@ void vkprof__process_identity(char *boot, size_t boot_size, char *host, size_t h
     keep_plain(host);
 }
 
+static vkprof_result write_set(const vkprof_context *ctxs, uint32_t n, const char *path,
+                               vkprof_trace_format format)
+{
+    vkprof_context ctx = ctxs[0];
+    const int formats = trace_formats(format, path);
+    if (formats != (VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE)) {
+        return write_one(ctxs, n, path, formats);
+    }
+    /* both: the path keeps the format its extension names; the other goes
+     * beside it. A device or FIFO is one stream: both documents in it would
+     * be neither format, so it gets the path's own format only. */
+    const bool pf = vkprof__trace_is_pftrace_path(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        return write_one(ctxs, n, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
+    }
+    char other[sizeof ctx->trace.path + 32];
+    if (!sibling_path(path, pf ? ".json" : ".pftrace", other, sizeof other)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "trace_write('%s'): the path is too long for its .pftrace sibling",
+                            path);
+    }
+    vkprof_result r1 = write_one(ctxs, n, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
+    vkprof_result r2 = write_one(ctxs, n, other, pf ? VKPROF_TRACE_JSON : VKPROF_TRACE_PFTRACE);
+    return r1 != VKPROF_OK ? r1 : r2;
+}
+
 vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
 {
     if (ctx == NULL || path == NULL || path[0] == '\0') {
@@ -134,27 +150,26 @@ vkprof_result vkprof_trace_write(vkprof_context ctx, const char *path)
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_TRACING,
                             "trace_write('%s'): tracing was never started", path);
     }
-    const int formats = trace_formats(ctx, path);
-    if (formats != (VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE)) {
-        return write_one(ctx, path, formats);
+    return write_set(&ctx, 1, path, ctx->desc.trace_format);
+}
+
+vkprof_result vkprof_trace_write_set(const vkprof_context *ctxs, uint32_t count, const char *path,
+                                     vkprof_trace_format format)
+{
+    if (ctxs == NULL || count == 0 || count > VKPROF_TRACE_SET_MAX || path == NULL ||
+        path[0] == '\0' || (unsigned)format > VKPROF_TRACE_FORMAT_BOTH) {
+        return vkprof__fail(ctxs != NULL && count > 0 ? ctxs[0] : NULL,
+                            VKPROF_ERROR_INVALID_ARGUMENT,
+                            "trace_write_set: 1..%u contexts and a path", VKPROF_TRACE_SET_MAX);
     }
-    /* both: the path keeps the format its extension names; the other goes
-     * beside it. A device or FIFO is one stream: both documents in it would
-     * be neither format, so it gets the path's own format only. */
-    const bool pf = vkprof__trace_is_pftrace_path(path);
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        return write_one(ctx, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
+    for (uint32_t i = 0; i < count; i++) {
+        if (ctxs[i] == NULL) {
+            return vkprof__fail(ctxs[0], VKPROF_ERROR_INVALID_ARGUMENT,
+                                "trace_write_set: context %u is NULL", i);
+        }
     }
-    char other[sizeof ctx->trace.path + 32];
-    if (!sibling_path(path, pf ? ".json" : ".pftrace", other, sizeof other)) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
-                            "trace_write('%s'): the path is too long for its .pftrace sibling",
-                            path);
-    }
-    vkprof_result r1 = write_one(ctx, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
-    vkprof_result r2 = write_one(ctx, other, pf ? VKPROF_TRACE_JSON : VKPROF_TRACE_PFTRACE);
-    return r1 != VKPROF_OK ? r1 : r2;
+    return write_set(ctxs, count, path,
+                     format == VKPROF_TRACE_FORMAT_DEFAULT ? ctxs[0]->desc.trace_format : format);
 }
 
 vkprof_result vkprof_flush(vkprof_context ctx)
@@ -166,4 +181,44 @@ vkprof_result vkprof_flush(vkprof_context ctx)
         return VKPROF_ERROR_NOT_TRACING;
     }
     return vkprof_trace_write(ctx, ctx->trace.path);
+}
+
+static uint64_t read_ns(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+void vkprof__export_process(vkprof_context ctx, vkprof_xprocess *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ctx->frozen != NULL) {
+        const vkprof_frozen *f = ctx->frozen;
+        out->pid = f->pid;
+        snprintf(out->boot_id, sizeof out->boot_id, "%s", f->boot_id);
+        snprintf(out->host, sizeof out->host, "%s", f->host);
+        out->mono_ns = f->mono_ns;
+        out->boot_ns = f->boot_ns;
+        out->real_ns = f->real_ns;
+        out->err_ns = f->clock_err_ns;
+        return;
+    }
+    out->pid = (int64_t)getpid();
+    vkprof__process_identity(out->boot_id, sizeof out->boot_id, out->host, sizeof out->host);
+    out->err_ns = UINT64_MAX;
+    for (int i = 0; i < 8; i++) {
+        uint64_t a = read_ns(CLOCK_MONOTONIC);
+        uint64_t boot = read_ns(CLOCK_BOOTTIME);
+        uint64_t real = read_ns(CLOCK_REALTIME);
+        uint64_t b = read_ns(CLOCK_MONOTONIC);
+        if (out->err_ns == UINT64_MAX || b - a < out->err_ns * 2) {
+            out->mono_ns = a + (b - a) / 2;
+            out->boot_ns = boot;
+            out->real_ns = real;
+            out->err_ns = (b - a + 1) / 2;
+        }
+    }
 }

@@ -13,6 +13,8 @@ bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase);
 void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
 /* timing.c */
 void vkprof__timing_shutdown(vkprof_context ctx);
+/* vkprof_collect's work (core/context.c's vkprof_collect adds the spool's checkpoint) */
+vkprof_result vkprof__collect(vkprof_context ctx);
 void vkprof__twoslot_abandon(vkprof_context ctx);
 /* ring.c */
 bool vkprof__ring_mode(vkprof_context ctx);
@@ -34,5 +36,10 @@ void vkprof__ring_reset_counts(vkprof_context ctx);
 /* executed calls of a phase (ring mode); UINT64_MAX in 2-slot mode */
 uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase);
 void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
+/* Hold off collection (and so folds and calibration points) while a
+ * checkpoint copies them (export/spool.c): the ring's lock; nothing in
+ * 2-slot mode, whose calls the app serialises. */
+void vkprof__gpu_lock(vkprof_context ctx);
+void vkprof__gpu_unlock(vkprof_context ctx);
 
 #endif

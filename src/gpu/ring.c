@@ -218,6 +218,9 @@ void vkprof__ring_reset_counts(vkprof_context ctx)
  * 2-slot mode (every call there is a scope: its count). */
 uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase)
 {
+    if (ctx->frozen != NULL) {
+        return phase < VKPROF_MAX_PHASES ? ctx->frozen->phase_calls[phase] : UINT64_MAX;
+    }
     if (!vkprof__ring_mode(ctx) || ctx->ring == NULL || phase >= VKPROF_MAX_PHASES) {
         return UINT64_MAX;
     }
@@ -254,6 +257,20 @@ static void lock(vkprof_ring *r)
 static void unlock(vkprof_ring *r)
 {
     atomic_flag_clear_explicit(&r->lock, memory_order_release);
+}
+
+void vkprof__gpu_lock(vkprof_context ctx)
+{
+    if (vkprof__ring_mode(ctx) && ctx->ring != NULL) {
+        lock(ctx->ring);
+    }
+}
+
+void vkprof__gpu_unlock(vkprof_context ctx)
+{
+    if (vkprof__ring_mode(ctx) && ctx->ring != NULL) {
+        unlock(ctx->ring);
+    }
 }
 
 /* ---- setup ---- */
@@ -1380,6 +1397,10 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
 {
     if (ctx == NULL || out == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (ctx->frozen != NULL) { /* an opened spool: what its last checkpoint says */
+        *out = ctx->frozen->timing;
+        return VKPROF_OK;
     }
     memset(out, 0, sizeof *out);
     out->mode = ctx->desc.timing_mode;

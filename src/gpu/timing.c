@@ -407,7 +407,7 @@ vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint6
     return VKPROF_OK;
 }
 
-vkprof_result vkprof_collect(vkprof_context ctx)
+vkprof_result vkprof__collect(vkprof_context ctx)
 {
     if (!vkprof_active(ctx)) {
         return VKPROF_DISABLED;

@@ -52,9 +52,9 @@ vkprof_result vkprof__host_init(vkprof_context ctx)
     h->window_first_step = 1;
     /* the clock spans read: the CPU counter where usable (clock/hostclock.c) */
     char warning[256];
-    vkprof__hclk_init(&ctx->hclk, getenv("VKPROF_HOST_CLOCK"),
-                      (uint64_t)ctx->desc.recalibrate_ms * UINT64_C(1000000), warning,
-                      sizeof warning);
+    vkprof__hclk_init(
+        &ctx->hclk, ctx->desc.environment != VKPROF_ENV_IGNORE ? getenv("VKPROF_HOST_CLOCK") : NULL,
+        (uint64_t)ctx->desc.recalibrate_ms * UINT64_C(1000000), warning, sizeof warning);
     if (warning[0] != '\0') {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_INVALID_ARGUMENT, "%s", warning);
     }
@@ -322,7 +322,7 @@ bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value)
         return false; /* closed, given up, another thread's; or full */
     }
     uint32_t i = f->annot.count++;
-    f->annot.key[i] = key;
+    snprintf(f->annot.key[i], sizeof f->annot.key[i], "%s", key);
     snprintf(f->annot.value[i], sizeof f->annot.value[i], "%s", value);
     return true;
 }

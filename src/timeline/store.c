@@ -173,18 +173,50 @@ void vkprof__trace_shutdown(vkprof_context ctx)
 {
     vkprof_trace *t = &ctx->trace;
     atomic_store(&t->on, 0);
-    free(t->events);
-    free(t->annots);
+    if (!t->external) {
+        free(t->events);
+        free(t->annots);
+    }
     free((void *)t->args_cache);
     t->events = NULL;
     t->annots = NULL;
     t->args_cache = NULL;
+    t->external = false;
+}
+
+uint32_t vkprof__trace_annot_capacity(uint32_t capacity)
+{
+    return capacity / 16 + 64;
+}
+
+vkprof_result vkprof__trace_attach(vkprof_context ctx, vkprof_event *events, uint32_t capacity,
+                                   vkprof_annot *annots, uint32_t annot_capacity)
+{
+    vkprof_trace *t = &ctx->trace;
+    if (t->events != NULL || capacity == 0 || annot_capacity == 0) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    t->args_cache = calloc(VKPROF_ARGS_CACHE, sizeof *t->args_cache);
+    if (t->args_cache == NULL) {
+        return VKPROF_ERROR_OUT_OF_MEMORY;
+    }
+    t->events = events;
+    t->annots = annots;
+    t->capacity = capacity;
+    t->annot_capacity = annot_capacity;
+    t->external = true;
+    t->keep_last = ctx->desc.trace_keep == VKPROF_TRACE_KEEP_LAST;
+    t->start_ns = vkprof_host_now_ns();
+    return VKPROF_OK;
 }
 
 vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
 {
     if (ctx == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    if (ctx->offline) {
+        return VKPROF_DISABLED; /* an opened spool records nothing */
     }
     vkprof_trace *t = &ctx->trace;
     if (t->events != NULL) {
@@ -195,7 +227,7 @@ vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
         capacity = ctx->desc.trace_capacity; /* resolved: never 0 */
     }
     t->events = calloc(capacity, sizeof *t->events);
-    t->annot_capacity = capacity / 16 + 64;
+    t->annot_capacity = vkprof__trace_annot_capacity(capacity);
     t->annots = calloc(t->annot_capacity, sizeof *t->annots);
     t->args_cache = calloc(VKPROF_ARGS_CACHE, sizeof *t->args_cache);
     if (t->events == NULL || t->annots == NULL || t->args_cache == NULL) {
@@ -213,6 +245,7 @@ vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
     memset(t->events, 0, (size_t)capacity * sizeof *t->events);
     memset(t->annots, 0, (size_t)t->annot_capacity * sizeof *t->annots);
     t->capacity = capacity;
+    t->keep_last = ctx->desc.trace_keep == VKPROF_TRACE_KEEP_LAST;
     t->start_ns = vkprof_host_now_ns();
     atomic_store(&t->on, 1);
     return VKPROF_OK;
@@ -227,10 +260,15 @@ void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropp
 {
     uint64_t n = 0, d = 0;
     if (ctx != NULL) {
-        n = atomic_load(&ctx->trace.next);
-        d = atomic_load(&ctx->trace.dropped);
-        if (n > ctx->trace.capacity) {
-            n = ctx->trace.capacity;
+        const vkprof_trace *t = &ctx->trace;
+        n = atomic_load(&t->next);
+        if (t->keep_last) {
+            d = n > t->capacity ? n - t->capacity : 0; /* overwritten */
+        } else {
+            d = atomic_load(&t->dropped);
+        }
+        if (n > t->capacity) {
+            n = t->capacity;
         }
     }
     if (recorded != NULL) {
@@ -241,26 +279,111 @@ void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropp
     }
 }
 
-static vkprof_event *claim(vkprof_trace *t)
+/* A slot for the next event, and the `ready` value that publishes it
+ * (KEEP_FIRST: 1; KEEP_LAST: its lap + 1, the slot first marked not ready,
+ * so a reader never takes the half-written event for the older one). */
+static vkprof_event *claim(vkprof_trace *t, uint32_t *ready)
 {
     uint64_t i = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+    if (t->keep_last) {
+        vkprof_event *e = &t->events[i % t->capacity];
+        *ready = (uint32_t)(i / t->capacity) + 1u;
+        atomic_store_explicit(&e->ready, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        return e;
+    }
     if (i >= t->capacity) {
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        if (atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed) == 0) {
+            atomic_store_explicit(&t->full_at_ns, vkprof_host_now_ns(), memory_order_relaxed);
+        }
         return NULL;
     }
+    *ready = 1;
     return &t->events[i];
 }
 
-static void publish(vkprof_event *e)
+static void publish(vkprof_event *e, uint32_t ready)
 {
-    atomic_store_explicit(&e->ready, 1, memory_order_release);
+    atomic_store_explicit(&e->ready, ready, memory_order_release);
+}
+
+uint32_t vkprof__trace_expect(const vkprof_trace *t, uint64_t next, uint32_t slot)
+{
+    if (!t->keep_last || next <= t->capacity) {
+        return 1;
+    }
+    /* the event of the window [next - capacity, next) that lives in `slot` */
+    uint64_t lap = next / t->capacity;
+    uint64_t i = lap * t->capacity + slot;
+    if (i >= next) {
+        i -= t->capacity;
+    }
+    return (uint32_t)(i / t->capacity) + 1u;
+}
+
+/* An annotation's place: KEEP_FIRST its index; KEEP_LAST its index modulo
+ * the capacity (the event holds the low 32 bits of the full index, + 1). */
+static uint32_t annot_claim(vkprof_trace *t, uint32_t *ref)
+{
+    uint64_t a = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
+    if (t->keep_last) {
+        *ref = (uint32_t)a + 1u;
+        if (*ref == 0) { /* 0 means none: that one index in 2^32 is not used */
+            atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+            return UINT32_MAX;
+        }
+        return (uint32_t)(a % t->annot_capacity);
+    }
+    if (a >= t->annot_capacity) {
+        atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+        return UINT32_MAX;
+    }
+    *ref = (uint32_t)a + 1u;
+    return (uint32_t)a;
+}
+
+const vkprof_annot *vkprof__trace_annot(const vkprof_trace *t, uint64_t annot_next, uint32_t ref)
+{
+    if (ref == 0 || t->annots == NULL) {
+        return NULL;
+    }
+    if (!t->keep_last) {
+        return ref <= t->annot_capacity ? &t->annots[ref - 1] : NULL;
+    }
+    /* the full index whose low 32 bits are ref - 1, at most annot_next - 1 */
+    if (annot_next == 0) {
+        return NULL;
+    }
+    uint64_t last = annot_next - 1;
+    uint64_t a = (last & ~(uint64_t)UINT32_MAX) | (uint64_t)(ref - 1u);
+    if (a > last) {
+        if (a < (UINT64_C(1) << 32)) {
+            return NULL;
+        }
+        a -= UINT64_C(1) << 32;
+    }
+    if (last - a >= t->annot_capacity) {
+        return NULL; /* overwritten since */
+    }
+    return &t->annots[a % t->annot_capacity];
+}
+
+static void copy_key(char *dst, const char *key)
+{
+    size_t n = 0;
+    while (n < VKPROF_ANNOTATION_KEY_MAX && key[n] != '\0') {
+        dst[n] = key[n];
+        n++;
+    }
+    dst[n] = '\0';
 }
 
 void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint32_t flags,
                         uint64_t end_ticks)
 {
     vkprof_trace *t = &ctx->trace;
-    vkprof_event *e = claim(t);
+    uint32_t ready = 0;
+    vkprof_event *e = claim(t, &ready);
     if (e == NULL) {
         return;
     }
@@ -274,15 +397,14 @@ void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint3
     e->flags = (uint8_t)(flags & (VKPROF_EVF_HOT | VKPROF_EVF_PROBE | VKPROF_EVF_SYNC));
     e->annot = 0;
     if (span->annot.count > 0) {
-        uint64_t a = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
-        if (a < t->annot_capacity) {
+        uint32_t ref = 0;
+        uint32_t a = annot_claim(t, &ref);
+        if (a != UINT32_MAX) {
             t->annots[a] = span->annot;
-            e->annot = (uint32_t)a + 1;
-        } else {
-            atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+            e->annot = ref;
         }
     }
-    publish(e);
+    publish(e, ready);
 }
 
 _Static_assert(VKPROF_GPU_MAX_ARGS == VKPROF_SPAN_MAX_ANNOTATIONS,
@@ -294,8 +416,7 @@ static bool args_equal(const vkprof_annot *a, const vkprof_annot *b)
         return false;
     }
     for (uint32_t k = 0; k < a->count; k++) {
-        if ((a->key[k] != b->key[k] && strcmp(a->key[k], b->key[k]) != 0) ||
-            strcmp(a->value[k], b->value[k]) != 0) {
+        if (strcmp(a->key[k], b->key[k]) != 0 || strcmp(a->value[k], b->value[k]) != 0) {
             return false;
         }
     }
@@ -318,7 +439,7 @@ uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t
      * keys are other copies of the same text is only not shared */
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     for (uint32_t k = 0; k < count; k++) {
-        a.key[k] = args[k].key;
+        copy_key(a.key[k], args[k].key);
         h = (h ^ (uint64_t)(uintptr_t)args[k].key) * UINT64_C(0x100000001b3);
         const char *v = args[k].value;
         size_t n = 0;
@@ -338,29 +459,36 @@ uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t
     _Atomic uint32_t *slot[2] = {&t->args_cache[h % VKPROF_ARGS_CACHE],
                                  &t->args_cache[(h >> 32) % VKPROF_ARGS_CACHE]};
     uint32_t seen[2];
+    const uint64_t now = atomic_load_explicit(&t->annot_next, memory_order_relaxed);
     for (int k = 0; k < 2; k++) {
         seen[k] = atomic_load_explicit(slot[k], memory_order_acquire);
-        if (seen[k] != 0 && seen[k] <= t->annot_capacity &&
-            args_equal(&t->annots[seen[k] - 1], &a)) {
-            return seen[k];
+        const vkprof_annot *r = seen[k] != 0 ? vkprof__trace_annot(t, now, seen[k]) : NULL;
+        if (r != NULL && args_equal(r, &a)) {
+            /* KEEP_LAST: only a record of the newer half of the store is
+             * shared, so that it outlives (nearly always) the events that
+             * name it; an older one is written anew */
+            if (!t->keep_last || (uint32_t)now - seen[k] < t->annot_capacity / 2) {
+                return seen[k];
+            }
         }
     }
-    uint64_t i = atomic_fetch_add_explicit(&t->annot_next, 1, memory_order_relaxed);
-    if (i >= t->annot_capacity) {
-        atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+    uint32_t ref = 0;
+    uint32_t i = annot_claim(t, &ref);
+    if (i == UINT32_MAX) {
         return 0;
     }
     t->annots[i] = a;
     /* an empty place first, else the one the older entry holds */
     int k = seen[0] == 0 ? 0 : seen[1] == 0 ? 1 : seen[0] < seen[1] ? 0 : 1;
-    atomic_store_explicit(slot[k], (uint32_t)i + 1, memory_order_release);
-    return (uint32_t)i + 1;
+    atomic_store_explicit(slot[k], ref, memory_order_release);
+    return ref;
 }
 
 void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ticks,
                        uint64_t end_ticks, uint64_t flow, uint64_t step, uint32_t annot)
 {
-    vkprof_event *e = claim(&ctx->trace);
+    uint32_t ready = 0;
+    vkprof_event *e = claim(&ctx->trace, &ready);
     if (e == NULL) {
         return;
     }
@@ -373,12 +501,13 @@ void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ti
     e->tid = (uint16_t)(ctx->desc.queue_family_index * 100u + ctx->desc.queue_index + 1u);
     e->flags = 0;
     e->annot = annot;
-    publish(e);
+    publish(e, ready);
 }
 
 void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns)
 {
-    vkprof_event *e = claim(&ctx->trace);
+    uint32_t ready = 0;
+    vkprof_event *e = claim(&ctx->trace, &ready);
     if (e == NULL) {
         return;
     }
@@ -390,5 +519,5 @@ void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns)
     e->tid = vkprof__thread_index();
     e->flags = 0;
     e->annot = 0;
-    publish(e);
+    publish(e, ready);
 }

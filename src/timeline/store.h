@@ -22,6 +22,22 @@ void vkprof__trace_gpu(vkprof_context ctx, vkprof_phase phase, uint64_t begin_ti
  * values must not be NULL (the caller checks). Any thread. */
 uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t count);
 
+/* The annotation store's size for `capacity` events. */
+uint32_t vkprof__trace_annot_capacity(uint32_t capacity);
+/* The store in memory the caller owns (a spool's mapping: export/spool.c),
+ * before tracing starts; the context never frees it. */
+vkprof_result vkprof__trace_attach(vkprof_context ctx, vkprof_event *events, uint32_t capacity,
+                                   vkprof_annot *annots, uint32_t annot_capacity);
+/* The `ready` value of the event that `slot` holds when `next` events were
+ * claimed (1, or in KEEP_LAST the slot's lap + 1): a slot whose ready differs
+ * holds no event of the store (not written yet, being written, or an older
+ * lap's in a store that moved on). */
+uint32_t vkprof__trace_expect(const vkprof_trace *t, uint64_t next, uint32_t slot);
+/* The annotation record an event names (its `annot`, 0: none), or NULL when
+ * it is none, out of range or (KEEP_LAST) overwritten since; annot_next: the
+ * store's annot_next when read. */
+const vkprof_annot *vkprof__trace_annot(const vkprof_trace *t, uint64_t annot_next, uint32_t ref);
+
 /* timeline/store.c: a step marker on the timeline */
 void vkprof__trace_step(vkprof_context ctx, uint64_t step, uint64_t now_ns);
 

@@ -352,6 +352,21 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_trace_counts, "recorded", 1, (vkprof_trace_counts(NULL, NULL, NULL), 1))              \
     X(vkprof_trace_write, "ctx", INV, vkprof_trace_write(NULL, g_trace_path))                      \
     X(vkprof_trace_write, "path", INV, vkprof_trace_write(C, NULL))                                \
+    X(vkprof_trace_write_set, "ctxs", INV,                                                         \
+      vkprof_trace_write_set(NULL, 1, g_trace_path, VKPROF_TRACE_FORMAT_DEFAULT))                  \
+    X(vkprof_trace_write_set, "ctxs", INV,                                                         \
+      vkprof_trace_write_set((vkprof_context[1]){NULL}, 1, g_trace_path,                           \
+                             VKPROF_TRACE_FORMAT_DEFAULT))                                         \
+    X(vkprof_trace_write_set, "path", INV,                                                         \
+      vkprof_trace_write_set(&C, 1, NULL, VKPROF_TRACE_FORMAT_DEFAULT))                            \
+    X(vkprof_spool_sync, "ctx", INV, vkprof_spool_sync(NULL))                                      \
+    X(vkprof_spool_sync, "", DIS, vkprof_spool_sync(C))                                            \
+    X(vkprof_spool_status, "ctx", INV, vkprof_spool_status(NULL, &(vkprof_spool_info){0}))         \
+    X(vkprof_spool_status, "out", INV, vkprof_spool_status(C, NULL))                               \
+    X(vkprof_spool_open, "path", INV, vkprof_spool_open(NULL, &(vkprof_context){NULL}, NULL, 0))   \
+    X(vkprof_spool_open, "out", INV, vkprof_spool_open("x.spool", NULL, NULL, 0))                  \
+    X(vkprof_spool_open, "err", VKPROF_ERROR_IO,                                                   \
+      vkprof_spool_open("/nonexistent/x.spool", &(vkprof_context){NULL}, NULL, 0))                 \
     X(vkprof_flush, "ctx", INV, vkprof_flush(NULL))                                                \
     X(VKPROF_BEGIN, "ctx", DIS, VKPROF_BEGIN((vkprof_context)NULL, CMD, VKPROF_PHASE_NORM))        \
     X(VKPROF_END, "ctx", DIS, VKPROF_END((vkprof_context)NULL, CMD, VKPROF_PHASE_NORM))            \

@@ -116,13 +116,15 @@ int main(int argc, char **argv)
         }
         char path[128];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
-        setenv("VKPROF_TRACE_FORMAT", formats[k], 1);
+        const vkprof_trace_format fmt = strcmp(formats[k], "json") == 0
+                                            ? VKPROF_TRACE_FORMAT_JSON
+                                            : VKPROF_TRACE_FORMAT_PFTRACE;
         double best[2] = {0, 0};
         for (int where = 0; where < 2 && rc == 0; where++) {
             const char *target = where == 0 ? path : "/dev/null";
             for (int r = 0; r < repeats; r++) {
                 uint64_t t0 = now_ns();
-                vkprof_result wr = vkprof_trace_write(ctx, target);
+                vkprof_result wr = vkprof_trace_write_set(&ctx, 1, target, fmt);
                 uint64_t t1 = now_ns();
                 if (wr != VKPROF_OK) {
                     fprintf(stderr, "bench_pftrace: writing %s: %s\n", target,
@@ -136,7 +138,6 @@ int main(int argc, char **argv)
                 }
             }
         }
-        unsetenv("VKPROF_TRACE_FORMAT");
         struct stat st;
         long long bytes = stat(path, &st) == 0 ? (long long)st.st_size : -1;
         if (rc == 0) {

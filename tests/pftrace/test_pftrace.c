@@ -377,9 +377,7 @@ static void test_gpu_trace(void)
     char json[300], pf[300];
     snprintf(json, sizeof json, "%s/both.json", tmpdir);
     snprintf(pf, sizeof pf, "%s/both.pftrace", tmpdir);
-    setenv("VKPROF_TRACE_FORMAT", "both", 1);
-    CHECK(vkprof_trace_write(ctx, json) == VKPROF_OK);
-    unsetenv("VKPROF_TRACE_FORMAT");
+    CHECK(vkprof_trace_write_set(&ctx, 1, json, VKPROF_TRACE_FORMAT_BOTH) == VKPROF_OK);
     CHECK(file_size(json) > 0 && file_size(pf) > 0);
     check_pair(json, pf, 2);
     check_reader_robust(pf);
@@ -421,12 +419,10 @@ static void test_gpu_trace(void)
     CHECK(file_size(pf2) > 0 && file_size(side) < 0);
     pf_counts p2 = decode_counts(pf2);
     CHECK(p2.begins == p.begins && p2.flow_ids == p.flow_ids);
-    /* and VKPROF_TRACE_FORMAT=pftrace writes Perfetto at any path */
+    /* and the Perfetto format asked for is written at any path */
     char forced[300];
     snprintf(forced, sizeof forced, "%s/forced.json", tmpdir);
-    setenv("VKPROF_TRACE_FORMAT", "pftrace", 1);
-    CHECK(vkprof_trace_write(ctx, forced) == VKPROF_OK);
-    unsetenv("VKPROF_TRACE_FORMAT");
+    CHECK(vkprof_trace_write_set(&ctx, 1, forced, VKPROF_TRACE_FORMAT_PFTRACE) == VKPROF_OK);
     pf_counts p3 = decode_counts(forced);
     CHECK(p3.begins == p.begins);
     vkprof_destroy(ctx);
@@ -448,9 +444,7 @@ static void test_bytes_per_event(void)
     char json[300], pf[300];
     snprintf(json, sizeof json, "%s/spans.json", tmpdir);
     snprintf(pf, sizeof pf, "%s/spans.pftrace", tmpdir);
-    setenv("VKPROF_TRACE_FORMAT", "both", 1);
-    CHECK(vkprof_trace_write(ctx, json) == VKPROF_OK);
-    unsetenv("VKPROF_TRACE_FORMAT");
+    CHECK(vkprof_trace_write_set(&ctx, 1, json, VKPROF_TRACE_FORMAT_BOTH) == VKPROF_OK);
     long long bytes = file_size(pf);
     double per = (double)bytes / (double)recorded;
     printf("spans only: %llu events, %lld bytes: %.2f bytes per event (JSON %.1f)\n",
@@ -500,9 +494,7 @@ static void test_overlap(void)
     char json[300], pf[300];
     snprintf(json, sizeof json, "%s/overlap.json", tmpdir);
     snprintf(pf, sizeof pf, "%s/overlap.pftrace", tmpdir);
-    setenv("VKPROF_TRACE_FORMAT", "both", 1);
-    CHECK(vkprof_trace_write(ctx, json) == VKPROF_OK);
-    unsetenv("VKPROF_TRACE_FORMAT");
+    CHECK(vkprof_trace_write_set(&ctx, 1, json, VKPROF_TRACE_FORMAT_BOTH) == VKPROF_OK);
     /* (not load_and_check: it fails the JSON trace's overlapping slices) */
     FILE *jf = fopen(json, "rb");
     CHECK(jf != NULL);
