@@ -269,6 +269,64 @@ static void test_lost_scopes(void)
     vkprof_destroy(ctx);
 }
 
+/* A recording that is never submitted is no sample: vkprof_cmd_discard
+ * takes its scopes (an open one too) out of the samples and the calls,
+ * without a loss; an earlier, submitted execution still unread is lost. */
+static void scopes_on(vkprof_context ctx, VkCommandBuffer c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        CHECK(vkprof_cmd_begin(ctx, c, seq5[i % 5]) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, c, 10);
+        CHECK(vkprof_cmd_end(ctx, c, seq5[i % 5]) == VKPROF_OK);
+    }
+}
+
+static void test_discard(void)
+{
+    sim_reset();
+    vkprof_context ctx = make_ring(64, false, 0, true);
+    VkCommandBuffer c = th_alloc_cmd(&g);
+    th_begin_cmd(c);
+    scopes_on(ctx, c, 2);
+    CHECK_VK(vkEndCommandBuffer(c));
+    th_submit_wait(&g, ctx, 1, &c);
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    /* recorded, one left open, never submitted: the app frees it */
+    th_begin_cmd(c);
+    scopes_on(ctx, c, 3);
+    CHECK(vkprof_cmd_begin(ctx, c, VKPROF_PHASE_NORM) == VKPROF_OK);
+    CHECK(vkprof_cmd_discard(ctx, c) == VKPROF_OK);
+    CHECK_VK(vkEndCommandBuffer(c));
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.samples, 2);
+    CHECK_EQ_U64(t.scopes_collected, 2);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    CHECK_EQ_U64(t.scopes_discarded, 4);
+    CHECK_EQ_U64(t.calls_executed, 2);
+    CHECK_EQ_U64(t.lost_misuse + t.lost_never_submitted, 0);
+    /* a submitted execution nobody collected, then a discarded re-recording:
+     * the execution ran and is lost (reset), the re-recording is no sample */
+    th_begin_cmd(c);
+    scopes_on(ctx, c, 2);
+    CHECK_VK(vkEndCommandBuffer(c));
+    CHECK(vkprof_cmd_submit(ctx, g.dev.queue, 1, &c) == VKPROF_OK);
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c};
+    CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, VK_NULL_HANDLE));
+    CHECK_VK(vkQueueWaitIdle(g.dev.queue));
+    th_begin_cmd(c);
+    scopes_on(ctx, c, 1);
+    CHECK(vkprof_cmd_discard(ctx, c) == VKPROF_OK);
+    CHECK_VK(vkEndCommandBuffer(c));
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.samples, 4);
+    CHECK_EQ_U64(t.scopes_discarded, 5);
+    CHECK_EQ_U64(t.scopes_collected + t.lost_reset, 4);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &c);
+    vkprof_destroy(ctx);
+}
+
 static void test_ring_misuse(void)
 {
     sim_reset();
@@ -398,6 +456,7 @@ int main(void)
     RUN(test_sampling);
     RUN(test_no_host_reset);
     RUN(test_lost_scopes);
+    RUN(test_discard);
     RUN(test_ring_misuse);
     RUN(test_ring_trace);
     vku_busy_destroy(&g.dev, &busy);

@@ -711,6 +711,18 @@ VkResult vkprof_queue_submit2(vkprof_context ctx, VkQueue queue, uint32_t count,
  */
 vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd);
 
+/**
+ * Ring mode: vkprof_cmd_release for a buffer whose current recording will
+ * never be submitted (the app frees, resets or re-begins it without having
+ * submitted it: nothing of it ran). Its recorded scopes, open ones too, are
+ * then no samples: they leave scopes_recorded, their calls leave the
+ * phases' calls, and they are counted in scopes_discarded, never as lost.
+ * Executions of earlier, submitted recordings are treated as by
+ * vkprof_cmd_release. Always VKPROF_OK (a no-op for NULL, 2-slot mode and
+ * unknown buffers).
+ */
+vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd);
+
 /** Counters of the timing machinery since the last vkprof_reset() (pending: now). */
 typedef struct vkprof_timing_stats {
     vkprof_timing_mode mode;
@@ -731,6 +743,9 @@ typedef struct vkprof_timing_stats {
      * times gives K samples per scope; a scope never submitted counts once. */
     uint64_t samples;
     uint64_t submissions; /**< command buffer executions seen (vkprof_submit...) */
+    /** scopes recorded into buffers that were never submitted, and said so
+     *  (vkprof_cmd_discard): nothing ran, so no sample and no loss */
+    uint64_t scopes_discarded;
     /* Ring mode: phase calls, stamped or not (every vkprof_cmd_begin that
      * reached the ring while active). calls_unstamped were left out by
      * sample_every or rotation: they are not samples (neither timed nor

@@ -512,6 +512,7 @@ static void fill_meta(vkprof_export *x, const uint32_t *dev_ord, const uint64_t 
         a->scopes_collected += b->scopes_collected;
         a->scopes_dropped += b->scopes_dropped;
         a->scopes_pending += b->scopes_pending;
+        a->scopes_discarded += b->scopes_discarded;
         a->calls_executed += b->calls_executed;
         a->calls_unstamped += b->calls_unstamped;
         a->rotate_changed_steps += b->rotate_changed_steps;
@@ -1072,6 +1073,7 @@ static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *
     k->u64(k->w, VKPROF_TF_SAMP_COLLECTED, ts->scopes_collected);
     k->u64(k->w, VKPROF_TF_SAMP_DROPPED, ts->scopes_dropped);
     k->u64(k->w, VKPROF_TF_SAMP_PENDING, ts->scopes_pending);
+    k->u64(k->w, VKPROF_TF_SAMP_DISCARDED, ts->scopes_discarded);
     k->u64(k->w, VKPROF_TF_SAMP_CALLS_EXECUTED, ts->calls_executed);
     k->u64(k->w, VKPROF_TF_SAMP_CALLS_UNSTAMPED, ts->calls_unstamped);
     k->u64(k->w, VKPROF_TF_SAMP_ROTATE_SCOPES, ts->rotate_scopes);

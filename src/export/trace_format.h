@@ -182,6 +182,8 @@
 #define VKPROF_TF_SAMP_COLLECTED "scopes_collected"
 #define VKPROF_TF_SAMP_DROPPED "scopes_dropped" /* the sum of lost.* */
 #define VKPROF_TF_SAMP_PENDING "scopes_pending"
+/* recorded into buffers never submitted (vkprof_cmd_discard): no samples */
+#define VKPROF_TF_SAMP_DISCARDED "scopes_discarded"
 /* Ring mode: phase calls stamped or not (calls_executed = the phases' calls;
  * calls_unstamped: left out by every_n_steps or rotation, neither timed nor
  * lost), and rotating sampling (rotate_scopes phase calls stamped a step, 0:

@@ -136,7 +136,7 @@ void vkprof_reset(vkprof_context ctx)
     ctx->scopes_recorded = ctx->scopes_collected = 0;
     ctx->lost_ring_full = ctx->lost_overwritten = ctx->lost_never_submitted = 0;
     ctx->lost_reset = ctx->lost_misuse = ctx->lost_backwards = 0;
-    ctx->extra_samples = ctx->submissions = 0;
+    ctx->extra_samples = ctx->submissions = ctx->scopes_discarded = 0;
     ctx->stamps_written = ctx->shared_stamps = 0;
     vkprof__ring_reset_counts(ctx);
 }
@@ -249,6 +249,7 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     /* one accounting: samples == scopes_collected + scopes_dropped + scopes_pending */
     vkprof__json_kv_u64(j, "samples", ts.samples);
     vkprof__json_kv_u64(j, "submissions", ts.submissions);
+    vkprof__json_kv_u64(j, "scopes_discarded", ts.scopes_discarded);
     /* the estimator's inputs: calls executed, those left out (not samples) */
     vkprof__json_kv_u64(j, "calls_executed", ts.calls_executed);
     vkprof__json_kv_u64(j, "calls_unstamped", ts.calls_unstamped);

@@ -1262,6 +1262,64 @@ vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t coun
     return VKPROF_OK;
 }
 
+vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd)
+{
+    if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->ring == NULL) {
+        return VKPROF_OK;
+    }
+    vkprof_ring *r = ctx->ring;
+    tracker *t = tracker_find(r, cmd, false);
+    if (t == NULL) {
+        return VKPROF_OK;
+    }
+    uint64_t folded = 0, n = 0;
+    lock(r);
+    /* the recording that never ran: open scopes and recorded ones alike are
+     * no samples, and their calls were never executed */
+    for (uint32_t i = 0; i < t->depth && t->cur != NULL; i++) {
+        if (t->open[i] & SKIP) {
+            continue;
+        }
+        rscope *sc = &t->cur->scopes[t->open[i]];
+        if (sc->phase < VKPROF_MAX_PHASES) {
+            n++;
+            atomic_fetch_sub_explicit(&r->phase_calls[sc->phase], 1, memory_order_relaxed);
+            t->cur->live--;
+        }
+        sc->phase = VKPROF_MAX_PHASES;
+        sc->state = SC_ENDED;
+        sc->done = true;
+    }
+    t->depth = 0;
+    if (t->cur != NULL) {
+        for (uint64_t i = t->cur->head; i < t->cur->count; i++) {
+            rscope *sc = &t->cur->scopes[i];
+            if (!sc->done && sc->phase < VKPROF_MAX_PHASES) {
+                n++;
+                atomic_fetch_sub_explicit(&r->phase_calls[sc->phase], 1, memory_order_relaxed);
+                sc->done = true;
+            }
+        }
+        chunks_release(ctx, t->cur, t->cur->nchunks, false);
+        rec_free(t->cur);
+        t->cur = NULL;
+    }
+    atomic_fetch_sub_explicit(&ctx->scopes_recorded, n, memory_order_relaxed);
+    add(&ctx->scopes_discarded, n);
+    /* earlier recordings that were submitted ran: what is unread is lost */
+    rec_retire(ctx, t->sealed, &ctx->lost_reset,
+               "a command buffer was reset or freed before its execution was collected", &folded);
+    t->sealed = NULL;
+    t->boundary_valid = false;
+    atomic_store_explicit(&t->rerecorded, false, memory_order_relaxed);
+    atomic_store_explicit(&t->key, TOMBSTONE, memory_order_release);
+    if (folded > 0) {
+        vkprof__cal_maybe_refresh(ctx);
+    }
+    unlock(r);
+    return VKPROF_OK;
+}
+
 vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd)
 {
     if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->ring == NULL) {
@@ -1422,6 +1480,7 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->scopes_dropped = out->lost_ring_full + out->lost_overwritten + out->lost_never_submitted +
                           out->lost_reset + out->lost_misuse + out->lost_backwards;
     out->submissions = atomic_load(&ctx->submissions);
+    out->scopes_discarded = atomic_load(&ctx->scopes_discarded);
     out->samples = out->scopes_recorded + atomic_load(&ctx->extra_samples);
     if (ring) {
         uint64_t known = out->scopes_collected + out->scopes_dropped;
