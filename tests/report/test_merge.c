@@ -852,6 +852,19 @@ static void test_hostile(void)
                    "{\"traceEvents\":[],\"metadata\":{\"trace_start_monotonic_ns\":5,\"merge\":{"
                    "\"inputs\":[{\"name\":\"a\",\"host_pid\":1,\"gpu_pid\":2}]}}}",
                    "is a merged trace already");
+    /* a key twice (in an event, in the metadata), a Perfetto trace cut
+     * short: the report's refusals, the report's messages */
+    expect_refused("dup_key.json",
+                   "{\"traceEvents\":[{\"ph\":\"i\",\"cat\":\"x\",\"name\":\"y\",\"ts\":1,\"ts\":2,"
+                   "\"pid\":1,\"tid\":1}],\"metadata\":{\"trace_start_monotonic_ns\":5}}",
+                   "the event has the key \"ts\" twice (at event #0, line 1)");
+    expect_refused("dup_meta_key.json",
+                   "{\"traceEvents\":[],\"metadata\":{\"trace_start_monotonic_ns\":5,"
+                   "\"trace_start_monotonic_ns\":6}}",
+                   "metadata has the key \"trace_start_monotonic_ns\" twice");
+    expect_refused("cut.pftrace", "\n\x7fP\x01",
+                   "Perfetto trace: the packet is 127 bytes long but the file ends 2 bytes after "
+                   "its header: truncated or damaged (at packet #0, byte 0)");
     /* an event over the reader's bound (1 MiB) */
     size_t big = RPT_MAX_EVENT_BYTES + 100;
     char *t = malloc(big + 200);
@@ -953,6 +966,53 @@ static void test_hostile(void)
     }
 }
 
+/* A slice written twice in an input: merged as written, and said (the
+ * report's check, through the merge's first read). */
+static void test_repeated(void)
+{
+    char *text = th_read_file(path_in("rank1.json"));
+    CHECK(text != NULL);
+    if (text == NULL) {
+        return;
+    }
+    const char *x = strstr(text, "\n,{\"ph\":\"X\"");
+    const char *end = x != NULL ? strchr(x + 1, '\n') : NULL;
+    CHECK(end != NULL);
+    if (end == NULL) {
+        free(text);
+        return;
+    }
+    size_t n = strlen(text), at = (size_t)(end - text), ev = (size_t)(end - x);
+    char *dup = malloc(n + ev + 1);
+    CHECK(dup != NULL);
+    if (dup != NULL) {
+        memcpy(dup, text, at);
+        memcpy(dup + at, x, ev); /* the event again, right after itself */
+        memcpy(dup + at + ev, text + at, n - at + 1);
+        write_text("rank1_repeated.json", dup);
+        rpt_merge_input info[2];
+        char err[1024] = "";
+        int rc = merge(path_in("rank0.json"), path_in("rank1_repeated.json"), false,
+                       path_in("repeated_merged.json"), info, err, sizeof err);
+        CHECK(rc == RPT_MERGE_OK);
+        if (rc != RPT_MERGE_OK) {
+            fprintf(stderr, "  repeated: %s\n", err);
+        } else {
+            CHECK(info[0].dup_events == 0 && info[1].dup_events == 1);
+            CHECK(info[1].first_dup_index == info[1].first_dup_of + 1);
+            rpt_summary *s = NULL;
+            CHECK(rpt_read_file(path_in("repeated_merged.json"), 0, &s, err, sizeof err) == 0);
+            CHECK(s != NULL && s->n_dup_events == 1);
+            char warn[512];
+            CHECK(s != NULL && rpt_repeat_warning(s, warn, sizeof warn) > 0 &&
+                  strstr(warn, "1 slice(s) repeat an earlier one exactly") != NULL);
+            rpt_free(s);
+        }
+        free(dup);
+    }
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -970,6 +1030,7 @@ int main(int argc, char **argv)
     RUN(test_estimator);
     RUN(test_report);
     RUN(test_hostile);
+    RUN(test_repeated);
     vku_busy_destroy(&g.dev, &busy);
     th_gpu_finish(&g);
     return th_done();

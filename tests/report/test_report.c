@@ -3,6 +3,7 @@
  * argv[1]: the folder of the sample traces; argv[2]: a scratch folder. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,7 +368,7 @@ static void test_errors(void)
 {
     BAD("", "the file is empty");
     BAD(" \n\t ", "the file is empty");
-    BAD("nope", "not a JSON object at line 1, column 1");
+    BAD("nope", "neither a JSON trace nor a Perfetto trace: byte 0x6e ('n') at line 1, column 1");
     BAD("{", "unexpected end of file");
     BAD("{\"traceEvents\": [", "unexpected end of file");
     BAD("{\"traceEvents\": [{\"ph\": \"X\"", "unexpected end of file at line 1, column 28 (the "
@@ -569,13 +570,351 @@ static void test_accepted(void)
     }
 }
 
+/* ---- keys given twice, repeated slices ------------------------------------------ */
+
+/* rpt_walk (the reader of `vkprof merge`) refuses what rpt_parse refuses. */
+static void expect_walk_error(const char *json, const char *want)
+{
+    char err[512] = "";
+    int rc = rpt_walk(json, strlen(json), NULL, err, sizeof err);
+    if (rc == 0 || strstr(err, want) == NULL) {
+        fprintf(stderr, "rpt_walk on %.80s: rc %d, error \"%s\"; expected \"%s\"\n", json, rc, err,
+                want);
+        check_failures++;
+    }
+}
+
+#define SLICE(ts, extra)                                                                           \
+    "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"pid\": 2, \"tid\": 1, \"ts\": " ts       \
+    ", \"dur\": 2" extra "}"
+
+static void test_duplicate_keys(void)
+{
+    static const struct {
+        const char *json, *want;
+    } cases[] = {
+        {EV(SLICE("1", ", \"ts\": 2")), "the event has the key \"ts\" twice (at event #0, line 1)"},
+        {EV(SLICE("1", ", \"args\": {\"step\": 1}, \"args\": {\"step\": 2}")),
+         "the event has the key \"args\" twice (at event #0, line 1)"},
+        {EV(SLICE("1", ", \"args\": {\"step\": 1, \"phase\": \"a\", \"step\": 2}")),
+         "the event's \"args\" has the key \"step\" twice (at event #0, line 1)"},
+        {EV(SLICE("1", ", \"args\": {\"d\": {\"x\": 1, \"x\": 1}}")),
+         "the event's \"args.d\" has the key \"x\" twice"},
+        {EV(SLICE("1", ", \"args\": {\"l\": [1, {\"y\": 1}, {\"x\": 1, \"x\": 1}]}")),
+         "the event's \"args.l[2]\" has the key \"x\" twice"},
+        /* the third event, on the fourth line; any event, whatever its ph */
+        {"{\"traceEvents\": [\n" SLICE("1", "") ",\n{\"ph\": \"C\"},\n{\"ph\": \"C\", \"name\": "
+                                                "\"c\", \"name\": \"c\"}]}",
+         "the event has the key \"name\" twice (at event #2, line 4)"},
+        {EV("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": "
+            "{\"name\": \"a\", \"name\": \"b\"}}"),
+         "the event's \"args\" has the key \"name\" twice (at event #0"},
+        /* the metadata: every key, not only those the report reads */
+        {"{\"traceEvents\": [], \"metadata\": {\"foo\": 1, \"foo\": 2}}",
+         "metadata has the key \"foo\" twice"},
+        {"{\"traceEvents\": [], \"metadata\": {\"gpu_sampling\": {\"samples\": 1, \"samples\": "
+         "2}}}",
+         "metadata.gpu_sampling has the key \"samples\" twice"},
+        {"{\"traceEvents\": [], \"metadata\": {\"gpu_sampling\": {\"lost\": {\"ring_full\": 1, "
+         "\"ring_full\": 1}}}}",
+         "metadata.gpu_sampling.lost has the key \"ring_full\" twice"},
+        {"{\"traceEvents\": [], \"metadata\": {\"merge\": {\"inputs\": [{\"name\": \"a\", "
+         "\"host_pid\": 1, \"gpu_pid\": 2}, {\"name\": \"b\", \"host_pid\": 3, \"host_pid\": 5, "
+         "\"gpu_pid\": 4}]}}}",
+         "metadata.merge.inputs[1] has the key \"host_pid\" twice"},
+        /* a key whose bytes need cleaning is named cleaned */
+        {EV(SLICE("1", ", \"args\": {\"k\\u0001\": 1, \"k\\u0001\": 1}")),
+         "has the key \"k?\" twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        expect_error(cases[i].json, strlen(cases[i].json), cases[i].want);
+        expect_walk_error(cases[i].json, cases[i].want);
+    }
+    /* objects of more than 16 members are sorted: the same answer */
+    char big[4096], meta[4096];
+    size_t k = (size_t)snprintf(big, sizeof big, EV(SLICE("1", ", \"args\": {")));
+    k -= 3; /* before "}]}" */
+    size_t m = (size_t)snprintf(meta, sizeof meta, "{\"traceEvents\": [], \"metadata\": {");
+    for (int i = 0; i < 40; i++) {
+        k += (size_t)snprintf(big + k, sizeof big - k, "%s\"k%d\": %d", i ? ", " : "", i, i);
+        m += (size_t)snprintf(meta + m, sizeof meta - m, "%s\"k%d\": %d", i ? ", " : "", i, i);
+    }
+    char *big_ok = malloc(k + 8), *meta_ok = malloc(m + 8);
+    CHECK(big_ok != NULL && meta_ok != NULL);
+    if (big_ok != NULL && meta_ok != NULL) {
+        snprintf(big_ok, k + 8, "%.*s}}]}", (int)k, big);
+        snprintf(meta_ok, m + 8, "%.*s}}", (int)m, meta);
+        rpt_summary *s = parse_ok(big_ok);
+        rpt_free(s);
+        s = parse_ok(meta_ok);
+        rpt_free(s);
+        snprintf(big + k, sizeof big - k, ", \"k17\": 0}}]}");
+        expect_error(big, strlen(big), "the event's \"args\" has the key \"k17\" twice");
+        snprintf(meta + m, sizeof meta - m, ", \"k0\": 0}}");
+        expect_error(meta, strlen(meta), "metadata has the key \"k0\" twice");
+    }
+    free(big_ok);
+    free(meta_ok);
+    /* the same key in two objects, or as a value, is no duplicate */
+    rpt_summary *s = parse_ok(EV(SLICE("1", ", \"args\": {\"ts\": \"ts\", \"d\": {\"ts\": 1}}")));
+    rpt_free(s);
+}
+
+static void expect_repeats(const char *json, uint64_t n, uint64_t first, uint64_t of)
+{
+    rpt_summary *s = parse_ok(json);
+    if (s == NULL) {
+        return;
+    }
+    if (s->n_dup_events != n || (n > 0 && (s->first_dup_index != first || s->first_dup_of != of))) {
+        fprintf(stderr,
+                "%.200s: %llu repeated (the first #%llu of #%llu); expected %llu (#%llu of "
+                "#%llu)\n",
+                json, (unsigned long long)s->n_dup_events, (unsigned long long)s->first_dup_index,
+                (unsigned long long)s->first_dup_of, (unsigned long long)n,
+                (unsigned long long)first, (unsigned long long)of);
+        check_failures++;
+    }
+    rpt_free(s);
+}
+
+static void test_repeated_slices(void)
+{
+    const char *two = EV(SLICE("1", ", \"args\": {\"phase\": \"a\", \"step\": 0}") ",\n" SLICE(
+        "1", ", \"args\": {\"phase\": \"a\", \"step\": 0}"));
+    expect_repeats(two, 1, 1, 0);
+    /* the same in another order, spelling and place in the file */
+    expect_repeats(EV(SLICE("1", ", \"args\": {\"step\": 0, \"phase\": \"a\"}") ",\n" SLICE(
+                       "5", "") ",\n{\"ph\": \"C\"},\n"
+                                "{\"args\": {\"phase\": \"a\", \"step\": 0.0}, \"dur\": 2.0, "
+                                "\"ts\": 1.0, \"tid\": 1, \"pid\": 2, \"name\": \"a\", \"cat\": "
+                                "\"gpu\", \"ph\": \"X\"}"),
+                   1, 3, 0);
+    /* three copies: two repeats; the first repeat is the earliest in the file */
+    expect_repeats(EV(SLICE("1", "") "," SLICE("1", "") "," SLICE("1", "")), 2, 1, 0);
+    /* a difference anywhere is another slice */
+    expect_repeats(EV(SLICE("1", "") "," SLICE("1.001", "")), 0, 0, 0);
+    expect_repeats(
+        EV(SLICE("1", ", \"args\": {\"step\": 0}") "," SLICE("1", ", \"args\": {\"step\": 1}")), 0,
+        0, 0);
+    expect_repeats(EV(SLICE("1", ", \"args\": {\"d\": {\"x\": [1, 2]}}") "," SLICE(
+                       "1", ", \"args\": {\"d\": {\"x\": [2, 1]}}")),
+                   0, 0, 0);
+    expect_repeats(EV(SLICE("1", ", \"args\": {}") "," SLICE("1", "")), 0, 0, 0);
+    expect_repeats(EV(SLICE("1", "") ",{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"b\", \"pid\": "
+                                     "2, \"tid\": 1, \"ts\": 1, \"dur\": 2}"),
+                   0, 0, 0);
+    expect_repeats(EV(SLICE("1", "") ",{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"pid\": "
+                                     "2, \"tid\": 2, \"ts\": 1, \"dur\": 2}"),
+                   0, 0, 0);
+    expect_repeats(
+        EV(SLICE("1", "") ",{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"a\", \"pid\": "
+                          "2, \"tid\": 1, \"ts\": 1, \"dur\": 2}"),
+        0, 0, 0);
+    /* X events the report skips (another cat) are not counted */
+    expect_repeats(EV("{\"ph\": \"X\", \"cat\": \"x\", \"name\": \"a\", \"ts\": 1, \"dur\": 1},"
+                      "{\"ph\": \"X\", \"cat\": \"x\", \"name\": \"a\", \"ts\": 1, \"dur\": 1}"),
+                   0, 0, 0);
+    /* many slices at one time (a coarse clock): only the equal ones count */
+    size_t cap = 1 << 20, k = 0;
+    char *many = malloc(cap);
+    CHECK(many != NULL);
+    if (many != NULL) {
+        k = (size_t)snprintf(many, cap, "{\"traceEvents\": [");
+        for (int i = 0; i < 3000; i++) {
+            k += (size_t)snprintf(many + k, cap - k,
+                                  "%s{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", "
+                                  "\"ts\": 7, \"dur\": 0, \"args\": {\"i\": %d}}",
+                                  i ? "," : "", i == 2500 ? 17 : i);
+        }
+        snprintf(many + k, cap - k, "]}");
+        expect_repeats(many, 1, 2500, 17);
+        free(many);
+    }
+    /* the warning: in the text and in the SVG */
+    rpt_summary *s = parse_ok(two);
+    if (s != NULL) {
+        char text[8192] = "";
+        FILE *f = fmemopen(text, sizeof text - 1, "w");
+        CHECK(f != NULL && rpt_print(s, "t", f) == 0);
+        if (f != NULL) {
+            fclose(f);
+        }
+        CHECK(strstr(text,
+                     "WARNING: 1 slice(s) repeat an earlier one exactly (the same pid, tid, "
+                     "ts, dur, name, cat and args; the first: event #1 repeats event #0)") != NULL);
+        CHECK(s->gpu[0].calls == 2); /* counted as written */
+        char *svg = NULL;
+        size_t n = 0;
+        f = open_memstream(&svg, &n);
+        CHECK(f != NULL && rpt_svg(s, "t", f) == 0);
+        if (f != NULL) {
+            fclose(f);
+            CHECK(svg != NULL && xml_check(svg, n) == 0 &&
+                  strstr(svg, "WARNING: 1 slice(s) repeat") != NULL);
+        }
+        free(svg);
+        rpt_free(s);
+    }
+    s = parse_ok(EV(SLICE("1", "")));
+    if (s != NULL) {
+        char warn[512];
+        CHECK(rpt_repeat_warning(s, warn, sizeof warn) == 0 && warn[0] == '\0');
+        rpt_free(s);
+    }
+}
+
+/* ---- which format a file is ------------------------------------------------------ */
+
+static void write_file(const char *path, const char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        CHECK(fwrite(bytes, 1, n, f) == n);
+        fclose(f);
+    }
+}
+
+static void expect_read(const char *name, const char *bytes, size_t n, const char *want)
+{
+    const char *path = path_of(tmp_dir, name);
+    write_file(path, bytes, n);
+    char err[512] = "";
+    rpt_summary *s = NULL;
+    int rc = rpt_read_file(path, 0, &s, err, sizeof err);
+    bool ok = want == NULL ? rc == 0 : rc != 0 && strstr(err, want) != NULL;
+    if (!ok) {
+        fprintf(stderr, "%s: rc %d, error \"%s\"; expected %s%s\n", name, rc, err,
+                want ? "an error with " : "a trace", want ? want : "");
+        check_failures++;
+    }
+    rpt_free(s);
+}
+
+static void test_format_detection(void)
+{
+    static const struct {
+        const char *name, *bytes;
+        int len; /* -1: strlen */
+        int want;
+    } cases[] = {
+        {NULL, "{\"traceEvents\": []}", -1, RPT_FORMAT_JSON},
+        {"x.pftrace", "{\"traceEvents\": []}", -1, RPT_FORMAT_JSON},
+        {"x.pftrace", "\n{\"traceEvents\": []}", -1, RPT_FORMAT_JSON},
+        {NULL, "\n[\n]", -1, RPT_FORMAT_JSON},
+        {NULL, "\xef\xbb\xbf [", -1, RPT_FORMAT_JSON},
+        {NULL, "", 0, RPT_FORMAT_JSON},
+        {NULL, " \n\t", -1, RPT_FORMAT_JSON},
+        {NULL, "\n", -1, RPT_FORMAT_JSON},
+        {"t.pftrace", "\n", -1, RPT_FORMAT_PFTRACE},
+        {"t.pftrace", " \n", -1, RPT_FORMAT_JSON},
+        {NULL, "\n{", -1, RPT_FORMAT_JSON},
+        {"t.pftrace", "\n{", -1, RPT_FORMAT_PFTRACE},
+        {NULL, "\n{P\x01", -1, RPT_FORMAT_PFTRACE}, /* a packet of 123 bytes, cut */
+        {NULL, "\n[P\x01", -1, RPT_FORMAT_PFTRACE},
+        {NULL, "\n\x02P\x01", -1, RPT_FORMAT_PFTRACE},     /* framed to the last byte */
+        {NULL, "\n\x05P\x01", -1, RPT_FORMAT_PFTRACE},     /* cut */
+        {NULL, "\n\x02P\x01\x0b", -1, RPT_FORMAT_PFTRACE}, /* damaged after the first */
+        {NULL, "nope", -1, RPT_FORMAT_NONE},
+        {"-", "nope", -1, RPT_FORMAT_NONE},
+        {"x.json", "\x89PNG", -1, RPT_FORMAT_NONE},
+        {"x.pftrace", "nope", -1, RPT_FORMAT_PFTRACE},
+        {"X.PFTRACE", "nope", -1, RPT_FORMAT_PFTRACE},
+        {"x.perfetto-trace", "nope", -1, RPT_FORMAT_PFTRACE},
+        {".pftrace.json", "nope", -1, RPT_FORMAT_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = cases[i].len < 0 ? strlen(cases[i].bytes) : (size_t)cases[i].len;
+        int got = rpt_trace_format(cases[i].name, cases[i].bytes, n);
+        if (got != cases[i].want) {
+            fprintf(stderr, "rpt_trace_format(%s, case %zu): %d, expected %d\n",
+                    cases[i].name ? cases[i].name : "NULL", i, got, cases[i].want);
+            check_failures++;
+        }
+    }
+
+    /* through the loader: what each file is said to be */
+    const char *json = "{\"traceEvents\": [" SLICE("1", "") "]}";
+    expect_read("json_named.pftrace", json, strlen(json), NULL);
+    expect_read("json_named.perfetto-trace", json, strlen(json), NULL);
+    expect_read("bom.pftrace", "\xef\xbb\xbf{\"traceEvents\": []}", 22, NULL);
+    static const char garbage[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\x01\x02\xff\xfe";
+    expect_read("garbage.bin", garbage, sizeof garbage - 1,
+                "neither a JSON trace nor a Perfetto trace: byte 0x89 at line 1, column 1");
+    expect_read("garbage.json", "\x01\x02", 2, "neither a JSON trace nor a Perfetto trace");
+    expect_read("garbage.pftrace", garbage, sizeof garbage - 1,
+                "Perfetto trace: byte 0x89 is not a packet's tag (a Trace holds TracePackets: "
+                "field 1, tag 0x0a) (at packet #0, byte 0)");
+    expect_read("cut.bin", "\n\x7fP\x01", 4,
+                "Perfetto trace: the packet is 127 bytes long but the file ends 2 bytes after its "
+                "header: truncated or damaged (at packet #0, byte 0)");
+    expect_read("cut2.bin", "\n\x02P\x01\n", 5,
+                "Perfetto trace: the file ends inside a packet's length: truncated? (at packet #1, "
+                "byte 4)");
+    expect_read("bad2.bin", "\n\x02P\x01\x0b", 5,
+                "Perfetto trace: byte 0x0b is not a packet's tag (a Trace holds TracePackets: "
+                "field 1, tag 0x0a); the packets before it are damaged or were cut short (at "
+                "packet #1, byte 4)");
+    expect_read("nl.pftrace", "\n", 1, "Perfetto trace: the file ends inside a packet's length");
+    /* framed, but no vkprof trace: the converter's message, not the JSON reader's */
+    expect_read("framed.bin", "\n\x02P\x01", 4, "Perfetto trace: no \"vkprof metadata\" event");
+    /* random bytes: whatever they are said to be, never a JSON syntax error
+     * for bytes that do not start like JSON */
+    unsigned seed = 4242;
+    char rnd[512];
+    for (int t = 0; t < 200; t++) {
+        for (size_t i = 0; i < sizeof rnd; i++) {
+            seed = seed * 1103515245u + 12345u;
+            rnd[i] = (char)(seed >> 16);
+        }
+        if (t % 2 == 0) {
+            rnd[0] = '\n'; /* a packet's tag */
+        }
+        const char *name = t % 3 == 0 ? "rnd.pftrace" : "rnd.bin";
+        const char *path = path_of(tmp_dir, name);
+        write_file(path, rnd, sizeof rnd);
+        char err[512] = "";
+        rpt_summary *s = NULL;
+        int fmt = rpt_trace_format(name, rnd, sizeof rnd);
+        CHECK(rpt_read_file(path, 0, &s, err, sizeof err) != 0 && s == NULL);
+        size_t i = 0;
+        while (i < sizeof rnd && strchr(" \t\r\n", rnd[i]) != NULL && rnd[i] != '\0') {
+            i++;
+        }
+        bool bracket = i < sizeof rnd && (rnd[i] == '{' || rnd[i] == '[');
+        if (fmt == RPT_FORMAT_PFTRACE) {
+            CHECK(strncmp(err, "Perfetto trace: ", 16) == 0);
+        } else if (fmt == RPT_FORMAT_NONE) {
+            CHECK(strncmp(err, "neither a JSON trace nor a Perfetto trace", 41) == 0);
+        } else {
+            CHECK(bracket); /* JSON only when it starts like JSON */
+        }
+        if ((rnd[0] == '\n' || t % 3 == 0) && !bracket) {
+            CHECK(fmt == RPT_FORMAT_PFTRACE);
+        }
+    }
+
+    /* the prefix of errors in a converted trace's JSON text */
+    char err[64] = "\"ts\" is too large (at event #3)";
+    rpt_pftrace_json_error(err, sizeof err); /* cut to fit */
+    CHECK(strcmp(err, "Perfetto trace, as converted to JSON: \"ts\" is too large (at eve") == 0);
+    char err2[256] = "x";
+    rpt_pftrace_json_error(err2, sizeof err2);
+    CHECK(strcmp(err2, "Perfetto trace, as converted to JSON: x") == 0);
+    /* bytes framed as a Perfetto trace, handed to the JSON reader itself */
+    const char framed[] = "\n\x02P\x01";
+    expect_error(framed, 4, "a Perfetto trace (protobuf), not JSON text");
+    expect_error("\x01\x02", 2, "neither a JSON trace nor a Perfetto trace: byte 0x01 at line 1");
+}
+
 static void test_files(void)
 {
     static const struct {
         const char *file, *want;
     } cases[] = {
         {"bad/empty.json", "the file is empty"},
-        {"bad/not_json.json", "not a JSON object"},
+        {"bad/not_json.json", "neither a JSON trace nor a Perfetto trace"},
         {"bad/truncated.json", "truncated?"},
         {"bad/wrong_types.json", "\"ts\" is not a number (at event #1)"},
         {"bad/events_not_array.json", "\"traceEvents\" is not an array"},
@@ -673,6 +1012,9 @@ int main(int argc, char **argv)
     test_accepted();
     test_files();
     test_format();
+    test_duplicate_keys();
+    test_repeated_slices();
+    test_format_detection();
     if (check_failures) {
         fprintf(stderr, "%d failures\n", check_failures);
         return 1;

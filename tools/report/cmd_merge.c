@@ -88,6 +88,15 @@ int vkprof_cmd_merge(int argc, char **argv)
     } else {
         printf("vkprof merge: %zu traces into %s\n", n_pos, out);
         for (size_t k = 0; k < n_pos; k++) {
+            if (info[k].dup_events > 0) {
+                /* the report's warning (its input's event numbers) */
+                rpt_summary s = {.n_dup_events = info[k].dup_events,
+                                 .first_dup_index = info[k].first_dup_index,
+                                 .first_dup_of = info[k].first_dup_of};
+                char warn[512];
+                rpt_repeat_warning(&s, warn, sizeof warn);
+                fprintf(stderr, "vkprof merge: %s: %s\n", pos[k], warn);
+            }
             if (info[k].rendezvous) {
                 printf("  %s: offset %" PRId64 " ns +- %" PRIu64 " ns (rendezvous, %" PRIu64
                        " probes)\n",

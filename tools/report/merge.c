@@ -54,6 +54,8 @@ typedef struct input {
     int64_t flow_base;
     size_t len;
     uint64_t hash;
+    int format; /* RPT_FORMAT_JSON, or _PFTRACE: converted by the loader */
+    uint64_t dup_events, first_dup_index, first_dup_of;
     /* the placement */
     int64_t offset_ns, shift_ns;
     uint64_t error_bound_ns, matched;
@@ -348,10 +350,21 @@ static int scan_event(void *user, const cJSON *ev, long idx)
 static int load(merger *m, size_t k, char **buf, size_t *len)
 {
     char e[512];
-    if (rpt_load_file(m->in[k].path, m->o->max_bytes, buf, len, e, sizeof e) != 0) {
+    if (rpt_load_trace(m->in[k].path, m->o->max_bytes, buf, len, &m->in[k].format, e, sizeof e) !=
+        0) {
         return fail(m, "%s: %s", m->in[k].path, e);
     }
     return 0;
+}
+
+/* A reader's error on input k: said as one of a converted Perfetto trace
+ * when it was one (its event numbers are those of the JSON text). */
+static int fail_read(merger *m, size_t k, char *e, size_t size)
+{
+    if (m->in[k].format == RPT_FORMAT_PFTRACE) {
+        rpt_pftrace_json_error(e, size);
+    }
+    return fail(m, "%s: %s", m->in[k].path, e);
 }
 
 static int scan_input(merger *m, size_t k)
@@ -365,15 +378,18 @@ static int scan_input(merger *m, size_t k)
     rpt_summary *s = NULL;
     if (rpt_parse(buf, len, &s, e, sizeof e) != 0) {
         free(buf);
-        return fail(m, "%s: %s", in->path, e);
+        return fail_read(m, k, e, sizeof e);
     }
+    in->dup_events = s->n_dup_events;
+    in->first_dup_index = s->first_dup_index;
+    in->first_dup_of = s->first_dup_of;
     rpt_free(s);
     m->cur = k;
     in->max_flow_id = -1;
     rpt_walk_fns fns = {.event = scan_event, .metadata = scan_metadata, .user = m};
     int rc = rpt_walk(buf, len, &fns, e, sizeof e);
     if (rc != 0) {
-        fail(m, "%s: %s", in->path, e);
+        fail_read(m, k, e, sizeof e);
     } else if (in->meta == NULL) {
         rc = fail(m, "%s: no \"metadata\": the trace does not say when it started", in->path);
     }
@@ -711,7 +727,7 @@ static int write_input(merger *m, size_t k)
     int rc = rpt_walk(buf, len, &fns, e, sizeof e);
     free(buf);
     if (rc != 0) {
-        fail(m, "%s: %s", in->path, e);
+        fail_read(m, k, e, sizeof e);
     }
     return rc;
 }
@@ -1035,7 +1051,10 @@ int rpt_merge(const rpt_merge_opts *o, rpt_merge_input *info, char *err, size_t 
             info[k] = (rpt_merge_input){.offset_ns = in->offset_ns,
                                         .error_bound_ns = in->error_bound_ns,
                                         .matched = in->matched,
-                                        .rendezvous = in->rendezvous};
+                                        .rendezvous = in->rendezvous,
+                                        .dup_events = in->dup_events,
+                                        .first_dup_index = in->first_dup_index,
+                                        .first_dup_of = in->first_dup_of};
         }
         for (size_t i = 0; i < in->n_probes; i++) {
             free(in->probes[i].bucket);

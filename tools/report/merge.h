@@ -36,6 +36,10 @@ typedef struct rpt_merge_input {
     uint64_t error_bound_ns; /**< |error of offset_ns| <= this */
     uint64_t matched;        /**< rendezvous probes matched (0 for same_boot) */
     int rendezvous;          /**< 1: estimated from probes; 0: the same boot as input 0 */
+    /** its slices that repeat an earlier one (rpt_summary.n_dup_events, the
+     * first such event and the one it repeats): merged as written, and
+     * warned about (rpt_repeat_warning) */
+    uint64_t dup_events, first_dup_index, first_dup_of;
 } rpt_merge_input;
 
 /** Merge. Returns an enum rpt_merge_status; on failure a message in err

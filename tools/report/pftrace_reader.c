@@ -1,7 +1,8 @@
 /* The reader of vkprof's native Perfetto traces (.pftrace): converts one into
  * the JSON text of the same trace (docs/trace-format.md), which rpt_parse
  * reads, so `vkprof report` and `vkprof merge` read both formats through one
- * parser. rpt_load_file calls it when the bytes are a Perfetto trace.
+ * parser. rpt_load_file calls it when the bytes or the name say it is a
+ * Perfetto trace (rpt_trace_format).
  *
  * It reads the layout vkprof writes (src/export/pftrace_format.h): sequences
  * with interned names and a delta clock, host thread tracks, GPU queue
@@ -54,8 +55,8 @@ static bool rd_varint(pbr *r, uint64_t *out)
     return false;
 }
 
-/* The next field; false at the end. *bad is set on malformed bytes. */
-static bool rd_field(pbr *r, pbf *f, bool *bad)
+/* rd_field without its rewind. */
+static bool rd_field_(pbr *r, pbf *f, bool *bad)
 {
     if (r->p >= r->end) {
         return false;
@@ -110,6 +111,20 @@ static bool rd_field(pbr *r, pbf *f, bool *bad)
         return true;
     default: *bad = true; return false;
     }
+}
+
+/* The next field; false at the end. *bad is set on malformed bytes, and then
+ * r->p is left at the start of the malformed field (for messages). */
+static bool rd_field(pbr *r, pbf *f, bool *bad)
+{
+    const uint8_t *start = r->p;
+    if (rd_field_(r, f, bad)) {
+        return true;
+    }
+    if (*bad) {
+        r->p = start;
+    }
+    return false;
 }
 
 static pbr sub(const pbf *f)
@@ -252,7 +267,9 @@ typedef struct open_slice {
     uint64_t start;
     str name;
     bool gpu;
-    char *args; /* the args' members so far, without braces */
+    char *args;      /* the args' members so far, without braces */
+    uint64_t packet; /* where it begins, for messages */
+    size_t at;
 } open_slice;
 
 typedef struct track {
@@ -276,9 +293,14 @@ typedef struct rd {
     bool have_t0;
     const uint8_t *meta;
     size_t meta_len;
-    uint64_t packet; /* index of the packet being read */
+    uint64_t packet;  /* index of the packet being read; NO_PACKET: none */
+    size_t packet_at; /* its offset in the file (its tag byte) */
+    uint64_t meta_packet;
+    size_t meta_at;
     jbuf events, flows;
 } rd;
+
+#define NO_PACKET UINT64_MAX
 
 static int rfail(rd *r, const char *fmt, ...)
 {
@@ -288,10 +310,56 @@ static int rfail(rd *r, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        snprintf(r->err, r->err_size, "Perfetto trace: %s (at packet #%" PRIu64 ")", msg,
-                 r->packet);
+        if (r->packet == NO_PACKET) {
+            snprintf(r->err, r->err_size, "Perfetto trace: %s", msg);
+        } else {
+            snprintf(r->err, r->err_size, "Perfetto trace: %s (at packet #%" PRIu64 ", byte %zu)",
+                     msg, r->packet, r->packet_at);
+        }
     }
     return -1;
+}
+
+/* The framing, before anything else: the file must be a run of
+ * Trace.packet fields (tag 0x0a, a length, that many bytes) to its last
+ * byte. A damaged or cut file fails here with what is wrong and where. */
+static int check_framing(rd *r)
+{
+    if (r->len == 0) {
+        r->packet = NO_PACKET;
+        return rfail(r, "the file is empty");
+    }
+    pbr top = {r->buf, r->buf + r->len};
+    for (r->packet = 0; top.p < top.end; r->packet++) {
+        r->packet_at = (size_t)(top.p - r->buf);
+        uint64_t tag, n;
+        if (!rd_varint(&top, &tag)) {
+            return rfail(r, top.p >= top.end ? "the file ends inside a packet's tag: truncated?"
+                                             : "a malformed packet tag (a varint over 10 bytes)");
+        }
+        if (tag != ((uint64_t)PF_TRACE_PACKET << 3 | 2u)) {
+            return rfail(r,
+                         "byte 0x%02x is not a packet's tag (a Trace holds TracePackets: field "
+                         "1, tag 0x0a)%s",
+                         (unsigned)r->buf[r->packet_at],
+                         r->packet > 0 ? "; the packets before it are damaged or were cut short"
+                                       : "");
+        }
+        if (!rd_varint(&top, &n)) {
+            return rfail(r, top.p >= top.end ? "the file ends inside a packet's length: truncated?"
+                                             : "a malformed packet length (a varint over 10 "
+                                               "bytes)");
+        }
+        size_t left = (size_t)(top.end - top.p);
+        if (n > left) {
+            return rfail(r,
+                         "the packet is %" PRIu64 " bytes long but the file ends %zu byte%s "
+                         "after its header: truncated or damaged",
+                         n, left, left == 1 ? "" : "s");
+        }
+        top.p += n;
+    }
+    return 0;
 }
 
 static track *find_track(rd *r, uint64_t uuid)
@@ -385,7 +453,8 @@ static int pass1(rd *r)
     pbr top = {r->buf, r->buf + r->len};
     pbf pk;
     bool bad = false;
-    for (r->packet = 0; rd_field(&top, &pk, &bad); r->packet++) {
+    for (r->packet = 0; (r->packet_at = (size_t)(top.p - r->buf), rd_field(&top, &pk, &bad));
+         r->packet++) {
         pbr p = sub(&pk);
         pbf x;
         while (rd_field(&p, &x, &bad)) {
@@ -403,16 +472,23 @@ static int pass1(rd *r)
                         y.len == strlen(VKPROF_PF_META_EVENT) &&
                         memcmp(y.data, VKPROF_PF_META_EVENT, y.len) == 0) {
                         if (r->meta != NULL) {
-                            return rfail(r, "two metadata events");
+                            return rfail(r,
+                                         "two metadata events (the first in packet #%" PRIu64 ")",
+                                         r->meta_packet);
                         }
                         r->meta = x.data;
                         r->meta_len = x.len;
+                        r->meta_packet = r->packet;
+                        r->meta_at = r->packet_at;
                     }
                 }
             }
         }
         if (bad) {
-            return rfail(r, "a malformed packet");
+            return rfail(r,
+                         "a malformed field at byte %zu (a bad wire type, or a length past the "
+                         "packet's end)",
+                         (size_t)(p.p - r->buf));
         }
     }
     if (bad) {
@@ -445,7 +521,10 @@ static int annot_json(rd *r, const seq *s, const pbf *da, jbuf *out, int depth, 
     bool bad = false;
     str name = {NULL, 0};
     jbuf val = {0};
-    bool dict = false, have = false;
+    bool dict = false, as_array = true;
+    jbuf arr = {0};
+    int entries = 0;
+    int values = 0; /* scalar values: one, or dict entries */
     while (rd_field(&a, &x, &bad)) {
         if ((x.field == PF_DA_NAME && x.wire == 2) || (x.field == PF_DA_NAME_IID && x.wire == 0)) {
             name = annot_name(s, &x);
@@ -455,13 +534,13 @@ static int annot_json(rd *r, const seq *s, const pbf *da, jbuf *out, int depth, 
             }
         } else if (x.field == PF_DA_BOOL && x.wire == 0) {
             jb_cstr(&val, x.v ? "true" : "false");
-            have = true;
+            values++;
         } else if (x.field == PF_DA_UINT && x.wire == 0) {
             jb_printf(&val, "%" PRIu64, x.v);
-            have = true;
+            values++;
         } else if (x.field == PF_DA_INT && x.wire == 0) {
             jb_printf(&val, "%" PRId64, (int64_t)x.v);
-            have = true;
+            values++;
         } else if (x.field == PF_DA_DOUBLE && x.wire == 1) {
             double d;
             memcpy(&d, &x.v, sizeof d);
@@ -470,29 +549,56 @@ static int annot_json(rd *r, const seq *s, const pbf *da, jbuf *out, int depth, 
             } else {
                 jb_cstr(&val, "null");
             }
-            have = true;
+            values++;
         } else if (x.field == PF_DA_STRING && x.wire == 2) {
             jb_str(&val, x.data, x.len);
-            have = true;
+            values++;
         } else if (x.field == PF_DA_DICT && x.wire == 2) {
             jb_cstr(&val, dict ? "," : "{");
+            jb_cstr(&arr, dict ? "," : "[");
             dict = true;
+            const size_t at = val.len;
             str inner;
             if (annot_json(r, s, &x, &val, depth + 1, &inner) != 0) {
                 free(val.s);
+                free(arr.s);
                 return -1;
+            }
+            /* an array of the JSON trace is a dict of "0", "1", ... here
+             * (export_events.c's metadata sink): the entry's value alone */
+            char want[16];
+            int wn = snprintf(want, sizeof want, "%d", entries++);
+            if (as_array && inner.n == (size_t)wn && memcmp(inner.s, want, (size_t)wn) == 0 &&
+                val.len >= at + (size_t)wn + 3) {
+                jb_put(&arr, val.s + at + wn + 3, val.len - at - (size_t)wn - 3);
+            } else {
+                as_array = false;
             }
         }
     }
     if (bad) {
         free(val.s);
+        free(arr.s);
         return rfail(r, "a malformed debug annotation");
     }
-    if (dict) {
-        jb_cstr(&val, "}");
-        have = true;
+    if (values > 1 || (values > 0 && dict)) { /* their JSON would run together */
+        free(val.s);
+        free(arr.s);
+        return rfail(r, "a debug annotation with more than one value");
     }
-    if (name.s == NULL || !have || val.oom) {
+    if (dict && as_array && !arr.oom) {
+        jb_cstr(&arr, "]");
+        free(val.s);
+        val = arr;
+        values++;
+    } else if (dict) {
+        free(arr.s);
+        jb_cstr(&val, "}");
+        values++;
+    } else {
+        free(arr.s);
+    }
+    if (name.s == NULL || values == 0 || val.oom) {
         free(val.s);
         return rfail(r, "a debug annotation without a name or a value");
     }
@@ -766,7 +872,7 @@ static int track_event(rd *r, seq *s, uint64_t ts, const pbf *f)
     if (args.s == NULL) {
         jb_put(&args, "", 0);
     }
-    open_slice o = {ts, name, t->gpu, args.s};
+    open_slice o = {ts, name, t->gpu, args.s, r->packet, r->packet_at};
     return push_slice(r, t, o);
 }
 
@@ -775,7 +881,8 @@ static int pass2(rd *r)
     pbr top = {r->buf, r->buf + r->len};
     pbf pk;
     bool bad = false;
-    for (r->packet = 0; rd_field(&top, &pk, &bad); r->packet++) {
+    for (r->packet = 0; (r->packet_at = (size_t)(top.p - r->buf), rd_field(&top, &pk, &bad));
+         r->packet++) {
         pbr p = sub(&pk);
         pbf x;
         uint64_t seq_id = 0, ts = 0, flags = 0, clock = 0;
@@ -814,7 +921,10 @@ static int pass2(rd *r)
             }
         }
         if (bad) {
-            return rfail(r, "a malformed packet");
+            return rfail(r,
+                         "a malformed field at byte %zu (a bad wire type, or a length past the "
+                         "packet's end)",
+                         (size_t)(p.p - r->buf));
         }
         if (seq_id == 0 || seq_id >= MAX_SEQS) {
             return rfail(r, "a packet without a sequence id (or one >= %u)", MAX_SEQS);
@@ -888,7 +998,11 @@ static int pass2(rd *r)
     }
     for (size_t i = 0; i < r->n_tracks; i++) {
         if (r->tracks[i].n_open > 0) {
-            return rfail(r, "a slice on track %" PRIu64 " never ends", r->tracks[i].uuid);
+            const open_slice *o = &r->tracks[i].open[r->tracks[i].n_open - 1];
+            r->packet = o->packet;
+            r->packet_at = o->at;
+            return rfail(r, "a slice on track %" PRIu64 " begins here and never ends",
+                         r->tracks[i].uuid);
         }
     }
     return 0;
@@ -927,14 +1041,23 @@ int rpt_pftrace_to_json(const char *buf, size_t len, char **out, size_t *out_len
         rfail(&r, "out of memory");
         goto done;
     }
+    if (check_framing(&r) != 0) {
+        goto done;
+    }
+    uint64_t n_packets = r.packet;
     if (pass1(&r) != 0) {
         goto done;
     }
-    r.packet = 0;
     if (r.meta == NULL) {
-        rfail(&r, "no \"%s\" event: not a trace vkprof wrote", VKPROF_PF_META_EVENT);
+        r.packet = NO_PACKET;
+        rfail(&r,
+              "no \"%s\" event, which vkprof writes last: the file is cut short (it ends "
+              "after packet #%" PRIu64 ", at byte %zu), or it is not a trace vkprof wrote",
+              VKPROF_PF_META_EVENT, n_packets - 1, len);
         goto done;
     }
+    r.packet = r.meta_packet; /* the metadata's messages name its packet */
+    r.packet_at = r.meta_at;
     /* the metadata: its annotations are the JSON metadata's members */
     jbuf meta = {0};
     {
@@ -994,6 +1117,7 @@ int rpt_pftrace_to_json(const char *buf, size_t len, char **out, size_t *out_len
     jb_cstr(&doc, "}\n");
     free(meta.s);
     if (doc.oom) {
+        r.packet = NO_PACKET;
         rfail(&r, "the trace is too large to convert");
         goto done;
     }

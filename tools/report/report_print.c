@@ -1,6 +1,7 @@
-/* The text summary of `vkprof report`: rpt_print, rpt_loss_warning; and the
- * per-rank figures it prints (rpt_rank_view_build): collective time against
- * arrival skew, the slowest rank, the expert load. */
+/* The text summary of `vkprof report`: rpt_print, rpt_loss_warning,
+ * rpt_repeat_warning; and the per-rank figures it prints
+ * (rpt_rank_view_build): collective time against arrival skew, the slowest
+ * rank, the expert load. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -397,6 +398,26 @@ size_t rpt_loss_warning(const rpt_summary *s, char *buf, size_t size)
     return len;
 }
 
+size_t rpt_repeat_warning(const rpt_summary *s, char *buf, size_t size)
+{
+    if (buf != NULL && size > 0) {
+        buf[0] = '\0';
+    } else {
+        size = 0;
+    }
+    if (s->n_dup_events == 0) {
+        return 0;
+    }
+    int n = snprintf(buf, size,
+                     "WARNING: %" PRIu64 " slice(s) repeat an earlier one exactly (the same pid, "
+                     "tid, ts, dur, name, cat and args; the first: event #%" PRIu64
+                     " repeats event #%" PRIu64 "): a trace written twice or a writer's bug, "
+                     "unless GPU timestamps too coarse to tell empty scopes apart; each is "
+                     "counted as written",
+                     s->n_dup_events, s->first_dup_index, s->first_dup_of);
+    return n > 0 ? (size_t)n : 0;
+}
+
 /* The most per-token rows and per-expert rows printed, and rank columns. */
 #define MAX_STEP_ROWS 16
 #define MAX_EXPERT_ROWS 64
@@ -649,6 +670,9 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
         fprintf(out, "): the figures below miss them\n");
     } else if (!s->has_dropped) {
         fprintf(out, "note: metadata.dropped_events is missing: events may have been lost\n");
+    }
+    if (rpt_repeat_warning(s, warn, sizeof warn) > 0) {
+        fprintf(out, "%s\n", warn);
     }
     if (s->has_format && s->format > VKPROF_TF_VERSION) {
         fprintf(out,

@@ -352,6 +352,12 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
                 " events were dropped (event store full): the figures miss them</text>\n",
                 y, s->dropped_events);
     }
+    if (rpt_repeat_warning(s, warn, sizeof warn) > 0) {
+        y += 18;
+        fprintf(out, "<text x=\"16\" y=\"%.1f\" class=\"warn\">", y);
+        xml_text(out, warn);
+        fputs("</text>\n", out);
+    }
     y += 34;
     y = bars(out, y, "GPU phases", s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, true, max_ms);
     y += 10;

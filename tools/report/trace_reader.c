@@ -17,10 +17,17 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- small helpers --------------------------------------------------------- */
+
+/* Where a slice's event is, for the check for repeated slices (rpt_parse). */
+typedef struct slice_at {
+    size_t off; /* where the event starts in the buffer */
+    long idx;   /* its index in traceEvents */
+} slice_at;
 
 typedef struct parser {
     const char *buf;
@@ -33,6 +40,9 @@ typedef struct parser {
     uint64_t gpu_sum, host_sum;
     size_t last_track;
     bool seen_events, seen_meta;
+    size_t ev_off;      /* where the event being read starts */
+    slice_at *slice_at; /* by slice (rpt_slice.seq) */
+    size_t cap_slice_at;
 } parser;
 
 static int fail(parser *p, const char *fmt, ...)
@@ -75,6 +85,27 @@ static int fail_syntax(parser *p, size_t off, const char *what, long event)
                     event);
     }
     return fail(p, "%s at line %zu, column %zu%s", what, line, col, trunc);
+}
+
+/* The first non-blank byte (at off) is neither '{' nor '[': say what the
+ * bytes are not. */
+static int fail_not_trace(parser *p, size_t off)
+{
+    size_t line, col;
+    line_col(p->buf, off, &line, &col);
+    if (rpt_trace_format(NULL, p->buf, p->len) == RPT_FORMAT_PFTRACE) {
+        return fail(p, "a Perfetto trace (protobuf), not JSON text: rpt_load_file converts it");
+    }
+    unsigned char c = (unsigned char)p->buf[off];
+    char shown[8] = "";
+    if (c > 0x20 && c < 0x7f) {
+        snprintf(shown, sizeof shown, " ('%c')", c);
+    }
+    return fail(p,
+                "neither a JSON trace nor a Perfetto trace: byte 0x%02x%s at line %zu, column "
+                "%zu, where a JSON trace has '{' or '[' (and a Perfetto trace starts with byte "
+                "0x0a)",
+                c, shown, line, col);
 }
 
 static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
@@ -231,6 +262,311 @@ static int parse_value(parser *p, size_t cap, const char *what, long event, cJSO
         (ep != NULL && ep > p->buf + p->pos && ep <= p->buf + end) ? (size_t)(ep - p->buf) : end;
     *out = v;
     return 0;
+}
+
+/* ---- keys given twice ------------------------------------------------------------ */
+
+/* cJSON keeps every member of an object, so a key given twice would be
+ * read as whichever a lookup finds first: no object the reader reads (an
+ * event and everything in it, the metadata) may have one. Objects of up to
+ * 16 members (events, args) are checked pair by pair; larger ones sorted
+ * (n log n). */
+
+#define SMALL_OBJECT 16
+
+static int cmp_key_ptr(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+static size_t n_members(const cJSON *o)
+{
+    size_t n = 0;
+    for (const cJSON *c = o->child; c != NULL; c = c->next) {
+        n++;
+    }
+    return n;
+}
+
+/* o's members with a key, sorted by key (malloc'd; NULL when out of memory). */
+static const cJSON **sorted_members(const cJSON *o, size_t n, size_t *m)
+{
+    const cJSON **k = malloc((n ? n : 1) * sizeof *k);
+    *m = 0;
+    if (k == NULL) {
+        return NULL;
+    }
+    for (const cJSON *c = o->child; c != NULL; c = c->next) {
+        if (c->string != NULL) {
+            k[(*m)++] = c;
+        }
+    }
+    qsort(k, *m, sizeof *k, cmp_key_ptr);
+    return k;
+}
+
+#define JSON_TYPE(v) ((v)->type & 0xff) /* cJSON_Is*() without a call */
+
+/* strcmp(x, y) == 0, the first two bytes inline (keys mostly differ there) */
+static inline bool same_key(const char *x, const char *y)
+{
+    return x[0] == y[0] &&
+           (x[0] == '\0' || (x[1] == y[1] && (x[1] == '\0' || strcmp(x + 2, y + 2) == 0)));
+}
+
+/* A key of the object o given twice, or NULL (*oom: out of memory). Up to
+ * SMALL_OBJECT members: a member is compared only with the earlier ones
+ * that share its first byte (events' keys mostly differ there). */
+static const char *twice_in(const cJSON *o, bool *oom)
+{
+    uint64_t first[4] = {0, 0, 0, 0};
+    size_t n = 0;
+    for (const cJSON *a = o->child; a != NULL; a = a->next) {
+        if (++n > SMALL_OBJECT) {
+            break;
+        }
+        if (a->string == NULL) {
+            continue;
+        }
+        unsigned char c = (unsigned char)a->string[0];
+        uint64_t bit = (uint64_t)1 << (c & 63);
+        if (first[c >> 6] & bit) {
+            for (const cJSON *b = o->child; b != a; b = b->next) {
+                if (b->string != NULL && same_key(b->string, a->string)) {
+                    return a->string;
+                }
+            }
+        }
+        first[c >> 6] |= bit;
+    }
+    if (n <= SMALL_OBJECT) {
+        return NULL;
+    }
+    size_t m;
+    const cJSON **k = sorted_members(o, n_members(o), &m);
+    if (k == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    const char *dup = NULL;
+    for (size_t i = 1; i < m && dup == NULL; i++) {
+        if (strcmp(k[i - 1]->string, k[i]->string) == 0) {
+            dup = k[i]->string;
+        }
+    }
+    free(k);
+    return dup;
+}
+
+/* The first object in v (v itself, then depth first) with a key given
+ * twice: returns the key, with chain[0 .. *depth) the values from v's child
+ * down to that object; NULL when there is none. Nesting is at most
+ * RPT_MAX_DEPTH (measure), so chain needs RPT_MAX_DEPTH entries. */
+static const char *key_twice(const cJSON *v, const cJSON **chain, int level, int *depth, bool *oom)
+{
+    if (JSON_TYPE(v) == cJSON_Object) {
+        const char *k = twice_in(v, oom);
+        if (k != NULL || *oom) {
+            *depth = level;
+            return k;
+        }
+    }
+    for (const cJSON *c = v->child; c != NULL && level < RPT_MAX_DEPTH; c = c->next) {
+        if (JSON_TYPE(c) != cJSON_Object && JSON_TYPE(c) != cJSON_Array) {
+            continue;
+        }
+        chain[level] = c;
+        const char *k = key_twice(c, chain, level + 1, depth, oom);
+        if (k != NULL || *oom) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+/* The key given twice in root or in something in it, cleaned, and the path of
+ * its object from root ("" for root itself, "args", "args.list[2]"), cleaned;
+ * *key NULL when there is none. -1: out of memory. */
+static int find_key_twice(const cJSON *root, char **key, char **path)
+{
+    const cJSON *chain[RPT_MAX_DEPTH];
+    int depth = 0;
+    bool oom = false;
+    *key = *path = NULL;
+    const char *k = key_twice(root, chain, 0, &depth, &oom);
+    if (oom) {
+        return -1;
+    }
+    if (k == NULL) {
+        return 0;
+    }
+    char buf[256];
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < depth && at < sizeof buf; i++) {
+        const cJSON *parent = i == 0 ? root : chain[i - 1];
+        int w;
+        if (JSON_TYPE(parent) == cJSON_Array) {
+            long n = 0;
+            for (const cJSON *c = parent->child; c != chain[i]; c = c->next) {
+                n++;
+            }
+            w = snprintf(buf + at, sizeof buf - at, "[%ld]", n);
+        } else {
+            w = snprintf(buf + at, sizeof buf - at, "%s%s", at > 0 ? "." : "",
+                         chain[i]->string != NULL ? chain[i]->string : "");
+        }
+        at += w > 0 ? (size_t)w : 0;
+    }
+    *key = rpt_clean_string(k);
+    *path = rpt_clean_string(buf);
+    if (*key == NULL || *path == NULL) {
+        free(*key);
+        free(*path);
+        *key = *path = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* An event with a key twice: an error naming the event, its line and the key. */
+static int check_event_keys(parser *p, const cJSON *ev, long idx)
+{
+    char *k, *path;
+    if (find_key_twice(ev, &k, &path) != 0) {
+        return fail(p, "out of memory");
+    }
+    if (k == NULL) {
+        return 0;
+    }
+    size_t line, col;
+    line_col(p->buf, p->ev_off, &line, &col);
+    int r =
+        path[0] == '\0'
+            ? fail(p, "the event has the key \"%s\" twice (at event #%ld, line %zu)", k, idx, line)
+            : fail(p, "the event's \"%s\" has the key \"%s\" twice (at event #%ld, line %zu)", path,
+                   k, idx, line);
+    free(k);
+    free(path);
+    return r;
+}
+
+/* The same for the metadata: "metadata.gpu_sampling has the key ... twice". */
+static int check_meta_keys(parser *p, const cJSON *m)
+{
+    char *k, *path;
+    if (find_key_twice(m, &k, &path) != 0) {
+        return fail(p, "out of memory");
+    }
+    if (k == NULL) {
+        return 0;
+    }
+    int r = fail(p, "%s%s%s has the key \"%s\" twice", VKPROF_TF_META, path[0] ? "." : "", path, k);
+    free(k);
+    free(path);
+    return r;
+}
+
+/* ---- JSON values: hashes and equality (find_repeats) ------------------------------ */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t hash_str(const char *s, uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (const unsigned char *u = (const unsigned char *)s; *u != '\0'; u++) {
+        h = (h ^ *u) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* A JSON value's hash: objects by their members in any order, numbers by
+ * value (1 and 1.0 alike). */
+static uint64_t hash_value(const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble == 0 ? 0.0 : v->valuedouble; /* -0 is 0 */
+        uint64_t b;
+        memcpy(&b, &d, sizeof b);
+        return mix64(b ^ 1);
+    }
+    if (cJSON_IsString(v)) {
+        return hash_str(v->valuestring != NULL ? v->valuestring : "", 2);
+    }
+    if (cJSON_IsArray(v)) {
+        uint64_t h = 3;
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            h = mix64(h + hash_value(c));
+        }
+        return h;
+    }
+    if (cJSON_IsObject(v)) {
+        uint64_t h = 0;
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            h += mix64(hash_str(c->string != NULL ? c->string : "", 4) ^ hash_value(c));
+        }
+        return mix64(h ^ 5);
+    }
+    return (uint64_t)(v->type & 0xff) + 6; /* true, false, null */
+}
+
+/* Equal JSON values (objects: the same keys with equal values, in any order;
+ * no key is there twice: checked before). */
+static bool same_value(const cJSON *a, const cJSON *b, bool *oom)
+{
+    if ((a->type & 0xff) != (b->type & 0xff)) {
+        return false;
+    }
+    if (cJSON_IsNumber(a)) {
+        return a->valuedouble == b->valuedouble;
+    }
+    if (cJSON_IsString(a)) {
+        return strcmp(a->valuestring != NULL ? a->valuestring : "",
+                      b->valuestring != NULL ? b->valuestring : "") == 0;
+    }
+    if (cJSON_IsArray(a)) {
+        const cJSON *x = a->child, *y = b->child;
+        for (; x != NULL && y != NULL; x = x->next, y = y->next) {
+            if (!same_value(x, y, oom)) {
+                return false;
+            }
+        }
+        return x == NULL && y == NULL;
+    }
+    if (!cJSON_IsObject(a)) {
+        return true; /* true, false, null */
+    }
+    size_t n = n_members(a);
+    if (n != n_members(b)) {
+        return false;
+    }
+    if (n <= SMALL_OBJECT) {
+        for (const cJSON *x = a->child; x != NULL; x = x->next) {
+            const cJSON *y =
+                x->string != NULL ? cJSON_GetObjectItemCaseSensitive(b, x->string) : NULL;
+            if (y == NULL || !same_value(x, y, oom)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    size_t ma, mb;
+    const cJSON **ka = sorted_members(a, n, &ma), **kb = sorted_members(b, n, &mb);
+    bool same = ka != NULL && kb != NULL && ma == mb;
+    *oom |= ka == NULL || kb == NULL;
+    for (size_t i = 0; same && i < ma; i++) {
+        same = strcmp(ka[i]->string, kb[i]->string) == 0 && same_value(ka[i], kb[i], oom);
+    }
+    free(ka);
+    free(kb);
+    return same;
 }
 
 /* ---- field access ------------------------------------------------------------ */
@@ -537,6 +873,12 @@ static int on_slice(parser *p, const cJSON *ev, long idx, const char *name, bool
         return fail(p, "out of memory");
     }
     s->slices = q;
+    slice_at *at = grow(p->slice_at, &p->cap_slice_at, s->n_slices + 1, sizeof *at);
+    if (at == NULL) {
+        return fail(p, "out of memory");
+    }
+    p->slice_at = at;
+    at[s->n_slices] = (slice_at){.off = p->ev_off, .idx = idx};
     q[s->n_slices] = (rpt_slice){.ts_ns = ts,
                                  .dur_ns = dur,
                                  .step = step,
@@ -716,12 +1058,16 @@ static int parse_events(parser *p)
             return fail(p, "the event is not an object (at event #%ld)", idx);
         }
         cJSON *ev = NULL;
+        p->ev_off = p->pos;
         if (parse_value(p, RPT_MAX_EVENT_BYTES, "the event", idx, &ev) != 0) {
             return -1;
         }
-        int r = p->walk != NULL
+        int r = check_event_keys(p, ev, idx);
+        if (r == 0) {
+            r = p->walk != NULL
                     ? (p->walk->event != NULL ? p->walk->event(p->walk->user, ev, idx) : 0)
                     : on_event(p, ev, idx);
+        }
         cJSON_Delete(ev);
         if (r != 0) {
             return -1;
@@ -784,49 +1130,17 @@ static int meta_object(parser *p, const cJSON *obj, const char *path, const char
     return 0;
 }
 
-/* A key that the report reads, twice in one object: which one counts is not
- * defined, so it is an error. */
-static int no_duplicates_of(parser *p, const cJSON *obj, const char *path, const char *const *keys,
-                            size_t nkeys)
-{
-    for (size_t k = 0; k < nkeys; k++) {
-        int n = 0;
-        for (const cJSON *a = obj->child; a != NULL; a = a->next) {
-            n += a->string != NULL && strcmp(a->string, keys[k]) == 0;
-        }
-        if (n > 1) {
-            return fail(p, "%s has the key \"%s\" twice", path, keys[k]);
-        }
-    }
-    return 0;
-}
-
 /* The paths of the objects the report reads, for messages. */
 #define META_ VKPROF_TF_META
 #define CAL_ VKPROF_TF_META "." VKPROF_TF_META_CALIBRATION
 #define SAMP_ VKPROF_TF_META "." VKPROF_TF_META_SAMPLING
 #define LOST_ SAMP_ "." VKPROF_TF_SAMP_LOST
 
-static int no_duplicates(parser *p, const cJSON *obj, const char *path)
-{
-    static const char *const keys[] = {
-        VKPROF_TF_META_FORMAT, VKPROF_TF_META_VERSION,        VKPROF_TF_META_DEVICE,
-        VKPROF_TF_META_DRIVER, VKPROF_TF_META_DROPPED_EVENTS, VKPROF_TF_META_EVENT_CAPACITY,
-        VKPROF_TF_META_STEPS,  VKPROF_TF_META_CALIBRATION,    VKPROF_TF_META_SAMPLING,
-        VKPROF_TF_META_MERGE,  VKPROF_TF_CAL_METHOD,          VKPROF_TF_CAL_ERROR_BOUND,
-        VKPROF_TF_SAMP_MODE,   VKPROF_TF_SAMP_EVERY_N};
-    return no_duplicates_of(p, obj, path, keys, sizeof keys / sizeof keys[0]);
-}
-
 /* metadata.gpu_sampling's sample accounting (issue 8); every field optional,
  * so older traces (scopes_dropped alone, or nothing) still read. */
 static int on_gpu_samples(parser *p, const cJSON *samp)
 {
     rpt_summary *s = p->s;
-    static const char *const keys[] = {VKPROF_TF_SAMP_RECORDED,    VKPROF_TF_SAMP_SAMPLES,
-                                       VKPROF_TF_SAMP_SUBMISSIONS, VKPROF_TF_SAMP_COLLECTED,
-                                       VKPROF_TF_SAMP_DROPPED,     VKPROF_TF_SAMP_PENDING,
-                                       VKPROF_TF_SAMP_LOST};
     static const char *const why[VKPROF_TF_LOST_COUNT] = {
 #define LOST_KEY_(id, key, text) key,
         VKPROF_TF_LOST_REASONS(LOST_KEY_)
@@ -834,8 +1148,7 @@ static int on_gpu_samples(parser *p, const cJSON *samp)
     };
     const char *path = SAMP_ ".";
     const cJSON *lost;
-    if (no_duplicates_of(p, samp, SAMP_, keys, sizeof keys / sizeof keys[0]) != 0 ||
-        meta_uint(p, samp, path, VKPROF_TF_SAMP_RECORDED, &s->has_scopes_recorded,
+    if (meta_uint(p, samp, path, VKPROF_TF_SAMP_RECORDED, &s->has_scopes_recorded,
                   &s->scopes_recorded) != 0 ||
         meta_uint(p, samp, path, VKPROF_TF_SAMP_SAMPLES, &s->has_samples, &s->samples) != 0 ||
         meta_uint(p, samp, path, VKPROF_TF_SAMP_SUBMISSIONS, &s->has_submissions,
@@ -852,9 +1165,6 @@ static int on_gpu_samples(parser *p, const cJSON *samp)
     uint64_t sum = 0; /* each at most 2^53 (get_int): a few cannot overflow */
     if (lost != NULL) {
         s->has_lost = 1;
-        if (no_duplicates_of(p, lost, LOST_, why, VKPROF_TF_LOST_COUNT) != 0) {
-            return -1;
-        }
         for (size_t i = 0; i < VKPROF_TF_LOST_COUNT; i++) {
             int has = 0;
             if (meta_uint(p, lost, LOST_ ".", why[i], &has, &s->lost[i]) != 0) {
@@ -937,8 +1247,7 @@ static int on_metadata(parser *p, const cJSON *m)
     }
     const cJSON *cal, *samp;
     const char *path = META_ ".";
-    if (no_duplicates(p, m, META_) != 0 ||
-        meta_uint(p, m, path, VKPROF_TF_META_FORMAT, &s->has_format, &s->format) != 0 ||
+    if (meta_uint(p, m, path, VKPROF_TF_META_FORMAT, &s->has_format, &s->format) != 0 ||
         meta_uint(p, m, path, VKPROF_TF_META_VERSION, &s->has_version, &s->version) != 0 ||
         meta_string(p, m, path, VKPROF_TF_META_DEVICE, &s->device) != 0 ||
         meta_string(p, m, path, VKPROF_TF_META_DRIVER, &s->driver) != 0 ||
@@ -961,8 +1270,7 @@ static int on_metadata(parser *p, const cJSON *m)
             s->has_error_bound = 1;
             s->error_bound_ns = (uint64_t)(eb + 0.5);
         }
-        if (no_duplicates(p, cal, CAL_) != 0 ||
-            meta_string(p, cal, CAL_ ".", VKPROF_TF_CAL_METHOD, &s->cal_method) != 0) {
+        if (meta_string(p, cal, CAL_ ".", VKPROF_TF_CAL_METHOD, &s->cal_method) != 0) {
             return -1;
         }
     }
@@ -972,8 +1280,7 @@ static int on_metadata(parser *p, const cJSON *m)
         return -1;
     }
     if (samp != NULL) {
-        if (no_duplicates(p, samp, SAMP_) != 0 ||
-            meta_string(p, samp, SAMP_ ".", VKPROF_TF_SAMP_MODE, &s->sampling_mode) != 0 ||
+        if (meta_string(p, samp, SAMP_ ".", VKPROF_TF_SAMP_MODE, &s->sampling_mode) != 0 ||
             meta_uint(p, samp, SAMP_ ".", VKPROF_TF_SAMP_EVERY_N, &s->has_every_n,
                       &s->every_n_steps) != 0 ||
             on_gpu_samples(p, samp) != 0) {
@@ -1000,7 +1307,7 @@ static int parse_top(parser *p)
             return -1;
         }
     } else if (p->buf[p->pos] != '{') {
-        return fail_syntax(p, p->pos, "not a JSON object", -1);
+        return fail_not_trace(p, p->pos);
     } else {
         p->pos++;
         skip_ws(p);
@@ -1056,7 +1363,9 @@ static int parse_top(parser *p)
                 int r = 0;
                 if (is_meta) {
                     p->seen_meta = true;
-                    if (p->walk == NULL) {
+                    if (check_meta_keys(p, v) != 0) {
+                        r = -1;
+                    } else if (p->walk == NULL) {
                         r = on_metadata(p, v);
                     } else if (p->walk->metadata != NULL) {
                         r = p->walk->metadata(p->walk->user, v, p->buf + value_at,
@@ -1173,11 +1482,134 @@ static int sort_groups(rpt_summary *s, bool gpu)
     return 0;
 }
 
+/* ---- repeated slices ------------------------------------------------------------ */
+
+/* A slice of a run (the same track, ts and dur), read again from its event. */
+typedef struct run_member {
+    uint64_t hash; /* of name, cat and args */
+    size_t off;
+    long idx;
+} run_member;
+
+static int cmp_run_member(const void *a, const void *b)
+{
+    const run_member *x = a, *y = b;
+    if (x->hash != y->hash) {
+        return x->hash < y->hash ? -1 : 1;
+    }
+    return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+/* The event at off again (it was read before: this cannot fail), with its
+ * name, whether its cat is gpu, and its args (NULL: none). */
+static cJSON *reread(parser *p, size_t off, const char **name, bool *gpu, const cJSON **args)
+{
+    size_t pos = p->pos;
+    p->pos = off;
+    cJSON *ev = NULL;
+    if (parse_value(p, RPT_MAX_EVENT_BYTES, "the event", -1, &ev) != 0) {
+        ev = NULL;
+    }
+    p->pos = pos;
+    const char *cat = NULL;
+    *name = NULL;
+    if (ev != NULL) {
+        get_string(ev, "name", name);
+        get_string(ev, "cat", &cat);
+    }
+    if (*name == NULL || cat == NULL) { /* cannot be: on_slice read them */
+        cJSON_Delete(ev);
+        return NULL;
+    }
+    *gpu = strcmp(cat, VKPROF_TF_CAT_GPU) == 0;
+    *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    return ev;
+}
+
+/* Slices that repeat an earlier one exactly: the same pid, tid, ts, dur (as
+ * read, in ns), name, cat and args. The slices are sorted by track, ts and
+ * dur, so the candidates are runs of neighbours, almost always of one slice:
+ * nothing is read again for those. A longer run has its events read again
+ * once each, sorted by a hash of name, cat and args, and each one whose hash
+ * equals an earlier one's is compared with the earliest of them (read
+ * again). At most two more reads of each slice's event, whatever the trace;
+ * a real one pays for a few. */
+static int find_repeats(parser *p)
+{
+    rpt_summary *s = p->s;
+    run_member *m = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t i = 0, j; rc == 0 && i < s->n_slices; i = j) {
+        const rpt_slice *a = &s->slices[i];
+        for (j = i + 1; j < s->n_slices && s->slices[j].track == a->track &&
+                        s->slices[j].ts_ns == a->ts_ns && s->slices[j].dur_ns == a->dur_ns;
+             j++) {
+        }
+        if (j - i < 2) {
+            continue;
+        }
+        run_member *q = grow(m, &cap, j - i, sizeof *m);
+        if (q == NULL) {
+            rc = fail(p, "out of memory");
+            break;
+        }
+        m = q;
+        for (size_t k = i; k < j; k++) {
+            const slice_at *at = &p->slice_at[s->slices[k].seq];
+            const char *name;
+            const cJSON *args;
+            bool gpu;
+            cJSON *ev = reread(p, at->off, &name, &gpu, &args);
+            uint64_t h = 0;
+            if (ev != NULL) {
+                h = mix64(hash_str(name, gpu ? 7 : 8) ^ (args != NULL ? hash_value(args) : 9));
+            }
+            cJSON_Delete(ev);
+            m[k - i] = (run_member){.hash = h, .off = at->off, .idx = at->idx};
+        }
+        qsort(m, j - i, sizeof *m, cmp_run_member);
+        for (size_t g = 0, h; rc == 0 && g < j - i; g = h) {
+            for (h = g + 1; h < j - i && m[h].hash == m[g].hash; h++) {
+            }
+            if (h - g < 2) {
+                continue;
+            }
+            const char *n0;
+            const cJSON *a0;
+            bool g0;
+            cJSON *e0 = reread(p, m[g].off, &n0, &g0, &a0);
+            for (size_t k = g + 1; e0 != NULL && rc == 0 && k < h; k++) {
+                const char *n1;
+                const cJSON *a1;
+                bool g1, oom = false;
+                cJSON *e1 = reread(p, m[k].off, &n1, &g1, &a1);
+                bool same = e1 != NULL && g0 == g1 && strcmp(n0, n1) == 0 &&
+                            (a0 == NULL || a1 == NULL ? a0 == a1 : same_value(a0, a1, &oom));
+                cJSON_Delete(e1);
+                if (oom) {
+                    rc = fail(p, "out of memory");
+                } else if (same &&
+                           (s->n_dup_events++ == 0 || (uint64_t)m[k].idx < s->first_dup_index)) {
+                    s->first_dup_index = (uint64_t)m[k].idx;
+                    s->first_dup_of = (uint64_t)m[g].idx;
+                }
+            }
+            cJSON_Delete(e0);
+        }
+    }
+    free(m);
+    return rc;
+}
+
 static int finish(parser *p)
 {
     rpt_summary *s = p->s;
     if (s->n_slices > 0) {
         qsort(s->slices, s->n_slices, sizeof *s->slices, cmp_slice);
+    }
+    if (find_repeats(p) != 0) {
+        return -1;
     }
     /* A merged trace has every rank's token events: its tokens are those of
      * the first rank that has any (the ranks decode the same tokens).
@@ -1360,7 +1792,9 @@ int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t 
     if (p.s == NULL) {
         return fail(&p, "out of memory");
     }
-    if (parse_top(&p) != 0 || finish(&p) != 0) {
+    int rc = parse_top(&p) != 0 || finish(&p) != 0 ? -1 : 0;
+    free(p.slice_at);
+    if (rc != 0) {
         rpt_free(p.s);
         return -1;
     }
@@ -1382,12 +1816,87 @@ int rpt_walk(const char *buf, size_t len, const rpt_walk_fns *fns, char *err, si
     return parse_top(&p);
 }
 
+/* The name ends in .pftrace or .perfetto-trace (any case). */
+static bool named_pftrace(const char *name)
+{
+    static const char *const ext[] = {".pftrace", ".perfetto-trace"};
+    size_t n = name != NULL ? strlen(name) : 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t m = strlen(ext[i]);
+        if (n > m && strncasecmp(name + n - m, ext[i], m) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int rpt_trace_format(const char *name, const char *buf, size_t len)
+{
+    if (buf == NULL || len == 0) {
+        return RPT_FORMAT_JSON; /* its reader: "the file is empty" */
+    }
+    if (rpt_is_pftrace(buf, len)) {
+        return RPT_FORMAT_PFTRACE;
+    }
+    bool packet = (unsigned char)buf[0] == 0x0a; /* Trace field 1, length-delimited */
+    bool named = name != NULL && strcmp(name, "-") != 0 && named_pftrace(name);
+    size_t i = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    while (i < len && is_ws(buf[i])) {
+        i++;
+    }
+    if (i == len) {
+        return packet && named ? RPT_FORMAT_PFTRACE : RPT_FORMAT_JSON;
+    }
+    char c = buf[i];
+    if (c == '{' || c == '[') {
+        if (!packet) {
+            return RPT_FORMAT_JSON;
+        }
+        /* "\n{" or "\n[": JSON after a line break, or a TracePacket of 123
+         * or 91 bytes; what a JSON trace has next decides */
+        size_t j = i + 1;
+        while (j < len && is_ws(buf[j])) {
+            j++;
+        }
+        if (j == len) {
+            return named ? RPT_FORMAT_PFTRACE : RPT_FORMAT_JSON;
+        }
+        bool json = c == '{' ? buf[j] == '"' || buf[j] == '}' : buf[j] == '{' || buf[j] == ']';
+        return json ? RPT_FORMAT_JSON : RPT_FORMAT_PFTRACE;
+    }
+    return packet || named ? RPT_FORMAT_PFTRACE : RPT_FORMAT_NONE;
+}
+
+void rpt_pftrace_json_error(char *err, size_t err_size)
+{
+    static const char pre[] = "Perfetto trace, as converted to JSON: ";
+    if (err == NULL || err_size <= sizeof pre) {
+        return;
+    }
+    size_t n = strnlen(err, err_size - 1);
+    if (n + sizeof pre > err_size) {
+        n = err_size - sizeof pre; /* cut: the prefix and what fits */
+    }
+    memmove(err + sizeof pre - 1, err, n);
+    memcpy(err, pre, sizeof pre - 1);
+    err[sizeof pre - 1 + n] = '\0';
+}
+
 int rpt_load_file(const char *path, size_t max_bytes, char **buf_out, size_t *len_out, char *err,
                   size_t err_size)
+{
+    return rpt_load_trace(path, max_bytes, buf_out, len_out, NULL, err, err_size);
+}
+
+int rpt_load_trace(const char *path, size_t max_bytes, char **buf_out, size_t *len_out, int *format,
+                   char *err, size_t err_size)
 {
     parser p = {.err = err, .err_size = err_size};
     *buf_out = NULL;
     *len_out = 0;
+    if (format != NULL) {
+        *format = RPT_FORMAT_NONE;
+    }
     if (err != NULL && err_size > 0) {
         err[0] = '\0';
     }
@@ -1471,8 +1980,25 @@ int rpt_load_file(const char *path, size_t max_bytes, char **buf_out, size_t *le
         free(buf);
         return fail(&p, "the file is too large (more than %zu bytes)", max_bytes);
     }
-    if (rpt_is_pftrace(buf, n)) {
-        /* a native Perfetto trace: its JSON text, which rpt_parse reads */
+    int fmt = rpt_trace_format(is_stdin ? NULL : path, buf, n);
+    if (fmt == RPT_FORMAT_NONE) {
+        /* what the JSON reader says of it (the first non-blank byte) */
+        size_t i = n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+        while (i < n && is_ws(buf[i])) {
+            i++;
+        }
+        p.buf = buf;
+        p.len = n;
+        fail_not_trace(&p, i);
+        free(buf);
+        return -1;
+    }
+    if (format != NULL) {
+        *format = fmt;
+    }
+    if (fmt == RPT_FORMAT_PFTRACE) {
+        /* a native Perfetto trace: its JSON text, which rpt_parse reads; a
+         * damaged one is refused with the converter's message */
         char *json = NULL;
         size_t jlen = 0;
         int crc = rpt_pftrace_to_json(buf, n, &json, &jlen, err, err_size);
@@ -1492,12 +2018,16 @@ int rpt_read_file(const char *path, size_t max_bytes, rpt_summary **out, char *e
 {
     char *buf = NULL;
     size_t n = 0;
+    int fmt = RPT_FORMAT_NONE;
     *out = NULL;
-    if (rpt_load_file(path, max_bytes, &buf, &n, err, err_size) != 0) {
+    if (rpt_load_trace(path, max_bytes, &buf, &n, &fmt, err, err_size) != 0) {
         return -1;
     }
     int rc = rpt_parse(buf, n, out, err, err_size);
     free(buf);
+    if (rc != 0 && fmt == RPT_FORMAT_PFTRACE) {
+        rpt_pftrace_json_error(err, err_size);
+    }
     return rc;
 }
 

@@ -9,7 +9,8 @@
  *                   rpt_clean_string, rpt_pick_token: the bounded reader (fuzzed:
  *                   fuzz/fuzz_trace_reader.c, scripts/fuzz.sh) and the
  *                   summary it builds;
- *   report_print.c  rpt_print, rpt_loss_warning: the text summary;
+ *   report_print.c  rpt_print, rpt_loss_warning, rpt_repeat_warning: the text
+ *                   summary;
  *                   rpt_rank_view_build: per rank collectives, skew, the
  *                   slowest rank, expert load (merged traces: `vkprof merge`);
  *   merge.c, merge.h, cmd_merge.c: `vkprof merge` (rpt_merge);
@@ -24,7 +25,9 @@
  * The reader takes a buffer and its length (no terminating NUL needed) and
  * returns either a summary or one error message that says what is wrong and
  * where ("at event #N": N is the index in traceEvents, from 0; or the line and
- * column of a JSON syntax error). It never reads outside the buffer, and its
+ * column of a JSON syntax error). No object in the trace may have a key twice
+ * (cJSON would keep both and a lookup would pick one): such a trace is
+ * refused, by rpt_parse and rpt_walk alike. It never reads outside the buffer, and its
  * memory stays within a small multiple of the input size: events are parsed
  * one at a time, each at most RPT_MAX_EVENT_BYTES long. */
 #ifndef RPT_TRACE_READER_H
@@ -154,6 +157,12 @@ typedef struct rpt_summary {
         n_unknown_ph;
     uint64_t first_unknown_index;
     char first_unknown_ph[16];
+
+    /* X events of cat gpu/host that repeat an earlier one exactly (the same
+     * pid, tid, ts, dur, name, cat and args): counted as recorded, and
+     * warned about (docs/trace-format.md, "Reading traces back"). The first
+     * such event is traceEvents[first_dup_index], a copy of first_dup_of. */
+    uint64_t n_dup_events, first_dup_index, first_dup_of;
 } rpt_summary;
 
 struct cJSON;
@@ -184,17 +193,57 @@ int rpt_parse(const char *buf, size_t len, rpt_summary **out, char *err, size_t 
 /** Load a whole trace file (or stdin for "-") into memory: the one place a
  * trace file is read, for `vkprof report` and `vkprof merge` alike. At most
  * max_bytes (0: RPT_MAX_FILE_BYTES); an empty file, a directory or a larger
- * file is refused. On success returns 0, *buf (malloc'd, free it; not
- * NUL-terminated) and *len; on failure -1 and a message in err (it names what
- * went wrong but not the file). */
+ * file is refused. A Perfetto trace (rpt_trace_format) is converted into its
+ * JSON text; one that cannot be is refused with the converter's message
+ * ("Perfetto trace: ... (at packet #N, byte B)"), never handed to the JSON
+ * reader. On success returns 0, *buf (malloc'd, free it; not NUL-terminated)
+ * and *len: JSON text; on failure -1 and a message in err (it names what went
+ * wrong but not the file). */
 int rpt_load_file(const char *path, size_t max_bytes, char **buf, size_t *len, char *err,
                   size_t err_size);
 
+/** The formats of a trace file. */
+enum rpt_format {
+    RPT_FORMAT_NONE = 0,    /**< neither (the JSON reader says so) */
+    RPT_FORMAT_JSON = 1,    /**< Chrome Trace Event JSON */
+    RPT_FORMAT_PFTRACE = 2, /**< a native Perfetto trace (protobuf) */
+};
+
+/** Which format the bytes of a file are, its name helping (NULL or "-": no
+ * name). In order:
+ *  - framed as a Perfetto trace to the last byte (rpt_is_pftrace): PFTRACE;
+ *  - nothing but blanks: JSON (its reader says the file is empty), or
+ *    PFTRACE when the name says so and the first byte is 0x0a;
+ *  - first non-blank byte (after a UTF-8 BOM) '{' or '[': JSON, whatever the
+ *    name; except when the file starts with 0x0a (a TracePacket's tag) and
+ *    what follows the bracket is not what a JSON trace has there ('"' or
+ *    '}' after '{', '{' or ']' after '['): then PFTRACE (a packet of 123 or
+ *    91 bytes);
+ *  - first byte 0x0a (Trace field 1, length-delimited: a TracePacket), or a
+ *    name ending in .pftrace or .perfetto-trace: PFTRACE;
+ *  - else NONE. */
+int rpt_trace_format(const char *name, const char *buf, size_t len);
+
+/** rpt_load_file, also telling which format the file was (*format, may be
+ * NULL: RPT_FORMAT_PFTRACE when *buf is the JSON text of a converted
+ * Perfetto trace, else RPT_FORMAT_JSON). */
+int rpt_load_trace(const char *path, size_t max_bytes, char **buf, size_t *len, int *format,
+                   char *err, size_t err_size);
+
+/** After rpt_parse or rpt_walk failed on the JSON text of a converted
+ * Perfetto trace: says so in err, in place ("Perfetto trace, as converted
+ * to JSON: " before the message: its event numbers and lines are those of
+ * that text). */
+void rpt_pftrace_json_error(char *err, size_t err_size);
+
 /** Native Perfetto traces (pftrace_reader.c): nonzero when buf is framed as a
  * Perfetto trace (every top-level field a TracePacket, to the last byte);
- * then rpt_pftrace_to_json converts it into the JSON text of the same trace
+ * rpt_pftrace_to_json converts one into the JSON text of the same trace
  * (*out malloc'd, NUL-terminated; *out_len without the NUL), or returns -1
- * with a message in err. rpt_load_file does both. */
+ * with a message in err: "Perfetto trace: WHAT (at packet #N, byte B)", N
+ * counted from 0, B the offset of the packet's tag byte in the file. It checks
+ * the framing first, so a cut or damaged file says where its packets stop
+ * making sense. rpt_load_file does both. */
 int rpt_is_pftrace(const char *buf, size_t len);
 int rpt_pftrace_to_json(const char *buf, size_t len, char **out, size_t *out_len, char *err,
                         size_t err_size);
@@ -216,6 +265,11 @@ char *rpt_clean_string(const char *s);
  * covers the rest only"), written to buf like snprintf; returns 0 and writes
  * an empty string when the trace says no sample was lost. */
 size_t rpt_loss_warning(const rpt_summary *s, char *buf, size_t size);
+
+/** The warning about slices that repeat an earlier one (n_dup_events), one
+ * line without a newline, written to buf like snprintf; returns 0 and writes
+ * an empty string when there are none. */
+size_t rpt_repeat_warning(const rpt_summary *s, char *buf, size_t size);
 
 /** Print the text summary: the loss warning first when samples were lost,
  *  then "vkprof report: PATH". Returns 0, or -1 on a write error. */
