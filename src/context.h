@@ -338,7 +338,7 @@ struct vkprof_context_T {
     /* samples lost, by reason (vkprof_timing_stats.lost_*) */
     _Atomic uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset,
         lost_misuse, lost_backwards;
-    _Atomic uint64_t extra_samples; /* executions beyond the first of a recorded scope */
+    _Atomic uint64_t extra_samples;    /* executions beyond the first of a recorded scope */
     _Atomic uint64_t scopes_discarded; /* vkprof_cmd_discard: recorded, never submitted */
     _Atomic uint64_t submissions;
     _Atomic bool lost_warned; /* the logger warned once that samples were lost */

@@ -477,6 +477,11 @@ static void test_set(void)
         fprintf(stderr, "set.pftrace: %s\n", err);
     }
     CHECK(count_events(cJSON_GetObjectItemCaseSensitive(pr, "traceEvents"), "gpu") == 6);
+    /* the metadata the same, its contexts an array again */
+    const cJSON *pm = cJSON_GetObjectItemCaseSensitive(pr, "metadata");
+    CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(pm, "contexts")) &&
+          cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pm, "contexts")) == 2);
+    CHECK(mget(pm, "gpu_sampling", "scopes_collected") == 6);
     cJSON_Delete(pr);
     free(buf);
     cJSON_Delete(ev);
@@ -594,6 +599,78 @@ static void test_disk_full(void)
     signal(SIGXFSZ, SIG_DFL);
 }
 
+/* ---- keys: never twice in an event -------------------------------------- */
+
+/* A span annotated twice with one key, or with a key the trace writes
+ * itself, and GPU args with a key twice or a reserved one: every event
+ * holds each key once, so the report's reader (which refuses a key given
+ * twice) reads the trace. */
+static void test_keys(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/keys.json", tmpdir);
+    vkprof_context ctx = spool_ctx(&g, NULL, 4096, VKPROF_TRACE_KEEP_FIRST, "");
+    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+    CHECK(vkprof_span_annotate(&s, "note", "first"));
+    CHECK(vkprof_span_annotate(&s, "note", "second")); /* replaces */
+    CHECK(!vkprof_span_annotate(&s, "step", "7"));     /* the trace's own */
+    CHECK(!vkprof_span_annotate(&s, "bucket", "x"));
+    /* two long keys that are one key as kept (31 bytes) */
+    CHECK(vkprof_span_annotate(&s, "a_key_longer_than_thirty_one_bytes_1", "a"));
+    CHECK(vkprof_span_annotate(&s, "a_key_longer_than_thirty_one_bytes_2", "b"));
+    vkprof_span_end(ctx, &s);
+    VkCommandBuffer cmd = th_alloc_cmd(&g);
+    th_begin_cmd(cmd);
+    const vkprof_arg twice[2] = {{"groups", "1,1,1"}, {"groups", "2,1,1"}};
+    const vkprof_arg own[1] = {{"ns", "5"}};
+    const vkprof_arg fine[2] = {{"groups", "3,1,1"}, {"local_size", "64,1,1"}};
+    const vkprof_arg *sets[3] = {twice, own, fine};
+    const uint32_t counts[3] = {2, 1, 2};
+    for (int k = 0; k < 3; k++) {
+        CHECK(vkprof_cmd_begin(ctx, cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, cmd, 5);
+        CHECK(vkprof_cmd_end_args(ctx, cmd, VKPROF_PHASE_NORM, sets[k], counts[k]) == VKPROF_OK);
+    }
+    CHECK_VK(vkEndCommandBuffer(cmd));
+    th_submit_wait(&g, ctx, 1, &cmd);
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    CHECK(vkprof_cmd_release(ctx, cmd) == VKPROF_OK);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &cmd);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    cJSON *meta = NULL;
+    cJSON *ev = events_of(path, &meta);
+    int notes = 0, grouped = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+    {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "note");
+        notes += cJSON_IsString(n) && strcmp(n->valuestring, "second") == 0;
+        const cJSON *gr = cJSON_GetObjectItemCaseSensitive(a, "groups");
+        grouped += cJSON_IsString(gr);
+        if (cJSON_IsString(gr)) {
+            CHECK(strcmp(gr->valuestring, "3,1,1") == 0);
+        }
+    }
+    CHECK(notes == 1 && grouped == 1);
+    CHECK(mget(meta, "dropped_annotations", NULL) == 2);
+    cJSON_Delete(ev);
+    cJSON_Delete(meta);
+    /* the report's reader takes it */
+    char *buf = NULL, err[512] = "";
+    size_t len = 0;
+    CHECK(rpt_load_file(path, RPT_MAX_FILE_BYTES, &buf, &len, err, sizeof err) == 0);
+    rpt_summary *sum = NULL;
+    CHECK(buf != NULL && rpt_parse(buf, len, &sum, err, sizeof err) == 0);
+    if (sum == NULL) {
+        fprintf(stderr, "keys.json: %s\n", err);
+    }
+    rpt_free(sum);
+    free(buf);
+    vkprof_destroy(ctx);
+}
+
 /* ---- the environment ----------------------------------------------------- */
 
 static void test_environment(void)
@@ -656,6 +733,7 @@ int main(int argc, char **argv)
     RUN(test_set);
     RUN(test_damaged);
     RUN(test_disk_full);
+    RUN(test_keys);
     RUN(test_environment);
     return tl_finish();
 }

@@ -1,11 +1,22 @@
 /* `vkprof run [options] -- CMD ARGS...`: run an unmodified Vulkan app under
- * the vkprof layer (VK_LAYER_vkprof, src/layer/) and print, when it exits,
- * what the layer measured: per process and device the per-phase table, the
- * steps, the GPU time per step, what was lost and the trace files. The
- * layer's per-process summary JSON (<dir>/<exe>-<pid>.summary.json) is the
- * only input; the exit status is the child's (128+signal when a signal
- * killed it). */
-#define _XOPEN_SOURCE 700
+ * the vkprof layer (VK_LAYER_vkprof, src/layer/) and print, when it ends,
+ * what the layer measured, process by process: how it ended, its one trace,
+ * per device and queue family every dispatch (timed, lost or untimed, and
+ * why), the per-phase table, the steps.
+ *
+ * The layer finishes a process that exits on its own (its trace and
+ * summary); a process that died (a signal, a crash, _exit, exec) leaves its
+ * spools in <dir>/.vkprof/, which this command finishes once the process has
+ * ended (src/layer/finish.c), saying how it ended. It never deletes a file it
+ * did not write: each run has its own id, and reports only its own
+ * processes. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to vkprof run are
+ * passed on to the command (a terminal's Ctrl-C reaches both already), and
+ * the command is told to stop (SIGTERM) should vkprof run itself die. The
+ * exit status is the command's (128+signal when a signal killed it).
+ *
+ * `vkprof recover DIR`: finish what processes left in DIR/.vkprof/ (they
+ * died, or ran without vkprof run), once they have ended. */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,40 +28,52 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "finish.h"
 #include "names.h"
 
 #define TOOL "vkprof run"
 #define LAYER_NAME "VK_LAYER_vkprof"
 #define MANIFEST "VkLayer_vkprof.json"
 #define RUN_MAX_SUMMARY (64u << 20) /* bytes per summary file */
-#define RUN_MAX_FILES 4096u         /* summary files read */
+#define RUN_MAX_FILES 4096u         /* summaries / process folders read */
 #define RUN_PATH_MAX 4096
+#define RUN_MAX_CHILDREN 4096u /* descendants whose end is remembered */
 
 static void run_usage(FILE *f)
 {
     fprintf(f, "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--sample N]\n"
-               "                  [--names FILE] [--layer-dir DIR] [--] CMD ARGS...\n"
-               "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it exits, print per\n"
-               "  process and device the GPU time of each phase, the steps (a host wait that\n"
-               "  retires queue work closes one), the GPU time per step, the samples lost by\n"
-               "  reason and the trace files. The report goes to stderr; CMD's own output is\n"
-               "  left alone. The exit status is CMD's (128+N when signal N killed it).\n"
-               "  -o DIR, --output DIR  where the layer writes <exe>-<pid>.summary.json and\n"
-               "                        <exe>-<pid>[-d<N>].trace.json (default vkprof-run; its\n"
-               "                        old summaries and traces are removed first)\n"
+               "                  [--names FILE] [--keep first|last] [--trace-events N]\n"
+               "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
+               "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
+               "  each of its processes how it ended, its trace, and per device and queue\n"
+               "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
+               "  each phase and the steps (a host wait that retires queue work closes one).\n"
+               "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
+               "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
+               "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
+               "  last collection.\n"
+               "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
+               "                        .summary.json go (default vkprof-run; made when\n"
+               "                        missing; nothing in it is deleted)\n"
                "  --mode M        dispatch (every dispatch, the default), label (each debug\n"
                "                  label region) or cmdbuf (each command buffer)\n"
                "  --sample N      time 1 submit in N (default 1)\n"
                "  --names FILE    a name map (vkprof names) for pipelines without a name\n"
+               "  --keep K        first (default): the first events, later ones counted as\n"
+               "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
+               "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
+               "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
                "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
                "                  else <vkprof's folder>/layer, else\n"
                "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
@@ -257,47 +280,6 @@ static bool find_layer(const char *opt, char *out, size_t cap)
     return false;
 }
 
-/* ---- the output folder --------------------------------------------------- */
-
-/* Create DIR (one level) and remove its old summaries and traces; its
- * absolute path in out. */
-static bool prepare_dir(const char *dir, char *out, size_t cap)
-{
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, TOOL ": cannot create the output folder %s: %s\n", dir, strerror(errno));
-        return false;
-    }
-    if (!is_dir(dir)) {
-        fprintf(stderr, TOOL ": %s is not a folder\n", dir);
-        return false;
-    }
-    char abs[PATH_MAX];
-    if (realpath(dir, abs) == NULL || strlen(abs) >= cap) {
-        fprintf(stderr, TOOL ": %s: %s\n", dir, strerror(errno));
-        return false;
-    }
-    snprintf(out, cap, "%s", abs);
-    DIR *d = opendir(abs);
-    if (d == NULL) {
-        fprintf(stderr, TOOL ": cannot read the output folder %s: %s\n", abs, strerror(errno));
-        return false;
-    }
-    struct dirent *e;
-    bool ok = true;
-    while ((e = readdir(d)) != NULL) {
-        if (ends_with(e->d_name, ".summary.json") || ends_with(e->d_name, ".trace.json")) {
-            char p[RUN_PATH_MAX + 256];
-            snprintf(p, sizeof p, "%s/%s", abs, e->d_name);
-            if (unlink(p) != 0 && errno != ENOENT) {
-                fprintf(stderr, TOOL ": cannot remove the old %s: %s\n", p, strerror(errno));
-                ok = false;
-            }
-        }
-    }
-    closedir(d);
-    return ok;
-}
-
 /* ---- the environment ----------------------------------------------------- */
 
 static bool set_env(const char *k, const char *v)
@@ -324,8 +306,59 @@ static bool list_has(const char *list, const char *item)
     return false;
 }
 
-static bool setup_env(const char *layer_dir, const char *out_dir, const char *mode,
-                      const char *sample, const char *names)
+/* ---- the output folder --------------------------------------------------- */
+
+/* Make DIR (one level) and check it can be written (a spool folder made, a
+ * probe file written and removed); its absolute path in out. Nothing in it is
+ * removed. */
+static bool prepare_dir(const char *dir, char *out, size_t cap)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, TOOL ": cannot create the output folder %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    if (!is_dir(dir)) {
+        fprintf(stderr, TOOL ": the output folder %s is not a folder\n", dir);
+        return false;
+    }
+    char abs[PATH_MAX];
+    if (realpath(dir, abs) == NULL || strlen(abs) >= cap || strlen(abs) > 900) {
+        fprintf(stderr, TOOL ": the output folder %s: %s\n", dir,
+                errno ? strerror(errno) : "too long a path");
+        return false;
+    }
+    snprintf(out, cap, "%s", abs);
+    char sp[RUN_PATH_MAX], probe[RUN_PATH_MAX + 64];
+    snprintf(sp, sizeof sp, "%s/" LYR_SPOOL_DIR, abs);
+    if (mkdir(sp, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, TOOL ": cannot write to the output folder %s: %s\n", abs, strerror(errno));
+        return false;
+    }
+    snprintf(probe, sizeof probe, "%s/.probe-%ld", sp, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || write(fd, "x", 1) != 1) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(probe);
+        }
+        fprintf(stderr, TOOL ": cannot write to the output folder %s: %s\n", abs, strerror(e));
+        return false;
+    }
+    close(fd);
+    unlink(probe);
+    return true;
+}
+
+/* ---- the environment ----------------------------------------------------- */
+
+typedef struct run_opts {
+    const char *mode, *names, *keep, *format;
+    uint32_t sample, trace_events;
+    char run_id[64];
+} run_opts;
+
+static bool setup_env(const char *layer_dir, const char *out_dir, const run_opts *o)
 {
     char buf[3 * RUN_PATH_MAX];
     const char *old = getenv("VK_ADD_LAYER_PATH");
@@ -346,59 +379,129 @@ static bool setup_env(const char *layer_dir, const char *out_dir, const char *mo
         snprintf(buf, sizeof buf, "%s:%s", old, LAYER_NAME);
     }
     if (!set_env("VK_INSTANCE_LAYERS", buf) || !set_env("VKPROF_LAYER", "on") ||
-        !set_env("VKPROF_LAYER_OUTPUT_DIR", out_dir)) {
+        !set_env("VKPROF_LAYER_OUTPUT_DIR", out_dir) || !set_env("VKPROF_LAYER_RUN", o->run_id)) {
         return false;
     }
-    if (mode != NULL && !set_env("VKPROF_LAYER_MODE", mode)) {
+    char n[32];
+    if (o->mode != NULL && !set_env("VKPROF_LAYER_MODE", o->mode)) {
         return false;
     }
-    if (sample != NULL && !set_env("VKPROF_LAYER_SAMPLE", sample)) {
+    if (o->sample > 0) {
+        snprintf(n, sizeof n, "%u", o->sample);
+        if (!set_env("VKPROF_LAYER_SAMPLE", n)) {
+            return false;
+        }
+    }
+    if (o->names != NULL && !set_env("VKPROF_LAYER_NAMES", o->names)) {
         return false;
     }
-    if (names != NULL && !set_env("VKPROF_LAYER_NAMES", names)) {
+    if (o->keep != NULL && !set_env("VKPROF_LAYER_TRACE_KEEP", o->keep)) {
         return false;
+    }
+    if (o->format != NULL && !set_env("VKPROF_LAYER_TRACE_FORMAT", o->format)) {
+        return false;
+    }
+    if (o->trace_events > 0) {
+        snprintf(n, sizeof n, "%u", o->trace_events);
+        if (!set_env("VKPROF_LAYER_TRACE_EVENTS", n)) {
+            return false;
+        }
     }
     return true;
 }
 
-/* ---- the child ----------------------------------------------------------- */
+/* ---- the child, and the signals it is sent -------------------------------- */
 
-/* Start cmd; its exit status in *status (shell style: 128+signal), or 126 /
- * 127 when it could not be started (the message printed). */
-static int run_child(char **cmd, int *status, int *signo)
+/* The ends of processes this run saw (its command, and descendants that
+ * were orphaned and so became ours: vkprof run is their subreaper). */
+typedef struct ended {
+    pid_t pid;
+    int ws;
+} ended;
+static ended g_ended[RUN_MAX_CHILDREN];
+static uint32_t g_nended;
+
+static volatile sig_atomic_t g_sig, g_sig_user; /* the last signal, and whether kill() sent it */
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    g_sig = sig;
+    /* a terminal's signal (si_code SI_KERNEL) reached the command too: only
+     * one sent to vkprof run itself is passed on */
+    g_sig_user = si != NULL && si->si_code != SI_KERNEL;
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void remember(pid_t pid, int ws)
+{
+    if (g_nended < RUN_MAX_CHILDREN) {
+        g_ended[g_nended].pid = pid;
+        g_ended[g_nended].ws = ws;
+        g_nended++;
+    }
+}
+
+static const ended *ended_of(pid_t pid)
+{
+    for (uint32_t i = 0; i < g_nended; i++) {
+        if (g_ended[i].pid == pid) {
+            return &g_ended[i];
+        }
+    }
+    return NULL;
+}
+
+/* Start cmd and wait for it, passing the signals on. Its exit status in
+ * *status (shell style: 128+signal), or 126 / 127 when it could not be
+ * started (the message printed). Returns 0 (ran), 1 (not started), -1. */
+static int run_child(char **cmd, int *status, int *signo, pid_t *child)
 {
     int pipefd[2];
-    if (pipe(pipefd) != 0) {
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
         fprintf(stderr, TOOL ": pipe: %s\n", strerror(errno));
         return -1;
     }
-    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC);
-    fcntl(pipefd[0], F_SETFD, FD_CLOEXEC);
-    /* like a shell: Ctrl-C and Ctrl-\ reach the child (same process group);
-     * vkprof run waits on and prints the report */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
+    /* orphaned descendants come to us: their ends are known (exit status or
+     * signal), not guessed */
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    struct sigaction sa, old[4];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 4; i++) {
+        sigaction(forwarded[i], &sa, &old[i]);
+    }
+    const pid_t parent = getpid();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, TOOL ": fork: %s\n", strerror(errno));
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        for (int i = 0; i < 4; i++) {
+            sigaction(forwarded[i], &old[i], NULL);
+        }
         close(pipefd[0]);
         close(pipefd[1]);
         return -1;
     }
     if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        for (int i = 0; i < 4; i++) {
+            sigaction(forwarded[i], &old[i], NULL);
+        }
+        /* never orphaned: should vkprof run die, the command is told to stop */
+        (void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        if (getppid() != parent) {
+            _exit(127); /* vkprof run died before the line above */
+        }
         execvp(cmd[0], cmd);
         int e = errno;
         ssize_t w = write(pipefd[1], &e, sizeof e);
         (void)w;
         _exit(127);
     }
+    *child = pid;
     close(pipefd[1]);
     int e = 0;
     ssize_t got;
@@ -406,20 +509,50 @@ static int run_child(char **cmd, int *status, int *signo)
         got = read(pipefd[0], &e, sizeof e);
     } while (got < 0 && errno == EINTR);
     close(pipefd[0]);
+    /* wait for the command; on the way, reap the orphans that come to us */
     int ws = 0;
-    pid_t r;
-    do {
-        r = waitpid(pid, &ws, 0);
-    } while (r < 0 && errno == EINTR);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    bool done = false;
+    while (!done) {
+        int s = 0;
+        pid_t r = waitpid(-1, &s, 0);
+        if (r < 0 && errno == EINTR) {
+            if (g_sig != 0) {
+                int sig = g_sig;
+                g_sig = 0;
+                if (g_sig_user) {
+                    kill(pid, sig);
+                }
+            }
+            continue;
+        }
+        if (r < 0) {
+            fprintf(stderr, TOOL ": waitpid: %s\n", strerror(errno));
+            break;
+        }
+        remember(r, s);
+        if (r == pid) {
+            ws = s;
+            done = true;
+        }
+    }
+    /* orphans that have ended already */
+    for (;;) {
+        int s = 0;
+        pid_t r = waitpid(-1, &s, WNOHANG);
+        if (r <= 0) {
+            break;
+        }
+        remember(r, s);
+    }
+    for (int i = 0; i < 4; i++) {
+        sigaction(forwarded[i], &old[i], NULL);
+    }
     if (got == (ssize_t)sizeof e) {
         fprintf(stderr, TOOL ": %s: cannot start: %s\n", cmd[0], strerror(e));
         *status = e == ENOENT ? 127 : 126;
         return 1;
     }
-    if (r < 0) {
-        fprintf(stderr, TOOL ": waitpid: %s\n", strerror(errno));
+    if (!done) {
         return -1;
     }
     if (WIFEXITED(ws)) {
@@ -431,6 +564,167 @@ static int run_child(char **cmd, int *status, int *signo)
         *status = 1;
     }
     return 0;
+}
+
+/* ---- finishing what the processes left ------------------------------------ */
+
+static bool alive(pid_t pid)
+{
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        return false;
+    }
+    /* a zombie (not ours to reap) has ended too */
+    char p[64], st[512];
+    snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(p, "r");
+    if (f == NULL) {
+        return false;
+    }
+    bool z = false;
+    if (fgets(st, sizeof st, f) != NULL) {
+        const char *c = strrchr(st, ')');
+        z = c != NULL && c[1] == ' ' && (c[2] == 'Z' || c[2] == 'X');
+    }
+    fclose(f);
+    return !z;
+}
+
+typedef struct proc_dir {
+    char base[256];
+    lyr_index *ix;
+} proc_dir;
+
+/* Every process folder in <dir>/.vkprof/ with an index (of this run, or any
+ * when run_id is NULL), read; the count in *n. */
+static proc_dir *list_proc_dirs(const char *dir, const char *run_id, uint32_t *n)
+{
+    *n = 0;
+    char sp[RUN_PATH_MAX];
+    snprintf(sp, sizeof sp, "%s/" LYR_SPOOL_DIR, dir);
+    DIR *d = opendir(sp);
+    if (d == NULL) {
+        return NULL;
+    }
+    proc_dir *v = calloc(RUN_MAX_FILES, sizeof *v);
+    struct dirent *e;
+    while (v != NULL && (e = readdir(d)) != NULL && *n < RUN_MAX_FILES) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof v[0].base) {
+            continue;
+        }
+        char ip[RUN_PATH_MAX + 300], err[512];
+        snprintf(ip, sizeof ip, "%s/%s/index", sp, e->d_name);
+        if (!is_file(ip)) {
+            continue;
+        }
+        lyr_index *ix = lyr_index_read(ip, err, sizeof err);
+        if (ix == NULL) {
+            fprintf(stderr, TOOL ": %s\n", err);
+            continue;
+        }
+        if ((run_id != NULL && strcmp(ix->run, run_id) != 0) || strcmp(ix->base, e->d_name) != 0) {
+            free(ix);
+            continue;
+        }
+        snprintf(v[*n].base, sizeof v[*n].base, "%s", e->d_name);
+        v[*n].ix = ix;
+        (*n)++;
+    }
+    closedir(d);
+    return v;
+}
+
+/* How a process ended, as far as we know. */
+static lyr_ending ending_of(const proc_dir *all, uint32_t n, const proc_dir *p, const char *who,
+                            char *detail, size_t cap)
+{
+    lyr_ending end = {"unknown", 0, 0, NULL, who};
+    const lyr_index *ix = p->ix;
+    /* exec: the next image said so at its start; or an image of the same
+     * pid that started later is here */
+    const char *by = atomic_load(&ix->replaced_ns) != 0 ? ix->replaced_by : NULL;
+    for (uint32_t i = 0; i < n && by == NULL; i++) {
+        if (&all[i] != p && all[i].ix->pid == ix->pid && all[i].ix->created_ns > ix->created_ns) {
+            by = all[i].ix->exe;
+        }
+    }
+    if (by != NULL) {
+        snprintf(detail, cap,
+                 "its image was replaced by exec (%s, the same pid, took over): complete up to "
+                 "its last collection",
+                 by);
+        end.detail = detail;
+        end.how = "exec";
+        return end;
+    }
+    const ended *e = ended_of((pid_t)ix->pid);
+    if (e != NULL && WIFSIGNALED(e->ws)) {
+        end.how = "signal";
+        end.signo = WTERMSIG(e->ws);
+        snprintf(detail, cap, "complete up to its last collection");
+    } else if (e != NULL && WIFEXITED(e->ws)) {
+        end.how = "exit";
+        end.status = WEXITSTATUS(e->ws);
+        snprintf(detail, cap,
+                 "without the layer's exit (_exit, or a crash handler that exits): complete up "
+                 "to its last collection");
+    } else {
+        snprintf(detail, cap,
+                 "it ended without the layer's exit (a signal, a crash, _exit): complete up to "
+                 "its last collection");
+    }
+    end.detail = detail;
+    return end;
+}
+
+/* The bases of the processes finished by this command (vkprof recover
+ * reports those only). */
+static char (*g_finished)[256];
+static uint32_t g_nfinished;
+
+/* Finish every process folder of this run (run_id) or of any (NULL) whose
+ * process has ended. Returns the number finished; *left: still running. */
+static uint32_t finish_left(const char *dir, const char *run_id, const char *who, uint32_t *left)
+{
+    uint32_t n = 0, done = 0;
+    *left = 0;
+    proc_dir *v = list_proc_dirs(dir, run_id, &n);
+    for (uint32_t i = 0; v != NULL && i < n; i++) {
+        lyr_index *ix = v[i].ix;
+        if (atomic_load(&ix->state) == LYR_PROC_FINISHED) {
+            lyr_remove_dir(dir, ix); /* finished: only what is left of it */
+            continue;
+        }
+        bool replaced = atomic_load(&ix->replaced_ns) != 0;
+        for (uint32_t k = 0; k < n; k++) {
+            replaced |= k != i && v[k].ix->pid == ix->pid && v[k].ix->created_ns > ix->created_ns;
+        }
+        if (!replaced && alive((pid_t)ix->pid)) {
+            fprintf(stderr,
+                    TOOL ": %s (pid %lld) is still running: its spools stay in %s/" LYR_SPOOL_DIR
+                         "/%s (vkprof recover %s once it has ended)\n",
+                    ix->exe, (long long)ix->pid, dir, v[i].base, dir);
+            (*left)++;
+            continue;
+        }
+        char detail[512], err[RUN_PATH_MAX + 512] = "";
+        lyr_ending end = ending_of(v, n, &v[i], who, detail, sizeof detail);
+        if (lyr_finish_dir(dir, v[i].base, &end, NULL, err, sizeof err) != 0) {
+            fprintf(stderr, TOOL ": %s (pid %lld): %s\n", ix->exe, (long long)ix->pid, err);
+        } else {
+            done++;
+            if (g_finished == NULL) {
+                g_finished = calloc(RUN_MAX_FILES, sizeof *g_finished);
+            }
+            if (g_finished != NULL && g_nfinished < RUN_MAX_FILES) {
+                snprintf(g_finished[g_nfinished++], sizeof g_finished[0], "%s", v[i].base);
+            }
+        }
+    }
+    for (uint32_t i = 0; v != NULL && i < n; i++) {
+        free(v[i].ix);
+    }
+    free(v);
+    return done;
 }
 
 /* ---- the report ---------------------------------------------------------- */
@@ -462,21 +756,61 @@ static uint64_t u64(const cJSON *o, const char *key)
 typedef struct report {
     FILE *out;
     unsigned processes, devices, devices_timed;
+    uint64_t dispatches;
+    /* the command's own end, which only vkprof run knows (the layer writes
+     * its summary before the exit status exists) */
+    long long child;
+    int child_status, child_signo;
 } report;
 
 static const char *const lost_keys[] = {"ring_full", "overwritten", "never_submitted",
                                         "reset",     "misuse",      "backwards"};
 
-/* One context (queue family) of one device: the per-phase table. */
+/* "key n, key n" of an object's non-zero members; "" when all are zero */
+static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)
+{
+    out[0] = '\0';
+    *sum = 0;
+    size_t used = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, obj)
+    {
+        if (!cJSON_IsNumber(m) || m->valuedouble <= 0 || m->string == NULL) {
+            continue;
+        }
+        *sum += (uint64_t)m->valuedouble;
+        int w = snprintf(out + used, cap - used, "%s%s %llu", used ? ", " : "", m->string,
+                         (unsigned long long)m->valuedouble);
+        if (w < 0 || (size_t)w >= cap - used) {
+            break;
+        }
+        used += (size_t)w;
+    }
+}
+
+/* One context of one device: the per-phase table, the samples, the store. */
 static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t sample_every,
-                          bool several)
+                          bool label)
 {
     FILE *o = r->out;
     const cJSON *snap = cJSON_GetObjectItemCaseSensitive(ctxo, "snapshot");
     const cJSON *phases = cJSON_GetObjectItemCaseSensitive(snap, "phases");
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(snap, "timing");
-    if (several) {
-        fprintf(o, "    queue family %llu:\n", (unsigned long long)u64(ctxo, "family"));
+    const bool sim = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ctxo, "simultaneous_use"));
+    if (label) {
+        fprintf(o, "    queue family %llu%s, GPU time by phase:\n",
+                (unsigned long long)u64(ctxo, "family"), sim ? " (simultaneous-use buffers)" : "");
+    }
+    const char *missing = str(ctxo, "spool_missing", NULL);
+    if (snap == NULL || cJSON_IsNull(snap)) {
+        fprintf(o, "      nothing read: %s\n", missing != NULL ? missing : "no context");
+        return;
+    }
+    if (missing != NULL) {
+        fprintf(o,
+                "      no spool (%s): what it recorded is in the process's trace only if it "
+                "exited\n",
+                missing);
     }
     uint64_t total = 0;
     size_t rows = 0;
@@ -495,10 +829,10 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
     }
     bool scaled = sample_every > 1;
     if (rows == 0) {
-        fprintf(o, "    no GPU work timed\n");
+        fprintf(o, "      no GPU work timed\n");
     } else {
-        fprintf(o, "    %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms", "share %",
-                scaled ? "per step us~" : "per step us");
+        fprintf(o, "      %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms",
+                "share %", scaled ? "per step us~" : "per step us");
         /* largest first */
         const cJSON **sorted = calloc(rows, sizeof *sorted);
         size_t n = 0;
@@ -523,9 +857,9 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
                 snprintf(per, sizeof per, "%.1f",
                          (double)t * (double)sample_every / (double)steps / 1e3);
             }
-            fprintf(o, "    %-*.63s %10llu %12.3f %8.1f %14s\n", width, str(sorted[i], "name", "?"),
-                    (unsigned long long)u64(sorted[i], "count"), (double)t / 1e6,
-                    total > 0 ? 100.0 * (double)t / (double)total : 0.0, per);
+            fprintf(o, "      %-*.63s %10llu %12.3f %8.1f %14s\n", width,
+                    str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
+                    (double)t / 1e6, total > 0 ? 100.0 * (double)t / (double)total : 0.0, per);
         }
         free(sorted);
         char per[32] = "-";
@@ -533,10 +867,10 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
             snprintf(per, sizeof per, "%.1f",
                      (double)total * (double)sample_every / (double)steps / 1e3);
         }
-        fprintf(o, "    %-*s %10s %12.3f %8.1f %14s\n", width, "total", "", (double)total / 1e6,
+        fprintf(o, "      %-*s %10s %12.3f %8.1f %14s\n", width, "total", "", (double)total / 1e6,
                 100.0, per);
         if (steps > 0) {
-            fprintf(o, "    GPU %.3f ms per step over %llu steps%s\n",
+            fprintf(o, "      GPU %.3f ms per step over %llu steps%s\n",
                     (double)total * (double)sample_every / (double)steps / 1e6,
                     (unsigned long long)steps,
                     scaled ? " (~: 1 submit in N timed, scaled by N: an estimate)" : "");
@@ -547,7 +881,7 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
     for (size_t i = 0; i < sizeof lost_keys / sizeof lost_keys[0]; i++) {
         lost_total += u64(lost, lost_keys[i]);
     }
-    fprintf(o, "    samples %llu: collected %llu, dropped %llu, pending %llu; ",
+    fprintf(o, "      samples %llu: collected %llu, dropped %llu, pending %llu; ",
             (unsigned long long)u64(timing, "samples"),
             (unsigned long long)u64(timing, "scopes_collected"),
             (unsigned long long)u64(timing, "scopes_dropped"),
@@ -563,15 +897,69 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
         }
         fprintf(o, "\n");
     }
+    if (u64(timing, "scopes_pending") > 0) {
+        fprintf(o, "      pending: %llu scopes ran but were never read (the process ended first)\n",
+                (unsigned long long)u64(timing, "scopes_pending"));
+    }
+    if (u64(timing, "scopes_discarded") > 0) {
+        fprintf(o,
+                "      %llu scopes recorded into buffers that were never submitted (nothing "
+                "ran: no sample)\n",
+                (unsigned long long)u64(timing, "scopes_discarded"));
+    }
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ctxo, "trace_store");
+    if (ts != NULL) {
+        uint64_t cap = u64(ts, "capacity"), dropped = u64(ts, "dropped"),
+                 over = u64(ts, "overwritten");
+        if (dropped > 0) {
+            uint64_t at = u64(ts, "full_at_monotonic_ns"), st = u64(ts, "start_monotonic_ns");
+            fprintf(o,
+                    "      trace truncated: the store of %llu events filled %.3f s in; %llu "
+                    "events after it are not in the trace (--trace-events N, or --keep last)\n",
+                    (unsigned long long)cap, at > st ? (double)(at - st) / 1e9 : 0.0,
+                    (unsigned long long)dropped);
+        } else if (over > 0) {
+            fprintf(o,
+                    "      trace: the last %llu events (--keep last); %llu earlier ones were "
+                    "overwritten (the trace's metadata says from when it is whole)\n",
+                    (unsigned long long)cap, (unsigned long long)over);
+        }
+    }
 }
 
-static void print_device(report *r, const char *dir, const cJSON *dev, uint64_t sample_every)
+/* A queue family's dispatches: every one executed, timed or not, and why. */
+static void print_family_dispatches(report *r, const cJSON *fam)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
+    if (d == NULL) {
+        return;
+    }
+    uint64_t exec = u64(d, "executed"), timed = u64(d, "executed_timed"), untimed = 0;
+    char why[512];
+    nonzero_list(cJSON_GetObjectItemCaseSensitive(d, "executed_untimed"), why, sizeof why,
+                 &untimed);
+    r->dispatches += exec;
+    fprintf(r->out, "    queue family %llu: %llu dispatches executed (%llu recorded): %llu timed",
+            (unsigned long long)u64(fam, "family"), (unsigned long long)exec,
+            (unsigned long long)u64(d, "recorded"), (unsigned long long)timed);
+    if (untimed > 0) {
+        fprintf(r->out, ", %llu untimed: %s", (unsigned long long)untimed, why);
+    }
+    if (timed + untimed != exec) {
+        fprintf(r->out, " (%llu not accounted for: a bug to report)",
+                (unsigned long long)(exec > timed + untimed ? exec - timed - untimed : 0));
+    }
+    fprintf(r->out, "\n");
+}
+
+static void print_device(report *r, const cJSON *dev, uint64_t sample_every)
 {
     FILE *o = r->out;
     r->devices++;
     uint64_t steps = u64(dev, "steps");
-    fprintf(o, "  device %llu: %s\n", (unsigned long long)u64(dev, "index"),
-            str(dev, "name", "(unnamed)"));
+    fprintf(o, "  device %llu: %s%s\n", (unsigned long long)u64(dev, "index"),
+            str(dev, "name", "(unnamed)"),
+            strcmp(str(dev, "state", "live"), "destroyed") == 0 ? "" : " (never destroyed)");
     const cJSON *fams = cJSON_GetObjectItemCaseSensitive(dev, "queue_families");
     const cJSON *f;
     if (cJSON_GetArraySize(fams) > 0) {
@@ -593,128 +981,200 @@ static void print_device(report *r, const char *dir, const cJSON *dev, uint64_t 
     }
     fprintf(o, "    steps: %llu%s\n", (unsigned long long)steps,
             has_num(dev, "steps") ? "" : " (not in the summary)");
+    cJSON_ArrayForEach(f, fams)
+    {
+        print_family_dispatches(r, f);
+    }
+    const char *fb = str(dev, "fallback_trace", NULL);
+    if (fb != NULL) {
+        fprintf(o, "    its own trace (written at its destroy: a context had no spool): %s\n", fb);
+    }
     const cJSON *ctxs = cJSON_GetObjectItemCaseSensitive(dev, "contexts");
     int nctx = cJSON_GetArraySize(ctxs);
     const cJSON *c;
     bool any = false;
     cJSON_ArrayForEach(c, ctxs)
     {
-        print_context(r, c, steps, sample_every, nctx > 1);
+        print_context(r, c, steps, sample_every, true);
         any = true;
     }
+    (void)nctx;
     if (!any) {
         fprintf(o, "    no queue was timed\n");
     } else {
         r->devices_timed++;
     }
-    const char *trace = str(dev, "trace", NULL);
-    if (trace == NULL) {
-        fprintf(o, "    trace: none written\n");
-    } else {
-        char p[RUN_PATH_MAX + 512];
-        if (trace[0] == '/') {
-            snprintf(p, sizeof p, "%s", trace);
-        } else {
-            snprintf(p, sizeof p, "%s/%s", dir, trace);
-        }
-        fprintf(o, "    trace: %s%s\n", p, is_file(p) ? "" : " (missing)");
-    }
 }
 
-/* One summary file; false when it is not a layer summary (printed). */
-static bool print_summary(report *r, const char *dir, const char *file)
+/* One summary; false when it is not a layer summary of version 2 (printed). */
+static bool print_summary(report *r, const char *dir, const char *file, cJSON *root)
 {
-    char path[RUN_PATH_MAX + 512], err[256] = "";
+    char path[RUN_PATH_MAX + 512];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    size_t len = 0;
-    char *text = read_file(path, RUN_MAX_SUMMARY, &len, err, sizeof err);
-    if (text == NULL) {
-        fprintf(stderr, TOOL ": %s: %s\n", path, err);
-        return false;
-    }
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "vkprof_layer_summary");
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
-    if (root == NULL || !cJSON_IsNumber(ver) || ver->valuedouble != 1 || !cJSON_IsArray(devs)) {
-        fprintf(stderr, TOOL ": %s: not a vkprof layer summary (version 1)\n", path);
-        cJSON_Delete(root);
-        return false;
-    }
     r->processes++;
     uint64_t sample_every = u64(root, "sample_every");
     if (sample_every == 0) {
         sample_every = 1;
     }
-    fprintf(r->out, "%s (pid %llu), mode %s, %s: %s\n", str(root, "exe", "?"),
+    FILE *o = r->out;
+    fprintf(o, "%s (pid %llu), mode %s, %s: %s\n", str(root, "exe", "?"),
             (unsigned long long)u64(root, "pid"), str(root, "mode", "?"),
             sample_every > 1 ? "sampled" : "every submit", path);
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(root, "ended");
+    const char *how = str(end, "how", "unknown");
+    const char *by = str(end, "finished_by", "?");
+    if (r->child != 0 && (long long)num(root, "pid") == r->child && strcmp(how, "exit") == 0 &&
+        !has_num(end, "status")) {
+        /* the layer saw it exit; vkprof run knows how */
+        if (r->child_signo != 0) {
+            fprintf(o, "  ended: killed by signal %d (%s) after the layer's exit; finished by %s\n",
+                    r->child_signo, strsignal(r->child_signo), by);
+        } else {
+            fprintf(o, "  ended: exit status %d; finished by %s\n", r->child_status, by);
+        }
+    } else if (strcmp(how, "exit") == 0 && has_num(end, "status") && num(end, "status") >= 0) {
+        const bool layer = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(end, "layer_saw_exit"));
+        fprintf(o, "  ended: exit status %lld%s%s; finished by %s\n", (long long)num(end, "status"),
+                layer ? "" : ", ", layer ? "" : str(end, "detail", "without the layer's exit"), by);
+    } else if (strcmp(how, "exit") == 0) {
+        fprintf(o, "  ended: it exited; finished by %s\n", by);
+    } else if (strcmp(how, "signal") == 0) {
+        fprintf(o, "  ended: killed by signal %lld (%s): %s; finished by %s\n",
+                (long long)num(end, "signal"), str(end, "signal_name", "?"),
+                str(end, "detail", "complete up to its last collection"), by);
+    } else {
+        fprintf(o, "  ended: %s; finished by %s\n", str(end, "detail", "without the layer's exit"),
+                by);
+    }
     if (sample_every > 1) {
-        fprintf(r->out, "  1 submit in %llu timed\n", (unsigned long long)sample_every);
+        fprintf(o, "  1 submit in %llu timed\n", (unsigned long long)sample_every);
+    }
+    const char *trace = str(root, "trace", NULL);
+    if (trace == NULL) {
+        fprintf(o, "  trace: none (%s)\n",
+                cJSON_GetArraySize(devs) == 0 ? "no device" : "no context was timed");
+    } else {
+        char p[RUN_PATH_MAX + 512];
+        snprintf(p, sizeof p, "%s/%s", dir, trace);
+        fprintf(o, "  trace: %s%s\n", p, is_file(p) ? "" : " (missing)");
+    }
+    if (u64(root, "contexts_left_out") > 0) {
+        fprintf(o, "  %llu contexts are not in the trace (at most %u a trace)\n",
+                (unsigned long long)u64(root, "contexts_left_out"), VKPROF_TRACE_SET_MAX);
     }
     if (cJSON_GetArraySize(devs) == 0) {
-        fprintf(r->out, "  no device created\n");
+        fprintf(o, "  no device created\n");
     }
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)
     {
-        print_device(r, dir, d, sample_every);
+        print_device(r, d, sample_every);
     }
-    cJSON_Delete(root);
     return true;
 }
 
-static int cmp_str(const void *a, const void *b)
+typedef struct sum_file {
+    char *name;
+    cJSON *root;
+    long long pid;
+} sum_file;
+
+static int cmp_sum(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const sum_file *x = a, *y = b;
+    if (x->pid != y->pid) {
+        return x->pid < y->pid ? -1 : 1; /* pids by number, not as text */
+    }
+    return strcmp(x->name, y->name);
 }
 
-/* Print every summary of dir. Returns the number of summaries found (read
- * or not); r gets the counts. */
-static size_t print_all(report *r, const char *dir)
+static bool finished_now(const char *base)
+{
+    for (uint32_t i = 0; i < g_nfinished; i++) {
+        if (strcmp(g_finished[i], base) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Print every summary of dir of this run, or (run_id NULL) of the processes
+ * this command finished. Returns the number printed; r gets the counts. */
+static size_t print_all(report *r, const char *dir, const char *run_id)
 {
     DIR *d = opendir(dir);
     if (d == NULL) {
         fprintf(stderr, TOOL ": cannot read %s: %s\n", dir, strerror(errno));
         return 0;
     }
-    char **names = calloc(RUN_MAX_FILES, sizeof *names);
+    sum_file *v = calloc(RUN_MAX_FILES, sizeof *v);
     size_t n = 0;
     struct dirent *e;
-    while (names != NULL && (e = readdir(d)) != NULL) {
-        if (ends_with(e->d_name, ".summary.json") && e->d_name[0] != '.') {
-            if (n == RUN_MAX_FILES) {
-                fprintf(stderr, TOOL ": more than %u summaries in %s; the rest not read\n",
-                        RUN_MAX_FILES, dir);
-                break;
-            }
-            names[n] = strdup(e->d_name);
-            if (names[n] != NULL) {
-                n++;
-            }
+    while (v != NULL && (e = readdir(d)) != NULL) {
+        if (!ends_with(e->d_name, ".summary.json") || e->d_name[0] == '.') {
+            continue;
         }
+        if (n == RUN_MAX_FILES) {
+            fprintf(stderr, TOOL ": more than %u summaries in %s; the rest not read\n",
+                    RUN_MAX_FILES, dir);
+            break;
+        }
+        char path[RUN_PATH_MAX + 512], err[256] = "";
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!is_file(path)) {
+            continue;
+        }
+        size_t len = 0;
+        char *text = read_file(path, RUN_MAX_SUMMARY, &len, err, sizeof err);
+        if (text == NULL) {
+            fprintf(stderr, TOOL ": %s: %s\n", path, err);
+            continue;
+        }
+        cJSON *root = cJSON_ParseWithLength(text, len);
+        free(text);
+        const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "vkprof_layer_summary");
+        if (root == NULL || !cJSON_IsNumber(ver) || ver->valuedouble != 2 ||
+            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "devices"))) {
+            if (run_id == NULL) {
+                fprintf(stderr, TOOL ": %s: not a vkprof layer summary (version 2)\n", path);
+            }
+            cJSON_Delete(root);
+            continue;
+        }
+        if ((run_id != NULL && strcmp(str(root, "run", ""), run_id) != 0) ||
+            (run_id == NULL && !finished_now(str(root, "base", "")))) {
+            cJSON_Delete(root); /* another run's: not ours to report */
+            continue;
+        }
+        v[n].name = strdup(e->d_name);
+        v[n].root = root;
+        v[n].pid = (long long)num(root, "pid");
+        n++;
     }
     closedir(d);
-    if (names == NULL) {
+    if (v == NULL) {
         return 0;
     }
-    qsort(names, n, sizeof *names, cmp_str);
+    qsort(v, n, sizeof *v, cmp_sum);
     for (size_t i = 0; i < n; i++) {
-        print_summary(r, dir, names[i]);
-        free(names[i]);
+        print_summary(r, dir, v[i].name, v[i].root);
+        free(v[i].name);
+        cJSON_Delete(v[i].root);
     }
-    free(names);
+    free(v);
     return n;
 }
 
-/* ---- the command --------------------------------------------------------- */
+/* ---- the commands -------------------------------------------------------- */
 
 /* Where the command begins: after "--", or at the first argument that is not
  * an option (or an option's value). 0: no command. */
 static int command_start(int argc, char **argv)
 {
     static const char *const valued[] = {"-o",       "--output", "--mode",
-                                         "--sample", "--names",  "--layer-dir"};
+                                         "--sample", "--names",  "--layer-dir",
+                                         "--keep",   "--format", "--trace-events"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -740,13 +1200,17 @@ int vkprof_cmd_run(int argc, char **argv)
     if (start > 0 && strcmp(argv[start - 1], "--") == 0) {
         nopt = start - 1;
     }
-    const char *out = "vkprof-run", *mode = NULL, *names = NULL, *layer_dir = NULL;
-    uint32_t sample = 0;
+    const char *out = "vkprof-run", *layer_dir = NULL;
+    run_opts ro;
+    memset(&ro, 0, sizeof ro);
     const cli_opt opts[] = {
         {"--output", CLI_STR, .str = &out},
-        {"--mode", CLI_STR, .str = &mode},
-        {"--sample", CLI_U32, .u32 = &sample, .min = 1, .max = 1000000},
-        {"--names", CLI_STR, .str = &names},
+        {"--mode", CLI_STR, .str = &ro.mode},
+        {"--sample", CLI_U32, .u32 = &ro.sample, .min = 1, .max = 1000000},
+        {"--names", CLI_STR, .str = &ro.names},
+        {"--keep", CLI_STR, .str = &ro.keep},
+        {"--format", CLI_STR, .str = &ro.format},
+        {"--trace-events", CLI_U32, .u32 = &ro.trace_events, .min = 1024, .max = 1u << 26},
         {"--layer-dir", CLI_STR, .str = &layer_dir},
     };
     char **args = calloc((size_t)nopt + 1, sizeof *args);
@@ -768,25 +1232,34 @@ int vkprof_cmd_run(int argc, char **argv)
         fprintf(stderr, TOOL ": no command to run (vkprof run [options] -- CMD ARGS...)\n");
         return 2;
     }
-    if (mode != NULL && strcmp(mode, "dispatch") != 0 && strcmp(mode, "label") != 0 &&
-        strcmp(mode, "cmdbuf") != 0) {
-        fprintf(stderr, TOOL ": unknown --mode '%s' (dispatch|label|cmdbuf)\n", mode);
+    if (ro.mode != NULL && strcmp(ro.mode, "dispatch") != 0 && strcmp(ro.mode, "label") != 0 &&
+        strcmp(ro.mode, "cmdbuf") != 0) {
+        fprintf(stderr, TOOL ": unknown --mode '%s' (dispatch|label|cmdbuf)\n", ro.mode);
+        return 2;
+    }
+    if (ro.keep != NULL && strcmp(ro.keep, "first") != 0 && strcmp(ro.keep, "last") != 0) {
+        fprintf(stderr, TOOL ": unknown --keep '%s' (first|last)\n", ro.keep);
+        return 2;
+    }
+    if (ro.format != NULL && strcmp(ro.format, "json") != 0 && strcmp(ro.format, "pftrace") != 0 &&
+        strcmp(ro.format, "both") != 0) {
+        fprintf(stderr, TOOL ": unknown --format '%s' (json|pftrace|both)\n", ro.format);
         return 2;
     }
     char names_abs[PATH_MAX];
-    if (names != NULL) {
+    if (ro.names != NULL) {
         char err[RUN_PATH_MAX + 128] = "";
-        vkl_name_map *m = vkl_name_map_load(names, err, sizeof err);
+        vkl_name_map *m = vkl_name_map_load(ro.names, err, sizeof err);
         if (m == NULL) {
             fprintf(stderr, TOOL ": --names: %s\n", err);
             return 2;
         }
         vkl_name_map_free(m);
-        if (realpath(names, names_abs) == NULL) {
-            fprintf(stderr, TOOL ": --names %s: %s\n", names, strerror(errno));
+        if (realpath(ro.names, names_abs) == NULL) {
+            fprintf(stderr, TOOL ": --names %s: %s\n", ro.names, strerror(errno));
             return 2;
         }
-        names = names_abs;
+        ro.names = names_abs;
     }
     char layer[RUN_PATH_MAX], out_abs[RUN_PATH_MAX];
     if (!find_layer(layer_dir, layer, sizeof layer)) {
@@ -800,36 +1273,40 @@ int vkprof_cmd_run(int argc, char **argv)
     if (!prepare_dir(out, out_abs, sizeof out_abs)) {
         return 2;
     }
-    char sample_s[16];
-    snprintf(sample_s, sizeof sample_s, "%u", sample);
-    if (!setup_env(layer_abs, out_abs, mode, sample > 0 ? sample_s : NULL, names)) {
+    /* this run's id: its processes are told it, and only theirs are reported */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(ro.run_id, sizeof ro.run_id, "%ld-%llx", (long)getpid(),
+             (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+    if (!setup_env(layer_abs, out_abs, &ro)) {
         return 2;
     }
     int status = 0, signo = 0;
-    int started = run_child(argv + start, &status, &signo);
+    pid_t child = 0;
+    int started = run_child(argv + start, &status, &signo, &child);
     if (started < 0) {
         return 2;
     }
     if (started > 0) {
         return status; /* 126 or 127, said why */
     }
-    report r = {.out = stderr};
     if (signo != 0) {
         fprintf(stderr, "\n== vkprof run: %s was killed by signal %d (%s): status %d ==\n",
                 argv[start], signo, strsignal(signo), status);
     } else {
         fprintf(stderr, "\n== vkprof run: %s exited with status %d ==\n", argv[start], status);
     }
-    size_t files = print_all(&r, out_abs);
+    /* what the processes that died left: finished here */
+    uint32_t left = 0;
+    (void)finish_left(out_abs, ro.run_id, "vkprof run", &left);
+    report r = {
+        .out = stderr, .child = (long long)child, .child_status = status, .child_signo = signo};
+    size_t files = print_all(&r, out_abs, ro.run_id);
     if (files == 0) {
-        fprintf(stderr, TOOL ": %s used no Vulkan: the layer wrote no summary in %s%s\n",
-                argv[start], out_abs,
-                signo != 0 ? " (a process killed by a signal writes none)"
-                           : " (no instance was created with " LAYER_NAME ")");
-        return status != 0 ? status : 2;
-    }
-    if (r.processes == 0) {
-        fprintf(stderr, TOOL ": no summary in %s could be read\n", out_abs);
+        fprintf(stderr,
+                TOOL ": %s used no Vulkan: no process of it created an instance with " LAYER_NAME
+                     " (nothing in %s)\n",
+                argv[start], out_abs);
         return status != 0 ? status : 2;
     }
     if (r.devices == 0) {
@@ -840,4 +1317,41 @@ int vkprof_cmd_run(int argc, char **argv)
         return status != 0 ? status : 2;
     }
     return status;
+}
+
+static void recover_usage(FILE *f)
+{
+    fprintf(f, "usage: vkprof recover DIR\n"
+               "  Finish what processes profiled under the vkprof layer left in DIR/.vkprof/\n"
+               "  (they died, or ran without vkprof run and were killed): once a process has\n"
+               "  ended, its trace and summary are written to DIR from its spools, the spools\n"
+               "  removed, and the report printed. A process still running is left.\n");
+}
+
+int vkprof_cmd_recover(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') {
+        if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+            recover_usage(stdout);
+            return 0;
+        }
+        recover_usage(stderr);
+        return 2;
+    }
+    char abs[PATH_MAX];
+    if (realpath(argv[1], abs) == NULL || !is_dir(abs)) {
+        fprintf(stderr, "vkprof recover: %s: not a folder\n", argv[1]);
+        return 2;
+    }
+    uint32_t left = 0;
+    uint32_t done = finish_left(abs, NULL, "vkprof recover", &left);
+    if (done == 0) {
+        fprintf(stderr, "vkprof recover: nothing to finish in %s%s\n", abs,
+                left > 0 ? " (its processes are still running)" : "");
+        return left > 0 ? 1 : 0;
+    }
+    /* the summaries just written: those of the processes finished now */
+    report r = {.out = stderr};
+    (void)print_all(&r, abs, NULL);
+    return 0;
 }

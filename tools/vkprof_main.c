@@ -37,9 +37,13 @@ static void usage(FILE *f)
             "      side by side, ratios against the unprofiled run of the same round; host\n"
             "      costs\n"
             "  run [-o DIR] [--mode dispatch|label|cmdbuf] [--sample N] [--names FILE]\n"
+            "      [--keep first|last] [--trace-events N] [--format json|pftrace|both]\n"
             "      [--layer-dir DIR] -- CMD ARGS...\n"
-            "      run an unmodified Vulkan app under the vkprof layer; report per phase,\n"
-            "      steps and losses when it exits; trace and summary JSON in DIR\n"
+            "      run an unmodified Vulkan app under the vkprof layer; when it ends, how\n"
+            "      each process ended, its one trace, every dispatch (timed, lost or\n"
+            "      untimed, and why), per phase, steps; trace and summary JSON in DIR\n"
+            "  recover DIR\n"
+            "      finish what processes that died left in DIR (their traces and summaries)\n"
             "  names [-o FILE] INPUT...\n"
             "      a name map for the vkprof layer: the hash of every SPIR-V module in\n"
             "      .spv files and in ELF files that embed them (libggml-vulkan.so)\n"
@@ -71,6 +75,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0) {
         return vkprof_cmd_run(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "recover") == 0) {
+        return vkprof_cmd_recover(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "names") == 0) {
         return vkprof_cmd_names(argc - 1, argv + 1);

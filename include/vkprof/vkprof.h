@@ -586,7 +586,8 @@ vkprof_result vkprof_cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
 
 /** One arg of a GPU scope (vkprof_cmd_end_args). */
 typedef struct vkprof_arg {
-    const char *key;   /**< a string that outlives the trace, e.g. a literal */
+    const char *key;   /**< copied, cut at 31 bytes; not "phase", "ns" or "step", and not
+                            twice in one call (else the scope goes without args, counted) */
     const char *value; /**< copied, cut at VKPROF_ANNOTATION_MAX bytes */
 } vkprof_arg;
 
@@ -911,10 +912,12 @@ void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level);
 vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket);
 /** Open a hot span (timed at levels 1 and 2). NULL ctx: an empty token. */
 vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket);
-/** Attach a key/value to an open span (key: a string that outlives the
- *  trace, e.g. a literal; value copied, cut at VKPROF_ANNOTATION_MAX bytes).
- *  Ignored on an empty token. Returns false when the span is full, and for
- *  a NULL `span`, `key` or `value` (nothing attached). */
+/** Attach a key/value to an open span (both copied: the key cut at 31
+ *  bytes, the value at VKPROF_ANNOTATION_MAX bytes). A key given again
+ *  (as cut) takes the new value. Ignored on an empty token. Returns false
+ *  when the span is full, for a key the trace writes itself ("bucket",
+ *  "hot", "sync", "step", "probe": an event must not hold a key twice), and
+ *  for a NULL `span`, `key` or `value` (nothing attached). */
 bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value);
 /** The same with a list of integers, written "3,17,42" (e.g. MoE expert ids).
  *  NULL `ids` with `count` 0 is the empty list; with `count` > 0, or a NULL
@@ -1037,6 +1040,22 @@ bool vkprof_tracing(vkprof_context ctx);
 /** Events recorded, and events dropped because the store was full. NULL
  *  ctx: both 0. `recorded` and `dropped` may each be NULL (not written). */
 void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropped);
+/** The event store as it stands (vkprof_get_trace_info). */
+typedef struct vkprof_trace_info {
+    bool tracing;         /**< events are recorded now */
+    bool keep_last;       /**< desc.trace_keep is VKPROF_TRACE_KEEP_LAST */
+    uint64_t capacity;    /**< events it holds */
+    uint64_t recorded;    /**< events it was given in all */
+    uint64_t kept;        /**< events it holds now */
+    uint64_t dropped;     /**< KEEP_FIRST: not kept, the store was full */
+    uint64_t overwritten; /**< KEEP_LAST: wrapped over */
+    uint64_t full_at_ns;  /**< KEEP_FIRST: CLOCK_MONOTONIC when the first one was not kept; 0 */
+    uint64_t start_ns;    /**< CLOCK_MONOTONIC when the store started */
+} vkprof_trace_info;
+/** VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`; a context that
+ *  never traced gives zeros (VKPROF_OK). */
+vkprof_result vkprof_get_trace_info(vkprof_context ctx, vkprof_trace_info *out);
+
 /**
  * Write the trace to `path` in the format desc.trace_format says (resolved
  * by vkprof_create, VKPROF_TRACE_FORMAT read there: by default Chrome Trace

@@ -550,6 +550,9 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     if (ctx->cal.method != VKPROF_CALIBRATION_NONE && ctx->head.active) {
         (void)vkprof_calibrate(ctx);
     }
+    /* the spool's first checkpoint: readable from now on, whatever ends the
+     * process */
+    vkprof__spool_checkpoint(ctx);
     *out = ctx;
     return VKPROF_OK;
 }

@@ -318,11 +318,30 @@ bool vkprof_span_annotate(vkprof_span *span, const char *key, const char *value)
         return false;
     }
     vkprof_span_frame *f = frame_of(my_spans(), span);
-    if (f == NULL || f->annot.count >= VKPROF_SPAN_MAX_ANNOTATIONS) {
-        return false; /* closed, given up, another thread's; or full */
+    if (f == NULL) {
+        return false; /* closed, given up, another thread's */
     }
-    uint32_t i = f->annot.count++;
-    snprintf(f->annot.key[i], sizeof f->annot.key[i], "%s", key);
+    /* the keys a span's args carry already are not the app's to set: an
+     * event would hold a key twice, which no reader can take */
+    static const char *const reserved[] = {"bucket", "hot", "sync", "step", "probe"};
+    for (size_t r = 0; r < sizeof reserved / sizeof reserved[0]; r++) {
+        if (strncmp(key, reserved[r], VKPROF_ANNOTATION_KEY_MAX) == 0) {
+            return false;
+        }
+    }
+    /* a key given again (as kept: cut at VKPROF_ANNOTATION_KEY_MAX bytes)
+     * takes the new value */
+    uint32_t i = 0;
+    while (i < f->annot.count && strncmp(f->annot.key[i], key, VKPROF_ANNOTATION_KEY_MAX) != 0) {
+        i++;
+    }
+    if (i == f->annot.count) {
+        if (f->annot.count >= VKPROF_SPAN_MAX_ANNOTATIONS) {
+            return false; /* full */
+        }
+        f->annot.count++;
+        snprintf(f->annot.key[i], sizeof f->annot.key[i], "%s", key);
+    }
     snprintf(f->annot.value[i], sizeof f->annot.value[i], "%s", value);
     return true;
 }

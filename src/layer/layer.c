@@ -142,6 +142,42 @@ static void load_config(void)
             lyr_warn("VKPROF_LAYER_STEPS='%s' is not wait, none or label:<text>; using wait", v);
         }
     }
+    v = getenv("VKPROF_LAYER_TRACE_KEEP");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "first") == 0 || strcmp(v, "last") == 0) {
+            c->keep_last = strcmp(v, "last") == 0;
+        } else {
+            lyr_warn("VKPROF_LAYER_TRACE_KEEP='%s' is not first or last; using first", v);
+        }
+    }
+    c->trace_format = VKPROF_TRACE_FORMAT_JSON;
+    v = getenv("VKPROF_LAYER_TRACE_FORMAT");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "json") == 0) {
+            c->trace_format = VKPROF_TRACE_FORMAT_JSON;
+        } else if (strcmp(v, "pftrace") == 0 || strcmp(v, "perfetto") == 0) {
+            c->trace_format = VKPROF_TRACE_FORMAT_PFTRACE;
+        } else if (strcmp(v, "both") == 0) {
+            c->trace_format = VKPROF_TRACE_FORMAT_BOTH;
+        } else {
+            lyr_warn("VKPROF_LAYER_TRACE_FORMAT='%s' is not json, pftrace or both; using json", v);
+        }
+    }
+    v = getenv("VKPROF_LAYER_RUN");
+    if (v != NULL && *v != '\0') {
+        bool plain = strlen(v) < sizeof c->run;
+        for (const char *p = v; plain && *p; p++) {
+            plain = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+                    (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == '.' || *p == '_';
+        }
+        if (plain) {
+            snprintf(c->run, sizeof c->run, "%s", v);
+        } else {
+            lyr_warn("VKPROF_LAYER_RUN='%.80s' is not a run id ([0-9A-Za-z._-], < 64 bytes); "
+                     "ignored",
+                     v);
+        }
+    }
     v = getenv("VKPROF_LAYER_NAMES");
     if (v != NULL && *v != '\0' && c->on) {
         char err[512] = "";
@@ -153,9 +189,39 @@ static void load_config(void)
     lyr_map_init(&lyr_cmds, 4096);
 }
 
+/* The child of a fork: Vulkan objects do not cross a fork, and the parent's
+ * devices, contexts and files are the parent's. They are forgotten here
+ * (never timed, never written); the child's own instances and devices, if
+ * it makes any, are its own process's. Only plain stores: another thread
+ * may have held any lock at the fork. */
+static void forked_child(void)
+{
+    for (uint32_t i = 0; i < MAX_DEVICES; i++) {
+        lyr_device *d = atomic_load(&g_dev[i]);
+        if (d == NULL || atomic_load(&g_dev_key[i]) == NULL) {
+            continue;
+        }
+        d->inherited = true;
+        d->intercept = false;
+        d->idx = NULL;
+        for (uint32_t f = 0; f < d->nfamilies; f++) {
+            atomic_store(&d->fam[f].ctx, NULL);
+            atomic_store(&d->fam[f].ctx_sim, NULL);
+        }
+    }
+    pthread_mutex_init(&g_lock, NULL);
+    lyr_proc_forked_child();
+}
+
+static void register_atfork(void)
+{
+    load_config();
+    (void)pthread_atfork(NULL, NULL, forked_child);
+}
+
 static void config_once(void)
 {
-    pthread_once(&cfg_once, load_config);
+    pthread_once(&cfg_once, register_atfork);
 }
 
 /* ---- tables of instances and devices ------------------------------------- */
@@ -255,8 +321,20 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     desc.report_every = UINT32_MAX;
     desc.trace_path = "";
     desc.trace_capacity = lyr_cfg.trace_events;
+    desc.trace_keep = lyr_cfg.keep_last ? VKPROF_TRACE_KEEP_LAST : VKPROF_TRACE_KEEP_FIRST;
+    desc.trace_format = (vkprof_trace_format)lyr_cfg.trace_format;
+    /* the layer reads only VKPROF_LAYER_*: none of the library's variables */
+    desc.environment = VKPROF_ENV_IGNORE;
+    char spool[2200], label[128];
+    if (lyr_spool_path(d, family, sim, spool, sizeof spool)) {
+        desc.trace_spool = spool;
+    }
+    snprintf(label, sizeof label, "device %u, queue family %u%s", d->index, family,
+             sim ? ", simultaneous use" : "");
+    desc.trace_label = label;
     vkprof_context ctx = NULL;
     vkprof_result r = vkprof_create(&desc, &ctx);
+    lyr_idx_context(d, family, sim, r == VKPROF_OK ? ctx : NULL);
     if (r != VKPROF_OK && sim) {
         lyr_warn("device '%s' family %u: vkprof_create failed (%s); simultaneous-use command "
                  "buffers are untimed",
@@ -456,7 +534,6 @@ static VKAPI_ATTR void VKAPI_CALL lyr_DestroyInstance(VkInstance instance,
     pthread_mutex_unlock(&g_lock);
     destroy(instance, alloc);
     free(in);
-    lyr_write_summary();
 }
 
 /* ---- device creation ------------------------------------------------------- */
@@ -761,6 +838,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateDevice(VkPhysicalDevice phys,
         d->intercept = false;
         lyr_warn("more than %u devices at once; device '%s' is not profiled", MAX_DEVICES, d->name);
     }
+    lyr_idx_device_add(d);
     return VK_SUCCESS;
 }
 
@@ -775,11 +853,12 @@ static VKAPI_ATTR void VKAPI_CALL lyr_DestroyDevice(VkDevice device,
         return;
     }
     PFN_vkDestroyDevice destroy = d->next.DestroyDevice;
-    lyr_finish_device(d); /* writes the trace, keeps the device's summary, destroys contexts */
+    if (!d->inherited) {
+        lyr_finish_device(d); /* collected, indexed, contexts destroyed (spools closed) */
+    }
     pthread_mutex_lock(&g_lock);
     (void)slot_take(g_dev_key, (void *_Atomic *)g_dev, MAX_DEVICES, d->key);
     pthread_mutex_unlock(&g_lock);
-    lyr_write_summary();
     destroy(device, alloc);
     lyr_map_free(&d->pools, free);
     lyr_map_free(&d->pipes, free);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "vkprof/vkprof.h"
+#include "index.h"
 #include "names.h"
 
 #define LYR_NAME "VK_LAYER_vkprof"
@@ -72,6 +73,9 @@ typedef struct lyr_config {
     char step_label[128];
     vkl_name_map *names;
     uint32_t trace_events;
+    bool keep_last;        /* VKPROF_LAYER_TRACE_KEEP=last */
+    uint32_t trace_format; /* vkprof_trace_format: VKPROF_LAYER_TRACE_FORMAT */
+    char run[64];          /* VKPROF_LAYER_RUN: the `vkprof run` this process belongs to */
 } lyr_config;
 
 extern lyr_config lyr_cfg;
@@ -165,10 +169,12 @@ typedef struct lyr_family {
     _Atomic uint64_t submits;    /* submits with command buffers: sampling */
     _Atomic uint64_t dispatches; /* vkCmdDispatch* recorded */
     _Atomic uint64_t dispatches_timed;
-    _Atomic uint64_t phase_full;   /* scopes not timed: the phase table was full */
-    _Atomic uint64_t simultaneous; /* scopes not timed: simultaneous use with host resets */
-    _Atomic uint32_t qlabel_gen;   /* bumped when a queue label of the family changes */
-    uint32_t unknown_phase[2]; /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
+    _Atomic uint64_t exec_dispatches; /* executed: each submit of a buffer counts */
+    _Atomic uint64_t exec_timed;      /* executed with a stamp */
+    _Atomic uint64_t exec_untimed[LYR_UNTIMED_COUNT];
+    _Atomic uint64_t untimed[LYR_UNTIMED_COUNT]; /* recorded without a stamp, by reason */
+    _Atomic uint32_t qlabel_gen; /* bumped when a queue label of the family changes */
+    uint32_t unknown_phase[2];   /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
     char trace_file[300];
     char trace_file_sim[300]; /* basename written, "" when none */
 } lyr_family;
@@ -204,7 +210,9 @@ typedef struct lyr_device {
     _Atomic uint64_t seq;        /* submits (also empty ones) */
     _Atomic uint64_t since_step; /* submits with work since the last step */
     _Atomic uint64_t steps;
-    bool finished; /* results written and contexts destroyed */
+    bool finished;       /* results written and contexts destroyed */
+    bool inherited;      /* the parent's, seen from the child of a fork: never written */
+    lyr_idx_device *idx; /* its entry in the process's index (output.c), NULL without one */
 } lyr_device;
 
 /* A shader module: its hash (names.h) and its compute entry points' local
@@ -258,9 +266,14 @@ typedef struct lyr_cmd {
     bool label_scoped[LYR_LABEL_DEPTH];
     uint64_t label_disp[LYR_LABEL_DEPTH]; /* n_dispatch when the region began */
     bool cmdbuf_scoped;
+    int region_why;      /* cmdbuf mode: why the buffer's scope was not taken (-1: it was) */
     bool simultaneous;   /* SIMULTANEOUS_USE: recorded into the family's ctx_sim */
     vkprof_context rctx; /* the context of the current recording */
-    uint64_t n_dispatch, n_timed, n_simul; /* this recording's, added to the family at End */
+    int untimed_why;     /* !timed: why (enum lyr_untimed) */
+    bool submitted;      /* the current recording was submitted (else it is discarded) */
+    /* this recording's dispatches: all, with a stamp, without one by reason;
+     * each submit of the buffer executes them once more */
+    uint64_t n_dispatch, n_timed, n_untimed[LYR_UNTIMED_COUNT];
     char name[VKPROF_MAX_NAME + 1];
     VkCommandBuffer *secs;
     uint32_t nsecs, capsecs;
@@ -286,11 +299,17 @@ void lyr_register_queue(lyr_device *d, VkQueue q, uint32_t family);
 uint32_t lyr_queue_label_phase(lyr_device *d, uint32_t family,
                                vkprof_context ctx); /* takes d->lock */
 
-/* output.c */
-void lyr_finish_device(lyr_device *d); /* collect, write trace, snapshot; destroy contexts */
-void lyr_write_summary(void);
-void lyr_note_instance(void);
-void lyr_exit_flush(void);
+/* output.c: the process's folder, index and end */
+void lyr_note_instance(void);   /* the first one claims the process's folder */
+const char *lyr_proc_dir(void); /* NULL without a folder */
+const char *lyr_proc_why(void); /* why there is none */
+void lyr_idx_device_add(lyr_device *d);
+void lyr_idx_sync(lyr_device *d); /* the device's counters into the index */
+bool lyr_spool_path(lyr_device *d, uint32_t family, bool sim, char *path, size_t cap);
+void lyr_idx_context(lyr_device *d, uint32_t family, bool sim, vkprof_context ctx);
+void lyr_finish_device(lyr_device *d); /* collect, index, contexts destroyed (spools closed) */
+void lyr_exit_flush(void);             /* the process's trace and summary */
+void lyr_proc_forked_child(void);
 
 /* The intercepts, by name: record.c and queue.c each list theirs; an entry
  * is handed out only where the next layer has the function (next_offset into

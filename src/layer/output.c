@@ -1,78 +1,49 @@
-/* What the layer writes: per device and context the library's trace
- * (vkprof_trace_write), and one summary JSON per process, rewritten
- * atomically at vkDestroyDevice, vkDestroyInstance and process exit. */
+/* What the layer writes (issue 24). Per process: a folder of its own,
+ * <out>/.vkprof/<base>/, claimed at the first instance, holding the index
+ * (index.h: devices, families, dispatch counts, each context's spool) and
+ * each context's spool (desc.trace_spool). Both are files mapped shared:
+ * what they hold outlives the process whatever ends it. At a clean exit the
+ * layer finishes its own process: one trace of every context and one
+ * summary (finish.c), then removes the folder. A process that ends without
+ * running its exit (SIGKILL, a crash, _exit, exec) leaves the folder, which
+ * `vkprof run` (or `vkprof recover`) finishes the same way once the process
+ * has ended. */
 #define _GNU_SOURCE
 #include "layer.h"
 
-#include "base/json.h"
-#include "export/atomic_file.h"
+#include "finish.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 uint32_t lyr_live_devices(lyr_device **out, uint32_t cap);
 
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool any_instance;
-/* finished devices' JSON, in creation order */
-typedef struct done_dev {
-    uint32_t index;
-    char *json;
-    struct done_dev *next;
-} done_dev;
-static done_dev *done_list;
+static bool proc_tried;  /* the folder was claimed, or tried and failed (warned) */
+static lyr_index *g_ix;  /* the mapped index, NULL without one */
+static char g_dir[2048]; /* <out>/.vkprof/<base> */
+static char g_why[512];  /* why there is none */
 
-/* ---- JSON into memory (base/json.h writes it, one writer for all) -------- */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool failed;
-} sbuf;
-
-static void sb_sink(void *sink, const char *data, size_t n)
+static uint64_t mono_ns(void)
 {
-    sbuf *b = sink;
-    if (b->failed) {
-        return;
-    }
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + n + 1) {
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, n);
-    b->n += n;
-    b->p[b->n] = '\0';
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
-
-/* The text, or NULL (freed) when the writer or the memory failed. */
-static char *sb_take(sbuf *b, const vkprof_json *j)
-{
-    if (b->failed || !vkprof__json_ok(j) || b->p == NULL) {
-        free(b->p);
-        return NULL;
-    }
-    return b->p;
-}
-
-/* ---- names -------------------------------------------------------------------- */
 
 static const char *exe_name(void)
 {
-    static char name[256];
+    static char name[200];
     if (name[0] == '\0') {
         char path[4096];
         ssize_t k = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -89,7 +60,7 @@ static const char *exe_name(void)
         memcpy(name, base, len);
         name[len] = '\0';
         for (char *c = name; *c; c++) {
-            if (*c == '/' || *c == ' ') {
+            if (*c == '/' || *c == ' ' || *c == '\n') {
                 *c = '_';
             }
         }
@@ -97,140 +68,328 @@ static const char *exe_name(void)
     return name;
 }
 
-static void trace_name(char *out, size_t cap, const lyr_device *d, uint32_t family, bool primary,
-                       bool sim)
+/* A message or name into a fixed buffer, cut short when it does not fit
+ * (never a path that is then used: those are checked where they are made). */
+static void fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void fmt(char *buf, size_t cap, const char *f, ...)
 {
-    char dev[24] = "", fam[48] = "";
-    if (d->index > 0) {
-        snprintf(dev, sizeof dev, "-d%u", d->index);
-    }
-    if (!primary || sim) {
-        snprintf(fam, sizeof fam, "-f%u%s", family, sim ? "-simultaneous" : "");
-    }
-    snprintf(out, cap, "%s-%ld%s%s.trace.json", exe_name(), (long)getpid(), dev, fam);
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, cap, f, ap);
+    va_end(ap);
 }
 
-/* ---- one device ------------------------------------------------------------------ */
-
-static int primary_family(const lyr_device *d)
+static bool exists(const char *path)
 {
-    for (uint32_t f = 0; f < d->nfamilies; f++) {
-        if (atomic_load(&d->fam[f].ctx) != NULL) {
-            return (int)f;
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* An earlier image of this very process (the same pid, the same run) that
+ * never finished: exec replaced it, as no other process can hold this pid
+ * while we run. Its index says so, for whoever finishes it (vkprof run). */
+static void mark_replaced(const char *spool_root, const lyr_index *me)
+{
+    DIR *d = opendir(spool_root);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, me->base) == 0) {
+            continue;
+        }
+        char ip[2300];
+        fmt(ip, sizeof ip, "%s/%s/index", spool_root, e->d_name);
+        int fd = open(ip, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+            continue;
+        }
+        struct stat st;
+        void *m = MAP_FAILED;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == sizeof(lyr_index)) {
+            m = mmap(NULL, sizeof(lyr_index), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        }
+        close(fd);
+        if (m == MAP_FAILED) {
+            continue;
+        }
+        lyr_index *old = m;
+        if (memcmp(old->magic, LYR_INDEX_MAGIC, 8) == 0 && old->version == LYR_INDEX_VERSION &&
+            old->pid == me->pid && strncmp(old->run, me->run, sizeof old->run) == 0 &&
+            atomic_load(&old->state) == LYR_PROC_RUNNING && atomic_load(&old->replaced_ns) == 0) {
+            fmt(old->replaced_by, sizeof old->replaced_by, "%s", me->exe);
+            atomic_store(&old->replaced_ns, mono_ns());
+        }
+        munmap(m, sizeof(lyr_index));
+    }
+    closedir(d);
+}
+
+/* The process's folder and index. Under proc_lock. */
+static void proc_create(void)
+{
+    proc_tried = true;
+    char spool_root[1200];
+    snprintf(spool_root, sizeof spool_root, "%s/" LYR_SPOOL_DIR, lyr_cfg.out_dir);
+    if (mkdir(spool_root, 0777) != 0 && errno != EEXIST) {
+        fmt(g_why, sizeof g_why, "cannot create %s: %s", spool_root, strerror(errno));
+        goto fail;
+    }
+    /* <exe>-<pid>, else .2, .3, ...: a folder no one else has, and output
+     * names no file has yet (a user's own file is never written over) */
+    char base[256] = "";
+    for (unsigned n = 1; n < 1000 && base[0] == '\0'; n++) {
+        char cand[256], p[2048];
+        if (n == 1) {
+            snprintf(cand, sizeof cand, "%s-%ld", exe_name(), (long)getpid());
+        } else {
+            snprintf(cand, sizeof cand, "%s-%ld.%u", exe_name(), (long)getpid(), n);
+        }
+        bool taken = false;
+        static const char *const outs[] = {".trace.json", ".pftrace", ".summary.json"};
+        for (size_t k = 0; k < sizeof outs / sizeof outs[0] && !taken; k++) {
+            snprintf(p, sizeof p, "%s/%s%s", lyr_cfg.out_dir, cand, outs[k]);
+            taken = exists(p);
+        }
+        snprintf(p, sizeof p, "%s/%s", spool_root, cand);
+        if (taken) {
+            continue;
+        }
+        if (mkdir(p, 0777) == 0) {
+            snprintf(base, sizeof base, "%s", cand);
+            fmt(g_dir, sizeof g_dir, "%s", p);
+        } else if (errno != EEXIST) {
+            fmt(g_why, sizeof g_why, "cannot create %s: %s", p, strerror(errno));
+            goto fail;
         }
     }
-    return -1;
+    if (base[0] == '\0') {
+        fmt(g_why, sizeof g_why, "no free name for %s-%ld in %s", exe_name(), (long)getpid(),
+            spool_root);
+        goto fail;
+    }
+    char ipath[2200];
+    snprintf(ipath, sizeof ipath, "%s/index", g_dir);
+    int fd = open(ipath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        fmt(g_why, sizeof g_why, "cannot create %s: %s", ipath, strerror(errno));
+        goto fail;
+    }
+    /* the whole size now: a full disk is found here, not as a SIGBUS later */
+    int e = posix_fallocate(fd, 0, (off_t)sizeof(lyr_index));
+    void *map = e == 0 ? mmap(NULL, sizeof(lyr_index), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                       : MAP_FAILED;
+    if (e != 0 || map == MAP_FAILED) {
+        fmt(g_why, sizeof g_why, "cannot %s %s: %s", e != 0 ? "reserve" : "map", ipath,
+            strerror(e != 0 ? e : errno));
+        close(fd);
+        unlink(ipath);
+        rmdir(g_dir);
+        goto fail;
+    }
+    close(fd);
+    lyr_index *ix = map;
+    ix->version = LYR_INDEX_VERSION;
+    ix->size = (uint32_t)sizeof *ix;
+    ix->pid = (int64_t)getpid();
+    ix->created_ns = mono_ns();
+    snprintf(ix->exe, sizeof ix->exe, "%s", exe_name());
+    snprintf(ix->run, sizeof ix->run, "%s", lyr_cfg.run);
+    snprintf(ix->base, sizeof ix->base, "%s", base);
+    FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (bf != NULL) {
+        if (fgets(ix->boot_id, sizeof ix->boot_id, bf) == NULL) {
+            ix->boot_id[0] = '\0';
+        }
+        ix->boot_id[strcspn(ix->boot_id, "\n")] = '\0';
+        fclose(bf);
+    }
+    ix->active = lyr_cfg.on;
+    ix->mode = (uint32_t)lyr_cfg.mode;
+    ix->sample_every = lyr_cfg.sample;
+    ix->keep_last = lyr_cfg.keep_last;
+    ix->trace_format = lyr_cfg.trace_format;
+    ix->trace_events = lyr_cfg.trace_events;
+    ix->name_map_entries = vkl_name_map_count(lyr_cfg.names);
+    snprintf(ix->mode_name, sizeof ix->mode_name, "%s", lyr_mode_name(lyr_cfg.mode));
+    switch (lyr_cfg.steps) {
+    case LYR_STEPS_NONE: snprintf(ix->steps_rule, sizeof ix->steps_rule, "none"); break;
+    case LYR_STEPS_LABEL:
+        snprintf(ix->steps_rule, sizeof ix->steps_rule, "label:%s", lyr_cfg.step_label);
+        break;
+    default: snprintf(ix->steps_rule, sizeof ix->steps_rule, "wait"); break;
+    }
+    atomic_store(&ix->state, LYR_PROC_RUNNING);
+    atomic_thread_fence(memory_order_release);
+    memcpy(ix->magic, LYR_INDEX_MAGIC, 8);
+    g_ix = ix;
+    mark_replaced(spool_root, ix);
+    return;
+fail:
+    g_dir[0] = '\0';
+    lyr_warn("the output folder cannot be used (%s): this process's trace and summary are "
+             "not written",
+             g_why);
 }
 
-/* Under d->lock. write_traces: write each context's trace file now. */
-static char *device_json(lyr_device *d, bool write_traces)
+void lyr_note_instance(void)
 {
-    sbuf b = {0};
-    int prim = primary_family(d);
-    if (write_traces) {
-        for (uint32_t k = 0; k < 2 * d->nfamilies; k++) {
-            uint32_t f = k / 2;
-            bool sim = k % 2 == 1;
-            vkprof_context ctx = atomic_load(sim ? &d->fam[f].ctx_sim : &d->fam[f].ctx);
-            if (ctx == NULL) {
+    atomic_store(&any_instance, true);
+    pthread_mutex_lock(&proc_lock);
+    if (!proc_tried) {
+        proc_create();
+    }
+    pthread_mutex_unlock(&proc_lock);
+}
+
+const char *lyr_proc_dir(void)
+{
+    return g_ix != NULL ? g_dir : NULL;
+}
+
+const char *lyr_proc_why(void)
+{
+    return g_why;
+}
+
+void lyr_idx_device_add(lyr_device *d)
+{
+    pthread_mutex_lock(&proc_lock);
+    lyr_index *ix = g_ix;
+    if (ix != NULL) {
+        uint32_t n = atomic_load(&ix->ndevices);
+        if (n < LYR_IDX_DEVICES) {
+            lyr_idx_device *e = &ix->dev[n];
+            e->index = d->index;
+            e->profiled = d->intercept;
+            e->calibrated = d->calibrated;
+            e->host_reset = d->host_reset;
+            e->sync2 = d->sync2;
+            e->nfamilies = d->nfamilies < LYR_IDX_FAMILIES ? d->nfamilies : LYR_IDX_FAMILIES;
+            snprintf(e->name, sizeof e->name, "%s", d->name);
+            e->created_ns = mono_ns();
+            for (uint32_t f = 0; f < e->nfamilies; f++) {
+                e->fam[f].flags = d->fam[f].flags;
+                e->fam[f].valid_bits = d->fam[f].valid_bits;
+                snprintf(e->fam[f].reason, sizeof e->fam[f].reason, "%s", d->fam[f].reason);
+            }
+            atomic_store_explicit(&e->state, LYR_DEV_LIVE, memory_order_release);
+            atomic_store_explicit(&ix->ndevices, n + 1, memory_order_release);
+            d->idx = e;
+        }
+    }
+    pthread_mutex_unlock(&proc_lock);
+}
+
+/* The device's counters into its index entry (the layer's own stay where
+ * the recording path counts them: this is a copy, at each collection). */
+void lyr_idx_sync(lyr_device *d)
+{
+    lyr_idx_device *e = d->idx;
+    if (e == NULL) {
+        return;
+    }
+    atomic_store_explicit(&e->steps, atomic_load(&d->steps), memory_order_relaxed);
+    const uint32_t nf = e->nfamilies;
+    for (uint32_t f = 0; f < nf; f++) {
+        lyr_family *fa = &d->fam[f];
+        lyr_idx_family *x = &e->fam[f];
+        if (fa->used && !atomic_load_explicit(&x->used, memory_order_relaxed)) {
+            atomic_store(&x->used, 1);
+        }
+        if (fa->reason[0] != '\0' && x->reason[0] == '\0') {
+            snprintf(x->reason, sizeof x->reason, "%s", fa->reason);
+        }
+#define CP_(a, b)                                                                                  \
+    atomic_store_explicit(&x->a, atomic_load_explicit(&fa->b, memory_order_relaxed),               \
+                          memory_order_relaxed)
+        CP_(dispatches, dispatches);
+        CP_(dispatches_timed, dispatches_timed);
+        CP_(submits, submits);
+        CP_(exec_dispatches, exec_dispatches);
+        CP_(exec_timed, exec_timed);
+        for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
+            CP_(exec_untimed[r], exec_untimed[r]);
+            CP_(untimed[r], untimed[r]);
+        }
+#undef CP_
+    }
+    if (g_ix != NULL) {
+        atomic_store_explicit(&g_ix->updated_ns, mono_ns(), memory_order_relaxed);
+    }
+}
+
+/* A context's spool: <dir>/d<D>-f<F>[-sim].spool into `path`, its name into
+ * the index. false (nothing written) without a folder. */
+bool lyr_spool_path(lyr_device *d, uint32_t family, bool sim, char *path, size_t cap)
+{
+    const char *dir = lyr_proc_dir();
+    if (dir == NULL || d->idx == NULL || family >= LYR_IDX_FAMILIES) {
+        return false;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "d%u-f%u%s.spool", d->index, family, sim ? "-sim" : "");
+    snprintf(path, cap, "%s/%s", dir, name);
+    return true;
+}
+
+void lyr_idx_context(lyr_device *d, uint32_t family, bool sim, vkprof_context ctx)
+{
+    lyr_idx_device *e = d->idx;
+    if (e == NULL || family >= LYR_IDX_FAMILIES) {
+        return;
+    }
+    lyr_idx_family *x = &e->fam[family];
+    atomic_store(&x->used, 1);
+    vkprof_spool_info si;
+    if (ctx != NULL && vkprof_spool_status(ctx, &si) == VKPROF_OK) {
+        if (si.state == VKPROF_SPOOL_OPEN) {
+            snprintf(x->spool[sim], sizeof x->spool[sim], "d%u-f%u%s.spool", d->index, family,
+                     sim ? "-sim" : "");
+        } else {
+            fmt(x->missing[sim], sizeof x->missing[sim], "%s",
+                si.reason[0] ? si.reason : "no spool");
+        }
+    } else if (ctx == NULL) {
+        snprintf(x->missing[sim], sizeof x->missing[sim], "%s",
+                 d->fam[family].reason[0] ? d->fam[family].reason : "no context");
+    }
+}
+
+/* ---- the end of a device, the end of the process ------------------------- */
+
+/* A device whose contexts are about to go, where one of them has no spool:
+ * its trace now, in a file of its own (with a spool, everything it recorded
+ * is in the spools, and the process's one trace at its end holds it).
+ * Under d->lock. */
+static void fallback_trace(lyr_device *d)
+{
+    vkprof_context list[2 * LYR_MAX_FAMILIES];
+    uint32_t n = 0;
+    bool need = false;
+    for (uint32_t f = 0; f < d->nfamilies; f++) {
+        for (int k = 0; k < 2; k++) {
+            vkprof_context c = atomic_load(k ? &d->fam[f].ctx_sim : &d->fam[f].ctx);
+            if (c == NULL) {
                 continue;
             }
-            char name[300], path[1400];
-            trace_name(name, sizeof name, d, f, (int)f == prim, sim);
-            snprintf(path, sizeof path, "%s/%s", lyr_cfg.out_dir, name);
-            char *into = sim ? d->fam[f].trace_file_sim : d->fam[f].trace_file;
-            if (vkprof_trace_write(ctx, path) == VKPROF_OK) {
-                snprintf(into, sizeof d->fam[f].trace_file, "%s", name);
-            }
+            list[n++] = c;
+            vkprof_spool_info si;
+            need |= vkprof_spool_status(c, &si) != VKPROF_OK || si.state != VKPROF_SPOOL_OPEN;
         }
     }
-    vkprof_json jw, *j = &jw;
-    vkprof__json_to_sink(j, sb_sink, &b);
-    vkprof__json_obj(j);
-    vkprof__json_kv_u64(j, "index", d->index);
-    vkprof__json_kv_str(j, "name", d->name);
-    vkprof__json_kv_str(j, "trace",
-                        prim >= 0 && d->fam[prim].trace_file[0] != '\0' ? d->fam[prim].trace_file
-                                                                        : NULL);
-    vkprof__json_kv_bool(j, "profiled", d->intercept);
-    vkprof__json_kv_bool(j, "calibrated_timestamps", d->calibrated);
-    vkprof__json_kv_bool(j, "host_query_reset", d->host_reset);
-    vkprof__json_kv_bool(j, "synchronization2", d->sync2);
-    vkprof__json_key(j, "queue_families");
-    vkprof__json_arr(j);
-    for (uint32_t f = 0; f < d->nfamilies; f++) {
-        lyr_family *fa = &d->fam[f];
-        if (!fa->used) {
-            continue;
-        }
-        vkprof_context ctx = atomic_load(&fa->ctx);
-        bool timed = d->intercept && !fa->ctx_failed && fa->valid_bits != 0 &&
-                     (ctx == NULL || vkprof_active(ctx));
-        vkprof__json_obj(j);
-        vkprof__json_kv_u64(j, "family", f);
-        vkprof__json_kv_bool(j, "timed", timed);
-        if (timed) {
-            vkprof__json_kv_u64(j, "valid_bits", fa->valid_bits);
-        } else {
-            vkprof__json_kv_str(j, "reason",
-                                !d->intercept   ? "VKPROF_LAYER=off"
-                                : fa->reason[0] ? fa->reason
-                                                : "no timestamps");
-        }
-        vkprof__json_end(j);
+    if (!need || n == 0 || g_ix == NULL || d->idx == NULL) {
+        return;
     }
-    vkprof__json_end(j);
-    vkprof__json_kv_u64(j, "steps", atomic_load(&d->steps));
-    vkprof__json_key(j, "contexts");
-    vkprof__json_arr(j);
-    for (uint32_t k = 0; k < 2 * d->nfamilies; k++) {
-        uint32_t f = k / 2;
-        bool sim = k % 2 == 1;
-        lyr_family *fa = &d->fam[f];
-        vkprof_context ctx = atomic_load(sim ? &fa->ctx_sim : &fa->ctx);
-        if (ctx == NULL) {
-            continue;
-        }
-        size_t need = 0;
-        char *snap = NULL;
-        if (vkprof_snapshot_json(ctx, NULL, 0, &need) == VKPROF_ERROR_BUFFER_TOO_SMALL &&
-            need > 0) {
-            snap = malloc(need);
-            if (snap != NULL && vkprof_snapshot_json(ctx, snap, need, &need) != VKPROF_OK) {
-                free(snap);
-                snap = NULL;
-            }
-        }
-        const char *tf = sim ? fa->trace_file_sim : fa->trace_file;
-        vkprof__json_obj(j);
-        vkprof__json_kv_u64(j, "family", f);
-        vkprof__json_kv_bool(j, "simultaneous_use", sim);
-        vkprof__json_kv_str(j, "trace", tf[0] ? tf : NULL);
-        if (!sim) {
-            /* the family's counts (both contexts' recordings) */
-            vkprof__json_kv_u64(j, "dispatches", atomic_load(&fa->dispatches));
-            vkprof__json_kv_u64(j, "dispatches_timed", atomic_load(&fa->dispatches_timed));
-            vkprof__json_key(j, "untimed");
-            vkprof__json_obj(j);
-            vkprof__json_kv_u64(j, "phase_table_full", atomic_load(&fa->phase_full));
-            vkprof__json_kv_u64(j, "simultaneous_use", atomic_load(&fa->simultaneous));
-            vkprof__json_end(j);
-            /* read by older checks */
-            vkprof__json_kv_u64(j, "untimed_phase_table_full", atomic_load(&fa->phase_full));
-            vkprof__json_kv_u64(j, "submits", atomic_load(&fa->submits));
-        }
-        vkprof__json_key(j, "snapshot");
-        if (snap != NULL) {
-            vkprof__json_raw(j, snap); /* the library's own document */
-        } else {
-            vkprof__json_null(j);
-        }
-        vkprof__json_end(j);
-        free(snap);
+    char name[300], path[1700];
+    snprintf(name, sizeof name, "%s.d%u%s", g_ix->base, d->index,
+             lyr_cfg.trace_format == VKPROF_TRACE_FORMAT_PFTRACE ? ".pftrace" : ".trace.json");
+    snprintf(path, sizeof path, "%s/%s", lyr_cfg.out_dir, name);
+    if (vkprof_trace_write_set(list, n, path, (vkprof_trace_format)lyr_cfg.trace_format) ==
+        VKPROF_OK) {
+        fmt(d->idx->fallback_trace, sizeof d->idx->fallback_trace, "%s", name);
     }
-    vkprof__json_end(j);
-    vkprof__json_end(j);
-    return sb_take(&b, j);
 }
 
 void lyr_finish_device(lyr_device *d)
@@ -251,7 +410,9 @@ void lyr_finish_device(lyr_device *d)
             (void)vkprof_collect(sim);
         }
     }
-    char *json = device_json(d, d->intercept);
+    lyr_idx_sync(d);
+    fallback_trace(d);
+    /* destroying a context closes its spool (its last checkpoint) */
     for (uint32_t f = 0; f < d->nfamilies; f++) {
         vkprof_context sim = atomic_exchange(&d->fam[f].ctx_sim, NULL);
         vkprof_context ctx = atomic_exchange(&d->fam[f].ctx, NULL);
@@ -263,132 +424,108 @@ void lyr_finish_device(lyr_device *d)
         }
     }
     d->finished = true;
+    if (d->idx != NULL) {
+        atomic_store(&d->idx->destroyed_ns, mono_ns());
+        atomic_store_explicit(&d->idx->state, LYR_DEV_DESTROYED, memory_order_release);
+    }
     pthread_mutex_unlock(&d->lock);
-
-    done_dev *n = calloc(1, sizeof *n);
-    if (n == NULL) {
-        free(json);
-        return;
-    }
-    n->index = d->index;
-    n->json = json;
-    pthread_mutex_lock(&out_lock);
-    done_dev **at = &done_list;
-    while (*at != NULL && (*at)->index < n->index) {
-        at = &(*at)->next;
-    }
-    n->next = *at;
-    *at = n;
-    pthread_mutex_unlock(&out_lock);
 }
 
-void lyr_note_instance(void)
-{
-    atomic_store(&any_instance, true);
-}
-
-static const char *steps_text(char *buf, size_t cap)
-{
-    switch (lyr_cfg.steps) {
-    case LYR_STEPS_NONE: return "none";
-    case LYR_STEPS_LABEL: snprintf(buf, cap, "label:%s", lyr_cfg.step_label); return buf;
-    default: return "wait";
-    }
-}
-
-static void write_summary(bool write_live_traces)
-{
-    lyr_device *live[64];
-    uint32_t nlive = lyr_live_devices(live, 64);
-    sbuf b = {0};
-    char st[160];
-    vkprof_json jw, *j = &jw;
-    vkprof__json_to_sink(j, sb_sink, &b);
-    vkprof__json_obj(j);
-    vkprof__json_kv_u64(j, "vkprof_layer_summary", 1);
-    vkprof__json_kv_i64(j, "pid", (int64_t)getpid());
-    vkprof__json_kv_str(j, "exe", exe_name());
-    vkprof__json_kv_bool(j, "active", lyr_cfg.on);
-    vkprof__json_kv_str(j, "mode", lyr_mode_name(lyr_cfg.mode));
-    vkprof__json_kv_u64(j, "sample_every", lyr_cfg.sample);
-    vkprof__json_kv_str(j, "steps_rule", steps_text(st, sizeof st));
-    vkprof__json_kv_u64(j, "name_map_entries", vkl_name_map_count(lyr_cfg.names));
-    vkprof__json_key(j, "devices");
-    vkprof__json_arr(j);
-    pthread_mutex_lock(&out_lock);
-    done_dev *dn = done_list;
-    /* merge finished and live devices by index */
-    uint32_t li = 0;
-    for (;;) {
-        /* the next live device by index */
-        lyr_device *next_live = NULL;
-        for (uint32_t i = 0; i < nlive; i++) {
-            if (live[i] != NULL && (next_live == NULL || live[i]->index < next_live->index)) {
-                next_live = live[i];
-                li = i;
-            }
-        }
-        if (dn == NULL && next_live == NULL) {
-            break;
-        }
-        char *json = NULL;
-        bool owned = false;
-        if (dn != NULL && (next_live == NULL || dn->index < next_live->index)) {
-            json = dn->json;
-            dn = dn->next;
-        } else {
-            pthread_mutex_lock(&next_live->lock);
-            if (!next_live->finished) {
-                json = device_json(next_live, write_live_traces && next_live->intercept);
-                owned = true;
-            }
-            pthread_mutex_unlock(&next_live->lock);
-            live[li] = NULL;
-        }
-        if (json != NULL) {
-            vkprof__json_raw(j, json); /* written by device_json with the same writer */
-        }
-        if (owned) {
-            free(json);
-        }
-    }
-    pthread_mutex_unlock(&out_lock);
-    vkprof__json_end(j);
-    vkprof__json_end(j);
-    vkprof__json_newline(j);
-    char *doc = sb_take(&b, j);
-    if (doc == NULL) {
-        lyr_warn("the summary could not be written: out of memory");
-        return;
-    }
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s-%ld.summary.json", lyr_cfg.out_dir, exe_name(),
-             (long)getpid());
-    /* the library's one atomic writer: a temporary file of its own beside
-     * the target, fsync, rename (two threads writing at once each replace
-     * the file whole) */
-    vkprof_afile f;
-    int e = vkprof__afile_open(&f, path);
-    if (e == 0) {
-        vkprof__afile_write(&f, doc, strlen(doc));
-        e = vkprof__afile_commit(&f);
-    }
-    if (e != 0) {
-        lyr_warn("cannot write %s: %s", path, strerror(e));
-    }
-    free(doc);
-}
-
-void lyr_write_summary(void)
-{
-    if (atomic_load(&any_instance)) {
-        write_summary(false);
-    }
-}
-
+/* At exit (the library's destructor), devices the app never destroyed
+ * included: the process's trace and summary from its contexts (the live
+ * ones; the spools of devices it destroyed), then its folder removed. No
+ * Vulkan call: a teardown is no time for one; what was never collected is
+ * counted as pending in the summary. */
 void lyr_exit_flush(void)
 {
-    if (atomic_load(&any_instance)) {
-        write_summary(true); /* devices never destroyed: their traces too */
+    if (!atomic_load(&any_instance) || g_ix == NULL) {
+        return;
     }
+    pthread_mutex_lock(&proc_lock);
+    lyr_index *ix = g_ix;
+    if (ix == NULL || atomic_load(&ix->state) == LYR_PROC_FINISHED) {
+        pthread_mutex_unlock(&proc_lock);
+        return;
+    }
+    lyr_device *live[64];
+    uint32_t nlive = lyr_live_devices(live, 64);
+    lyr_ctx_table *ctxs = calloc(1, sizeof *ctxs);
+    for (uint32_t i = 0; i < nlive; i++) {
+        lyr_device *d = live[i];
+        if (d->inherited) {
+            continue;
+        }
+        pthread_mutex_lock(&d->lock);
+        lyr_idx_sync(d);
+        for (uint32_t f = 0; f < d->nfamilies && f < LYR_IDX_FAMILIES; f++) {
+            for (int k = 0; k < 2; k++) {
+                vkprof_context c = atomic_load(k ? &d->fam[f].ctx_sim : &d->fam[f].ctx);
+                (void)vkprof_spool_sync(c); /* the last checkpoint, should this fail */
+                if (ctxs != NULL && d->idx != NULL) {
+                    (*ctxs)[d->idx - ix->dev][f][k] = c;
+                }
+            }
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    atomic_store(&ix->exited_ns, mono_ns());
+    atomic_store(&ix->state, LYR_PROC_EXITED);
+    if (ctxs == NULL) {
+        pthread_mutex_unlock(&proc_lock);
+        return; /* the folder stays: `vkprof recover` finishes it */
+    }
+    /* the devices it destroyed: their spools */
+    bool opened[LYR_IDX_DEVICES] = {false};
+    const uint32_t nd = atomic_load(&ix->ndevices);
+    for (uint32_t di = 0; di < nd; di++) {
+        if (atomic_load(&ix->dev[di].state) != LYR_DEV_DESTROYED) {
+            continue;
+        }
+        opened[di] = true;
+        for (uint32_t f = 0; f < LYR_IDX_FAMILIES; f++) {
+            for (int k = 0; k < 2; k++) {
+                lyr_idx_family *fa = &ix->dev[di].fam[f];
+                if (fa->spool[k][0] == '\0') {
+                    continue;
+                }
+                char p[2200], e[512] = "";
+                snprintf(p, sizeof p, "%s/%s", g_dir, fa->spool[k]);
+                if (vkprof_spool_open(p, &(*ctxs)[di][f][k], e, sizeof e) != VKPROF_OK) {
+                    fmt(fa->missing[k], sizeof fa->missing[k], "unreadable spool: %.120s", e);
+                }
+            }
+        }
+    }
+    const lyr_ending end = {"exit", -1, 0, "the layer finished the process at its exit", "layer"};
+    char err[1024] = "";
+    if (lyr_finish_write(ix, lyr_cfg.out_dir, ctxs, &end, err, sizeof err) == 0) {
+        lyr_remove_dir(lyr_cfg.out_dir, ix);
+    } else {
+        lyr_warn("%s; the spools stay in %s (vkprof recover %s finishes them)", err, g_dir,
+                 lyr_cfg.out_dir);
+    }
+    for (uint32_t di = 0; di < nd; di++) {
+        for (uint32_t f = 0; opened[di] && f < LYR_IDX_FAMILIES; f++) {
+            vkprof_destroy((*ctxs)[di][f][0]);
+            vkprof_destroy((*ctxs)[di][f][1]);
+        }
+    }
+    free(ctxs);
+    pthread_mutex_unlock(&proc_lock);
+}
+
+/* The child of a fork: the parent's folder and devices are the parent's.
+ * Forgotten here (unmapped, never written); the child's own folder is made
+ * at its own first instance. */
+void lyr_proc_forked_child(void)
+{
+    if (g_ix != NULL) {
+        (void)munmap(g_ix, sizeof(lyr_index));
+        g_ix = NULL;
+    }
+    proc_tried = false;
+    g_dir[0] = '\0';
+    g_why[0] = '\0';
+    atomic_store(&any_instance, false);
+    pthread_mutex_init(&proc_lock, NULL);
 }

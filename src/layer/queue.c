@@ -130,6 +130,7 @@ static void on_retired(lyr_device *d, bool all_retired)
     if (lyr_cfg.steps == LYR_STEPS_WAIT && all_retired && atomic_exchange(&d->since_step, 0) > 0) {
         step_all(d);
     }
+    lyr_idx_sync(d); /* the index follows the collections */
 }
 
 /* ---- submits ------------------------------------------------------------- */
@@ -160,6 +161,25 @@ static void list_add(cmd_list *l, VkCommandBuffer cb)
     l->v[l->n++] = cb;
 }
 
+/* One more execution of a buffer's recording: its dispatches, timed or
+ * not (why), into its family's counts; the recording is now submitted (a
+ * reset or free of it is no discard). */
+static void count_exec(lyr_cmd *c)
+{
+    c->submitted = true;
+    if (c->family >= c->dev->nfamilies) {
+        return;
+    }
+    lyr_family *f = &c->dev->fam[c->family];
+    atomic_fetch_add_explicit(&f->exec_dispatches, c->n_dispatch, memory_order_relaxed);
+    atomic_fetch_add_explicit(&f->exec_timed, c->n_timed, memory_order_relaxed);
+    for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
+        if (c->n_untimed[r] != 0) {
+            atomic_fetch_add_explicit(&f->exec_untimed[r], c->n_untimed[r], memory_order_relaxed);
+        }
+    }
+}
+
 /* l[0]: buffers recorded into the family's context, l[1]: into its ctx_sim */
 static void list_add_cmd(cmd_list *l, VkCommandBuffer cb, bool *work)
 {
@@ -171,12 +191,16 @@ static void list_add_cmd(cmd_list *l, VkCommandBuffer cb, bool *work)
     if (c == NULL) {
         return;
     }
+    count_exec(c);
     if (c->rec_scopes) {
         list_add(&l[c->rctx != lyr_family_ctx(c->dev, c->family)], cb);
     }
     /* secondaries executed by it run with it */
     for (uint32_t i = 0; i < c->nsecs; i++) {
         lyr_cmd *s = lyr_map_get(&lyr_cmds, (uint64_t)(uintptr_t)c->secs[i]);
+        if (s != NULL) {
+            count_exec(s);
+        }
         if (s != NULL && s->rec_scopes) {
             list_add(&l[s->rctx != lyr_family_ctx(s->dev, s->family)], c->secs[i]);
         }

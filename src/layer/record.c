@@ -39,7 +39,14 @@ static void cmd_release(lyr_cmd *c)
     vkprof_context ctx = c->rctx;
     if (ctx != NULL) {
         pthread_mutex_lock(&c->dev->lock);
-        (void)vkprof_cmd_release(ctx, c->handle);
+        /* a recording never submitted ran nothing: no sample, no loss (a
+         * runtime that frees a buffer it began and never submitted did
+         * nothing wrong) */
+        if (c->submitted) {
+            (void)vkprof_cmd_release(ctx, c->handle);
+        } else {
+            (void)vkprof_cmd_discard(ctx, c->handle);
+        }
         pthread_mutex_unlock(&c->dev->lock);
     }
     c->had_scopes = false;
@@ -203,13 +210,14 @@ static bool may_stamp(lyr_device *d, uint32_t family)
     return d->host_reset || (f->flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) != 0;
 }
 
-static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase)
+static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why)
 {
     if (phase == LYR_NO_PHASE) {
-        atomic_fetch_add_explicit(&c->dev->fam[c->family].phase_full, 1, memory_order_relaxed);
+        *why = LYR_UNTIMED_phase_table_full;
         return false;
     }
     if (vkprof_cmd_begin(ctx, c->handle, phase) != VKPROF_OK) {
+        *why = LYR_UNTIMED_refused;
         return false;
     }
     c->had_scopes = true;
@@ -244,6 +252,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     c->nsecs = 0;
     c->depth = 0;
     c->cmdbuf_scoped = false;
+    c->region_why = -1;
     c->pipe = NULL;
     c->pipe_phase = LYR_NO_PHASE;
     c->no_scopes = c->secondary && bi != NULL &&
@@ -258,9 +267,18 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     vkprof_context ctx = c->simultaneous && d->host_reset ? lyr_ensure_sim_ctx(d, c->family)
                                                           : lyr_family_ctx(d, c->family);
     c->rctx = ctx;
-    c->n_dispatch = c->n_timed = c->n_simul = 0;
-    c->timed = vkprof_active(ctx) && !c->no_scopes && may_stamp(d, c->family) &&
-               (lyr_cfg.sample <= 1 || submits % lyr_cfg.sample == 0);
+    c->submitted = false;
+    c->n_dispatch = c->n_timed = 0;
+    memset(c->n_untimed, 0, sizeof c->n_untimed);
+    /* why this recording stamps nothing, when it does not */
+    c->untimed_why = !d->intercept                    ? LYR_UNTIMED_layer_off
+                     : c->simultaneous && ctx == NULL ? LYR_UNTIMED_simultaneous_use
+                     : !vkprof_active(ctx)            ? LYR_UNTIMED_family_untimed
+                     : c->no_scopes                   ? LYR_UNTIMED_render_pass_continue
+                     : !may_stamp(d, c->family)       ? LYR_UNTIMED_family_untimed
+                     : lyr_cfg.sample > 1 && submits % lyr_cfg.sample != 0 ? LYR_UNTIMED_not_sampled
+                                                                           : -1;
+    c->timed = c->untimed_why < 0;
     c->qlabel_phase = LYR_NO_PHASE;
     if (c->timed && atomic_load_explicit(&f->qlabel_gen, memory_order_acquire) != 0) {
         c->qlabel_phase = lyr_queue_label_phase(d, c->family, ctx);
@@ -268,7 +286,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
     if (vr == VK_SUCCESS && c->timed && lyr_cfg.mode == LYR_MODE_CMDBUF && !c->secondary) {
         uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
-        c->cmdbuf_scoped = scope_begin(c, ctx, phase);
+        int why = -1;
+        c->cmdbuf_scoped = scope_begin(c, ctx, phase, &why);
+        c->region_why = why;
     }
     return vr;
 }
@@ -279,11 +299,16 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
     lyr_device *d = cmd_dev(c, cb);
     const uint64_t recorded = c != NULL ? c->n_dispatch : 0; /* this recording's dispatches */
     if (c != NULL && c->family < d->nfamilies) {
+        /* the recording's counts: into the family's recorded ones now, and
+         * kept for each submit of it (queue.c counts the executions) */
         lyr_family *f = &d->fam[c->family];
         atomic_fetch_add_explicit(&f->dispatches, c->n_dispatch, memory_order_relaxed);
         atomic_fetch_add_explicit(&f->dispatches_timed, c->n_timed, memory_order_relaxed);
-        atomic_fetch_add_explicit(&f->simultaneous, c->n_simul, memory_order_relaxed);
-        c->n_dispatch = c->n_timed = c->n_simul = 0;
+        for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
+            if (c->n_untimed[r] != 0) {
+                atomic_fetch_add_explicit(&f->untimed[r], c->n_untimed[r], memory_order_relaxed);
+            }
+        }
     }
     if (c != NULL && c->timed) {
         vkprof_context ctx = c->rctx;
@@ -579,26 +604,63 @@ static void dispatch_end(lyr_cmd *c, vkprof_context ctx, VkCommandBuffer cb, uin
     }
     if (r == VKPROF_OK) {
         c->n_timed++;
+    } else {
+        c->n_untimed[LYR_UNTIMED_refused]++;
     }
+}
+
+/* Label and cmdbuf modes: is a dispatch inside a timed region? -1 when it
+ * is, else why not (the region's scope was refused, or none is open). */
+static int region_cover(const lyr_cmd *c)
+{
+    if (lyr_cfg.mode == LYR_MODE_CMDBUF) {
+        return c->cmdbuf_scoped     ? -1
+               : c->secondary       ? LYR_UNTIMED_no_region
+               : c->region_why >= 0 ? c->region_why
+                                    : LYR_UNTIMED_no_region;
+    }
+    const uint32_t n = c->depth < LYR_LABEL_DEPTH ? c->depth : LYR_LABEL_DEPTH;
+    for (uint32_t i = 0; i < n; i++) {
+        if (c->label_scoped[i]) {
+            return -1;
+        }
+    }
+    return LYR_UNTIMED_no_region;
 }
 
 #define DISPATCH_BODY(call)                                                                        \
     lyr_cmd *c = cmd_get(cb);                                                                      \
     lyr_device *d = cmd_dev(c, cb);                                                                \
-    if (c != NULL) {                                                                               \
-        c->n_dispatch++;                                                                           \
-        c->n_simul += c->simultaneous && c->rctx == NULL && lyr_cfg.mode == LYR_MODE_DISPATCH;     \
+    if (c == NULL) {                                                                               \
+        call;                                                                                      \
+        return;                                                                                    \
     }                                                                                              \
-    if (c == NULL || !c->timed || lyr_cfg.mode != LYR_MODE_DISPATCH) {                             \
+    c->n_dispatch++;                                                                               \
+    if (!c->timed) {                                                                               \
+        c->n_untimed[c->untimed_why]++;                                                            \
+        call;                                                                                      \
+        return;                                                                                    \
+    }                                                                                              \
+    if (lyr_cfg.mode != LYR_MODE_DISPATCH) {                                                       \
+        /* inside a timed region (a label's, or the buffer's), or not */                           \
+        int why_ = region_cover(c);                                                                \
+        if (why_ < 0) {                                                                            \
+            c->n_timed++;                                                                          \
+        } else {                                                                                   \
+            c->n_untimed[why_]++;                                                                  \
+        }                                                                                          \
         call;                                                                                      \
         return;                                                                                    \
     }                                                                                              \
     vkprof_context ctx = c->rctx;                                                                  \
     uint32_t phase = dispatch_phase(c);                                                            \
-    bool scoped = scope_begin(c, ctx, phase);                                                      \
+    int why_ = -1;                                                                                 \
+    bool scoped = scope_begin(c, ctx, phase, &why_);                                               \
     call;                                                                                          \
     if (scoped) {                                                                                  \
         dispatch_end(c, ctx, cb, phase, GROUPS, BASE);                                             \
+    } else {                                                                                       \
+        c->n_untimed[why_]++;                                                                      \
     }
 
 static VKAPI_ATTR void VKAPI_CALL lyr_CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y,
@@ -683,7 +745,6 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
     if (c == NULL) {
         return;
     }
-    c->n_simul += c->simultaneous && c->rctx == NULL && lyr_cfg.mode == LYR_MODE_LABEL;
     if (c->depth < LYR_LABEL_DEPTH) {
         uint32_t i = c->depth;
         c->label_scoped[i] = false;
@@ -693,7 +754,8 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
             c->label_phase[i] = lyr_phase(d, c->rctx, l->pLabelName);
             c->label_disp[i] = c->n_dispatch;
             if (lyr_cfg.mode == LYR_MODE_LABEL) {
-                c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i]);
+                int why = -1;
+                c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i], &why);
             }
         }
     }

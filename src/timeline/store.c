@@ -282,6 +282,31 @@ void vkprof_trace_counts(vkprof_context ctx, uint64_t *recorded, uint64_t *dropp
 /* A slot for the next event, and the `ready` value that publishes it
  * (KEEP_FIRST: 1; KEEP_LAST: its lap + 1, the slot first marked not ready,
  * so a reader never takes the half-written event for the older one). */
+vkprof_result vkprof_get_trace_info(vkprof_context ctx, vkprof_trace_info *out)
+{
+    if (ctx == NULL || out == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    memset(out, 0, sizeof *out);
+    const vkprof_trace *t = &ctx->trace;
+    if (t->events == NULL) {
+        return VKPROF_OK;
+    }
+    out->tracing = atomic_load(&t->on) != 0;
+    out->keep_last = t->keep_last;
+    out->capacity = t->capacity;
+    out->recorded = atomic_load(&t->next);
+    out->kept = out->recorded < t->capacity ? out->recorded : t->capacity;
+    if (t->keep_last) {
+        out->overwritten = out->recorded - out->kept;
+    } else {
+        out->dropped = atomic_load(&t->dropped);
+        out->full_at_ns = atomic_load(&t->full_at_ns);
+    }
+    out->start_ns = t->start_ns;
+    return VKPROF_OK;
+}
+
 static vkprof_event *claim(vkprof_trace *t, uint32_t *ready)
 {
     uint64_t i = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
@@ -432,6 +457,22 @@ uint32_t vkprof__trace_args(vkprof_context ctx, const vkprof_arg *args, uint32_t
     if (count > VKPROF_GPU_MAX_ARGS) {
         atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
         return 0;
+    }
+    /* a key given twice, or one a GPU slice's args carry already: no reader
+     * can take an event with a key twice, so the scope goes without args */
+    static const char *const reserved[] = {"phase", "ns", "step"};
+    for (uint32_t k = 0; k < count; k++) {
+        bool bad = false;
+        for (size_t r = 0; r < sizeof reserved / sizeof reserved[0] && !bad; r++) {
+            bad = strncmp(args[k].key, reserved[r], VKPROF_ANNOTATION_KEY_MAX) == 0;
+        }
+        for (uint32_t m = 0; m < k && !bad; m++) {
+            bad = strncmp(args[k].key, args[m].key, VKPROF_ANNOTATION_KEY_MAX) == 0;
+        }
+        if (bad) {
+            atomic_fetch_add_explicit(&t->annot_dropped, 1, memory_order_relaxed);
+            return 0;
+        }
     }
     vkprof_annot a;
     a.count = count;

@@ -144,12 +144,16 @@ static void test_too_deep(void)
     CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), VKPROF_SPAN_MAX_DEPTH);
     CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 0);
     CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS), 0);
-    /* annotations: VKPROF_SPAN_MAX_ANNOTATIONS, then false */
+    /* annotations: VKPROF_SPAN_MAX_ANNOTATIONS keys, then false; a key given
+     * again takes its new value (an event never holds a key twice) */
     vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    static const char *const keys[] = {"k0", "k1", "k2", "k3", "k4"};
+    _Static_assert(VKPROF_SPAN_MAX_ANNOTATIONS == 4, "keys[] has one more");
     for (uint32_t i = 0; i < VKPROF_SPAN_MAX_ANNOTATIONS; i++) {
-        CHECK(vkprof_span_annotate(&a, "k", "v"));
+        CHECK(vkprof_span_annotate(&a, keys[i], "v"));
     }
-    CHECK(!vkprof_span_annotate(&a, "k", "v"));
+    CHECK(!vkprof_span_annotate(&a, keys[VKPROF_SPAN_MAX_ANNOTATIONS], "v"));
+    CHECK(vkprof_span_annotate(&a, keys[0], "again"));
     (void)vkprof_span_end(ctx, &a);
     CHECK_EQ_U64(vkprof_span_end(ctx, &a), 0); /* closed: an empty token, not counted */
     CHECK_EQ_U64(errors(ctx).span_closed, 0);

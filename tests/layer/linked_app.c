@@ -10,6 +10,7 @@
  *   linked_app [--iterations N] [--dispatches D] [--progress FILE]
  *              [--die WHAT --die-at POINT --die-iter I] [--fork] [--exec PROG ARGS...]
  *              [--serve] [--validation] [--no-device] [--sleep-ms MS]
+ *              [--pipelines N] [--abandon]
  *
  * Each iteration records one one-time-submit command buffer of D dispatches
  * (pipelines "alpha" and "beta" alternating, a barrier between), submits it
@@ -34,6 +35,10 @@
  * down, exec PROG (the process image is replaced: no destructor runs).
  * --validation: the Khronos validation layer on, any message fails the run.
  * --no-device: an instance only.
+ * --pipelines N: N more pipelines (named p0, p1, ...), each dispatched once
+ * per iteration after the D dispatches (not in the progress file's counts).
+ * --abandon: at teardown, a buffer begun and recorded is freed without a
+ * submit (as a WebGPU runtime does at device destroy).
  *
  * Exit status: 0; 1 on a Vulkan error or a validation message. */
 #ifndef _GNU_SOURCE
@@ -73,6 +78,7 @@ typedef struct app {
     VkPipelineLayout layout;
     VkShaderModule module;
     VkPipeline pipe[2];
+    VkPipeline *extra;
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
@@ -81,6 +87,8 @@ typedef struct app {
 } app;
 
 static const char *const pipe_names[2] = {"alpha", "beta"};
+static unsigned g_extra_pipes; /* --pipelines N: N more, named "p<i>", one dispatch each */
+static bool g_abandon;         /* --abandon: a buffer begun, recorded, never submitted, freed */
 
 static volatile sig_atomic_t g_stop;
 static const char *g_die = "", *g_die_at = "waited";
@@ -321,6 +329,20 @@ static void create_device(app *a)
         CHECK(vkCreateComputePipelines(a->dev, VK_NULL_HANDLE, 1, &cpi, NULL, &a->pipe[i]));
         name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->pipe[i], pipe_names[i]);
     }
+    a->extra = g_extra_pipes ? (VkPipeline *)calloc(g_extra_pipes, sizeof *a->extra) : NULL;
+    for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
+        VkComputePipelineCreateInfo cpi;
+        INIT(cpi, VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+        cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        cpi.stage.module = a->module;
+        cpi.stage.pName = "main";
+        cpi.layout = a->layout;
+        CHECK(vkCreateComputePipelines(a->dev, VK_NULL_HANDLE, 1, &cpi, NULL, &a->extra[i]));
+        char nm[32];
+        snprintf(nm, sizeof nm, "p%u", i);
+        name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->extra[i], nm);
+    }
     VkCommandPoolCreateInfo cpi;
     INIT(cpi, VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
     cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -337,15 +359,42 @@ static void create_device(app *a)
     CHECK(vkCreateFence(a->dev, &fi, NULL, &a->fence));
 }
 
+/* A buffer begun and recorded, then freed without a submit (a WebGPU
+ * runtime does this at device destroy): nothing ran, nothing is lost. */
+static void abandon(app *a)
+{
+    VkCommandBuffer c;
+    VkCommandBufferAllocateInfo cai;
+    INIT(cai, VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    cai.commandPool = a->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    CHECK(vkAllocateCommandBuffers(a->dev, &cai, &c));
+    VkCommandBufferBeginInfo bi;
+    INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+    CHECK(vkBeginCommandBuffer(c, &bi));
+    vkCmdBindPipeline(c, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[0]);
+    vkCmdBindDescriptorSets(c, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0, NULL);
+    vkCmdDispatch(c, 1, 1, 1);
+    vkFreeCommandBuffers(a->dev, a->pool, 1, &c);
+}
+
 static void destroy_device(app *a)
 {
     vkDeviceWaitIdle(a->dev);
+    if (g_abandon) {
+        abandon(a);
+    }
     vkDestroyFence(a->dev, a->fence, NULL);
     vkFreeCommandBuffers(a->dev, a->pool, 1, &a->cmd);
     vkDestroyCommandPool(a->dev, a->pool, NULL);
     for (int i = 0; i < 2; i++) {
         vkDestroyPipeline(a->dev, a->pipe[i], NULL);
     }
+    for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
+        vkDestroyPipeline(a->dev, a->extra[i], NULL);
+    }
+    free(a->extra);
     vkDestroyShaderModule(a->dev, a->module, NULL);
     vkDestroyPipelineLayout(a->dev, a->layout, NULL);
     vkDestroyDescriptorPool(a->dev, a->dpool, NULL);
@@ -391,6 +440,10 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
         }
         vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
         vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
+    }
+    for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
+        vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
+        vkCmdDispatch(a->cmd, 1, 1, 1);
     }
     CHECK(vkEndCommandBuffer(a->cmd));
     VkSubmitInfo si;
@@ -517,6 +570,11 @@ int main(int argc, char **argv)
         } else if (strcmp(o, "--sleep-ms") == 0 && v) {
             sleep_ms = (unsigned)strtoul(v, NULL, 10);
             i++;
+        } else if (strcmp(o, "--pipelines") == 0 && v) {
+            g_extra_pipes = (unsigned)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(o, "--abandon") == 0) {
+            g_abandon = true;
         } else if (strcmp(o, "--validation") == 0) {
             validation = true;
         } else if (strcmp(o, "--no-device") == 0) {

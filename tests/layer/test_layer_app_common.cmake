@@ -1,7 +1,8 @@
 # Shared by the -P drivers test_layer_app_run.cmake and test_layer_decode_run.cmake:
 # run a command under the vkprof layer, and read the layer's summary JSON
-# (the contract: {"vkprof_layer_summary": 1, "mode": ..., "devices": [{"contexts":
-# [{"family": F, "snapshot": <vkprof_snapshot_json>}]}]}).
+# (the contract, version 2: {"vkprof_layer_summary": 2, "mode": ..., "trace": <the
+# process's one trace>, "devices": [{"queue_families": [{"family": F, "dispatches":
+# {...}}], "contexts": [{"family": F, "snapshot": <vkprof_snapshot_json>}]}]}).
 
 # layer_exec(<prefix> LAYERS <VK_INSTANCE_LAYERS> LAYER_DIR <dir> OUT_DIR <dir>
 #            [ENV VAR=VALUE...] COMMAND <cmd> <args>...)
@@ -36,7 +37,7 @@ function(plain_exec prefix)
 endfunction()
 
 # read_summary(<prefix> <dir> <mode>): the one *.summary.json in <dir>, checked
-# (version 1, the mode, one device with at least one context). Sets
+# (version 2, the mode, one device with at least one context). Sets
 # <prefix>_NAMES (phases with a count above 0, every context summed),
 # <prefix>_COUNT_<name>, <prefix>_NS_<name>, <prefix>_LOST (every lost reason
 # of every context), <prefix>_PENDING, <prefix>_DROPPED, <prefix>_TRACE (the
@@ -49,7 +50,7 @@ function(read_summary prefix dir mode)
   endif()
   file(READ ${files} js)
   string(JSON ver ERROR_VARIABLE e GET "${js}" vkprof_layer_summary)
-  if(e OR NOT ver EQUAL 1)
+  if(e OR NOT ver EQUAL 2)
     message(FATAL_ERROR "${files}: not a vkprof layer summary (${e}):\n${js}")
   endif()
   string(JSON m GET "${js}" mode)
@@ -60,7 +61,7 @@ function(read_summary prefix dir mode)
   if(NOT ndev EQUAL 1)
     message(FATAL_ERROR "${files}: ${ndev} devices, expected 1:\n${js}")
   endif()
-  string(JSON trace ERROR_VARIABLE e GET "${js}" devices 0 trace)
+  string(JSON trace ERROR_VARIABLE e GET "${js}" trace)
   if(e OR trace STREQUAL "null" OR trace STREQUAL "NOTFOUND")
     set(trace "")
   endif()

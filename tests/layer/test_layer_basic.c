@@ -4,9 +4,10 @@
  * from one module (one named with debug utils, one not), a command-buffer
  * label, a secondary buffer and a re-submitted buffer; it waits with
  * vkWaitForFences, with a vkGetFenceStatus spin and on an empty submit that
- * only signals a fence; then it destroys the device and reads the summary
- * JSON the layer wrote: dispatch counts per phase name, steps, nothing lost,
- * the name rules, sampling, label mode, off, and garbage env values. The
+ * only signals a fence; then it destroys the device and exits (the app runs
+ * in a child process: the layer writes the process's summary and one trace
+ * at its exit), and the parent reads the summary JSON the layer wrote: dispatch counts per phase
+ * name, steps, nothing lost, the name rules, sampling, label mode, off, and garbage env values. The
  * trace's GPU slices carry the dispatch args: the group counts and the local
  * size the app used (dispatch mode), the dispatches of the region (label,
  * cmdbuf). Case spec: a pipeline with specialisation info (its local size x
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -42,6 +44,7 @@ enum { SPEC_X = 8, SPEC_SCALE = 5, SPEC_Y = 2, SPEC_Z = 1, SPEC_X_DEFAULT = 1 };
 static const float SPEC_BIAS = 0.5f;
 
 static const char *tcase;
+static long g_child; /* the app's process: its files are <exe>-<pid>.* */
 static char out_dir[1024];
 static uint32_t messages;
 
@@ -593,11 +596,10 @@ static void run_spec(app *p)
 static void check_spec(void)
 {
     char path[1400];
-    snprintf(path, sizeof path, "%s/test_layer_basic-%ld.summary.json", out_dir, (long)getpid());
+    snprintf(path, sizeof path, "%s/test_layer_basic-%ld.summary.json", out_dir, g_child);
     cJSON *s = load_json(path);
     CHECK(s != NULL);
-    const cJSON *dev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "devices"), 0);
-    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(dev, "trace");
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(s, "trace");
     CHECK(cJSON_IsString(trace));
     cJSON *tr = NULL;
     if (cJSON_IsString(trace)) {
@@ -662,14 +664,21 @@ static void check_spec(void)
 static void check_summary(void)
 {
     char path[1400];
-    snprintf(path, sizeof path, "%s/test_layer_basic-%ld.summary.json", out_dir, (long)getpid());
+    snprintf(path, sizeof path, "%s/test_layer_basic-%ld.summary.json", out_dir, g_child);
     cJSON *s = load_json(path);
     CHECK(s != NULL);
     if (s == NULL) {
         return;
     }
-    CHECK_EQ_U64(num(s, "vkprof_layer_summary"), 1);
-    CHECK_EQ_U64(num(s, "pid"), getpid());
+    CHECK_EQ_U64(num(s, "vkprof_layer_summary"), 2);
+    CHECK_EQ_U64(num(s, "pid"), (uint64_t)g_child);
+    /* it exited: the layer finished it, and removed its spools */
+    const cJSON *ended = cJSON_GetObjectItemCaseSensitive(s, "ended");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(ended, "finished_by");
+    CHECK(cJSON_IsString(by) && strcmp(by->valuestring, "layer") == 0);
+    char spools[1400];
+    snprintf(spools, sizeof spools, "%s/.vkprof/test_layer_basic-%ld", out_dir, g_child);
+    CHECK(access(spools, F_OK) != 0);
     const cJSON *active = cJSON_GetObjectItemCaseSensitive(s, "active");
     CHECK(cJSON_IsBool(active) && cJSON_IsTrue(active) == !is("off"));
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive(s, "mode");
@@ -686,7 +695,8 @@ static void check_summary(void)
     const cJSON *fam = cJSON_GetArrayItem(fams, 0);
     const cJSON *timed = cJSON_GetObjectItemCaseSensitive(fam, "timed");
     CHECK(cJSON_IsBool(timed) && cJSON_IsTrue(timed) == !is("off"));
-    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(dev, "trace");
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(s, "trace");
+    const cJSON *fd = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
     if (is("off")) {
         CHECK(cJSON_GetArraySize(ctxs) == 0);
         CHECK(cJSON_IsNull(trace));
@@ -718,10 +728,18 @@ static void check_summary(void)
     const char *plain = is("above") ? "mapped_pipe" : hname;
     uint64_t recorded =
         full ? (uint64_t)(K1 + K2 + K3) * T + K4 + K5 + 1 : (uint64_t)(K1 + K2 + K3) * T;
-    CHECK_EQ_U64(num(ctx, "dispatches"), recorded);
-    const cJSON *untimed = cJSON_GetObjectItemCaseSensitive(ctx, "untimed");
+    CHECK_EQ_U64(num(fd, "recorded"), recorded);
+    const cJSON *untimed = cJSON_GetObjectItemCaseSensitive(fd, "recorded_untimed");
     CHECK_EQ_U64(num(untimed, "simultaneous_use"), 0);
     CHECK_EQ_U64(num(untimed, "phase_table_full"), 0);
+    /* every dispatch executed is timed or untimed, by reason */
+    uint64_t exec_untimed = 0;
+    const cJSON *eu;
+    cJSON_ArrayForEach(eu, cJSON_GetObjectItemCaseSensitive(fd, "executed_untimed"))
+    {
+        exec_untimed += (uint64_t)eu->valuedouble;
+    }
+    CHECK_EQ_U64(num(fd, "executed_timed") + exec_untimed, num(fd, "executed"));
     if (full) {
         /* run twice in one submit, over one set of queries that each
          * execution resets in the buffer: which run's values are read is
@@ -742,12 +760,14 @@ static void check_summary(void)
          * every token; the secondary runs inside a's scope */
         CHECK_EQ_U64(phase_count(snap, "command_buffer"), 2 * T);
         CHECK_EQ_U64(phase_count(snap, "lbl"), UINT64_MAX);
-        CHECK_EQ_U64(num(ctx, "dispatches_timed"), 0);
+        /* every dispatch inside its buffer's scope, but a secondary's (no region) */
+        CHECK_EQ_U64(num(untimed, "no_region"), num(fd, "recorded") - num(fd, "recorded_timed"));
         CHECK_EQ_U64(num(tm, "scopes_collected"), 2 * T);
     } else if (is("label")) {
         CHECK_EQ_U64(phase_count(snap, "lbl"), T);
         CHECK_EQ_U64(phase_count(snap, "named_pipe"), UINT64_MAX); /* never registered */
-        CHECK_EQ_U64(num(ctx, "dispatches_timed"), 0);
+        /* inside the "lbl" region, or no region */
+        CHECK_EQ_U64(num(fd, "recorded_timed"), (uint64_t)K1 * T);
         CHECK_EQ_U64(num(tm, "scopes_collected"), T);
     } else {
         uint64_t tokens = is("sample") ? T / 2 : T; /* 1 submit in 2: tokens 0 and 2 */
@@ -757,7 +777,11 @@ static void check_summary(void)
         CHECK_EQ_U64(phase_count(snap, plain), plain_n);
         uint64_t timed_rec =
             full ? (uint64_t)(K1 + K2 + K3) * T + K4 + K5 + 1 : (uint64_t)(K1 + K2 + K3) * tokens;
-        CHECK_EQ_U64(num(ctx, "dispatches_timed"), timed_rec);
+        CHECK_EQ_U64(num(fd, "recorded_timed"), timed_rec);
+        if (is("sample")) {
+            /* the other tokens' recordings: untimed, not sampled */
+            CHECK_EQ_U64(num(untimed, "not_sampled"), (uint64_t)(K1 + K2 + K3) * (T - tokens));
+        }
         CHECK_EQ_U64(num(tm, "scopes_collected"), (K1 + K2) * tokens + plain_n);
     }
     CHECK(cJSON_IsString(trace));
@@ -906,16 +930,30 @@ int main(int argc, char **argv)
         FILE *e = freopen(errpath, "w", stderr);
         CHECK(e != NULL);
     }
-    CHECK_VK(volkInitialize());
-    app p;
-    memset(&p, 0, sizeof p);
-    if (is("spec")) {
-        run_spec(&p);
+    /* the app in a child: the layer writes its summary and trace at its exit */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        CHECK_VK(volkInitialize());
+        app p;
+        memset(&p, 0, sizeof p);
+        if (is("spec")) {
+            run_spec(&p);
+        } else {
+            run_app(&p);
+        }
         CHECK_EQ_U64(messages, 0);
+        fflush(NULL);
+        exit(th_failures > 0 ? 1 : 0);
+    }
+    int ws = 0;
+    CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    g_child = (long)pid;
+    if (is("spec")) {
         check_spec();
         return th_done();
     }
-    run_app(&p);
     if (saved >= 0) {
         fflush(stderr);
         dup2(saved, 2);
@@ -932,7 +970,6 @@ int main(int argc, char **argv)
             free(text);
         }
     }
-    CHECK_EQ_U64(messages, 0);
     check_summary();
     return th_done();
 }

@@ -1,0 +1,114 @@
+/* The layer's per-process index (issue 24): what the summary of a process
+ * says beyond its contexts' own figures (devices, queue families, dispatch
+ * counts, why something is untimed, the spool of each context), kept in a
+ * file mapped shared in the process's spool folder, so that it outlives a
+ * process that runs no more code, like the spools themselves.
+ *
+ *   <out>/.vkprof/<base>/index                  this record
+ *   <out>/.vkprof/<base>/d<D>-f<F>[-sim].spool  each context's spool
+ *
+ * <base> is <exe>-<pid>, or <exe>-<pid>.<N> when that was taken (an exec
+ * of the same program in the same pid, a pid reused, a file of the user's):
+ * the folder is claimed with mkdir, so two processes never share one. The
+ * process's trace and summary are <out>/<base>.trace.json (or .pftrace) and
+ * <out>/<base>.summary.json. The layer writes its fields in place: strings
+ * once, before the count or state that makes them visible; counters as they
+ * change (the layer copies its own at each collection and step). Readers
+ * (finish.c) check everything against the sizes below.
+ *
+ * Pure C11 and no Vulkan: the layer and the `vkprof` tool (run, recover)
+ * both include it. */
+#ifndef VKPROF_LAYER_INDEX_H
+#define VKPROF_LAYER_INDEX_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define LYR_INDEX_MAGIC "VKPLYRIX"
+#define LYR_INDEX_VERSION 1u
+#define LYR_IDX_DEVICES 64u
+#define LYR_IDX_FAMILIES 16u
+#define LYR_SPOOL_DIR ".vkprof"
+
+/* Why dispatches were recorded without a stamp: X(id, key) */
+#define LYR_UNTIMED_REASONS(X)                                                                     \
+    X(not_sampled, "not_sampled")             /* --sample N: a submit window not timed */          \
+    X(phase_table_full, "phase_table_full")   /* no phase left for its name */                     \
+    X(simultaneous_use, "simultaneous_use")   /* simultaneous use, no context for it */            \
+    X(family_untimed, "family_untimed")       /* its queue family has no timestamps / no ctx */   \
+    X(render_pass_continue, "render_pass_continue") /* a secondary inside a render pass */         \
+    X(layer_off, "layer_off")                 /* VKPROF_LAYER=off */                               \
+    X(no_region, "no_region") /* label/cmdbuf mode: outside every timed region */                \
+    X(refused, "refused")                     /* the library refused the scope (logged) */
+
+enum lyr_untimed {
+#define LYR_X_(id, key) LYR_UNTIMED_##id,
+    LYR_UNTIMED_REASONS(LYR_X_)
+#undef LYR_X_
+        LYR_UNTIMED_COUNT
+};
+
+enum lyr_proc_state {
+    LYR_PROC_RUNNING = 1,  /* written to as the process runs */
+    LYR_PROC_EXITED = 2,   /* the layer saw the process exit (its destructor ran) */
+    LYR_PROC_FINISHED = 3  /* its trace and summary are written */
+};
+
+enum lyr_dev_state { LYR_DEV_FREE = 0, LYR_DEV_LIVE = 1, LYR_DEV_DESTROYED = 2 };
+
+typedef struct lyr_idx_family {
+    _Atomic uint32_t used;
+    uint32_t flags, valid_bits, pad;
+    char reason[96];     /* why untimed; "" timed */
+    char spool[2][64];   /* its contexts' spools (the family's, simultaneous use), "" none */
+    char missing[2][160]; /* why a context has no spool */
+    _Atomic uint64_t dispatches;       /* recorded */
+    _Atomic uint64_t dispatches_timed; /* recorded with a stamp */
+    _Atomic uint64_t submits;          /* submits carrying command buffers */
+    _Atomic uint64_t exec_dispatches;  /* executed (each submit of a buffer counts) */
+    _Atomic uint64_t exec_timed;       /* executed with a stamp: samples */
+    _Atomic uint64_t exec_untimed[LYR_UNTIMED_COUNT];
+    _Atomic uint64_t untimed[LYR_UNTIMED_COUNT]; /* recorded without a stamp */
+} lyr_idx_family;
+
+typedef struct lyr_idx_device {
+    _Atomic uint32_t state;
+    uint32_t index;
+    uint32_t profiled, calibrated, host_reset, sync2, nfamilies, pad;
+    char name[256];
+    char fallback_trace[256]; /* a trace written at its destroy (a context had no spool), "" */
+    _Atomic uint64_t steps;
+    uint64_t created_ns;
+    _Atomic uint64_t destroyed_ns;
+    lyr_idx_family fam[LYR_IDX_FAMILIES];
+} lyr_idx_device;
+
+typedef struct lyr_index {
+    char magic[8];
+    uint32_t version, size; /* LYR_INDEX_VERSION, sizeof(lyr_index) */
+    int64_t pid;
+    uint64_t created_ns; /* CLOCK_MONOTONIC */
+    char exe[256];
+    char run[64];   /* VKPROF_LAYER_RUN: the `vkprof run` it belongs to, "" none */
+    char base[256]; /* <exe>-<pid>[.N]: the folder's and the outputs' name */
+    char boot_id[64];
+    /* the layer's settings */
+    uint32_t active, mode, sample_every, keep_last;
+    uint32_t trace_format; /* vkprof_trace_format */
+    uint32_t trace_events;
+    uint64_t name_map_entries;
+    char mode_name[16];
+    char steps_rule[160];
+    /* where it stands */
+    _Atomic uint32_t state;
+    _Atomic uint32_t ndevices; /* entries of dev[] in use */
+    _Atomic uint64_t exited_ns, updated_ns;
+    /* an exec replaced this image: the next image (the same pid) says so at
+     * its start, and its executable's name */
+    _Atomic uint64_t replaced_ns;
+    char replaced_by[256];
+    char trace[256], summary[256]; /* when finished: the files' names */
+    lyr_idx_device dev[LYR_IDX_DEVICES];
+} lyr_index;
+
+#endif
