@@ -178,8 +178,17 @@ def build(args):
     tensors = []  # (name, ne, ggml type, bytes)
 
     def matrix(name, row_len, n_rows, std):
-        s, k = grid_tensor(rng, n_rows, row_len, std)
-        tensors.append((name, [row_len, n_rows], gtype, encode(gtype, s, k)))
+        if args.tile and n_rows > args.tile:
+            # one random tile of --tile rows, repeated down the matrix: a model of
+            # a real shape in seconds (its numbers are nonsense either way)
+            s, k = grid_tensor(rng, args.tile, row_len, std)
+            tile = encode(gtype, s, k)
+            reps = -(-n_rows // args.tile)
+            data = (tile * reps)[:len(tile) // args.tile * n_rows]
+        else:
+            s, k = grid_tensor(rng, n_rows, row_len, std)
+            data = encode(gtype, s, k)
+        tensors.append((name, [row_len, n_rows], gtype, data))
 
     def norm(name, n):
         vals = [1.0 + (rng.randrange(-64, 65) / 1024.0) for _ in range(n)]
@@ -229,6 +238,9 @@ def main(argv=None):
     ap.add_argument("--context", type=int, default=256, help="llama.context_length")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--type", choices=sorted(QUANTS), default="f16", help="type of every matrix")
+    ap.add_argument("--tile", type=int, default=0,
+                    help="repeat one random tile of this many rows through each matrix "
+                         "(0: every row random); for models of real shapes, written in seconds")
     a = ap.parse_args(argv)
     errs = []
     if a.layers < 1:
@@ -245,6 +257,8 @@ def main(argv=None):
         errs.append("--vocab must be >= 259")
     if a.context < 1:
         errs.append("--context must be >= 1")
+    if a.tile < 0:
+        errs.append("--tile must be >= 0")
     if errs:
         ap.error("; ".join(errs))
     data = build(a)
