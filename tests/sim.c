@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sim.h"
 
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -150,6 +151,9 @@ static VkResult VKAPI_CALL w_GetQueryPoolResults(VkDevice d, VkQueryPool p, uint
                                                  VkDeviceSize stride, VkQueryResultFlags flags)
 {
     g_sim.results_calls++;
+    if (g_sim.kill_at_results_call != 0 && g_sim.results_calls == g_sim.kill_at_results_call) {
+        raise(SIGKILL);
+    }
     g_sim.last_result_flags = flags;
     bool knobs = g_sim.slot_knobs && (flags & VK_QUERY_RESULT_64_BIT) &&
                  (flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) &&

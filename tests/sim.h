@@ -32,6 +32,9 @@ typedef struct sim_state {
     uint64_t drift_ref_ns; /* host ns where the simulated drift is zero */
     int64_t drift_offset_ns;
     uint64_t calib_calls;
+    /* a death at a chosen moment: the results_calls-th vkGetQueryPoolResults
+     * raises SIGKILL before it reads anything (0: never) */
+    uint64_t kill_at_results_call;
 
     /* what the library did */
     uint64_t cmd_calls; /* every vkCmd* recorded */

@@ -20,6 +20,7 @@
  *   environment  VKPROF_ENV_IGNORE reads none of the library's variables */
 #define _GNU_SOURCE
 #include "timeline_common.h"
+#include "sim.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,10 +37,16 @@
 
 static const char *g_self;
 
+static bool g_sim_procs; /* the child that dies inside a collection */
+
 static vkprof_context spool_ctx(th_gpu *gg, const char *spool, uint32_t capacity,
                                 vkprof_trace_keep keep, const char *label)
 {
     vkprof_context_desc d = vku_vkprof_desc(&gg->inst, &gg->dev);
+    if (g_sim_procs) {
+        d.get_instance_proc_addr = sim_get_instance_proc_addr;
+        d.get_device_proc_addr = sim_get_device_proc_addr;
+    }
     d.enable = VKPROF_ENABLE_ON;
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;
@@ -221,20 +228,48 @@ static void test_roundtrip(void)
 #define CHILD_STEPS 4
 #define CHILD_TAIL_SPANS 7
 
+/* The last step of the child that dies in its collection: two buffers of
+ * one scope each, submitted together; the collection folds and writes the
+ * first, and the process is killed reading the second's results, before any
+ * checkpoint counts the first. */
+static void die_in_collect(th_gpu *gg, vku_busy *bb, vkprof_context ctx)
+{
+    VkCommandBuffer cmd[2];
+    for (int i = 0; i < 2; i++) {
+        cmd[i] = th_alloc_cmd(gg);
+        th_begin_cmd(cmd[i]);
+        CHECK(vkprof_cmd_begin(ctx, cmd[i], VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        vku_busy_record(&gg->dev, bb, cmd[i], 50);
+        CHECK(vkprof_cmd_end(ctx, cmd[i], VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        CHECK_VK(vkEndCommandBuffer(cmd[i]));
+    }
+    th_submit_wait(gg, ctx, 2, cmd);
+    g_sim.kill_at_results_call = g_sim.results_calls + 2;
+    fflush(NULL);
+    (void)vkprof_collect(ctx);
+    fprintf(stderr, "die_in_collect: the collection read every buffer in one call\n");
+    _exit(3);
+}
+
 static int child_main(const char *how, const char *spool)
 {
     th_gpu cg;
     vku_busy cb;
+    g_sim_procs = strcmp(how, "in_collect") == 0;
     th_gpu_init(&cg);
     th_busy_init(&cg, &cb, 4096);
     vkprof_context ctx = spool_ctx(&cg, spool, 4096, VKPROF_TRACE_KEEP_FIRST, how);
     for (int step = 0; step < CHILD_STEPS; step++) {
         step_work(&cg, &cb, ctx, step);
     }
+
     /* spans after the last checkpoint: in the file as they are written */
     for (int i = 0; i < CHILD_TAIL_SPANS; i++) {
         vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
         vkprof_span_end(ctx, &s);
+    }
+    if (g_sim_procs) {
+        die_in_collect(&cg, &cb, ctx);
     }
     fflush(NULL);
     if (strcmp(how, "sigkill") == 0) {
@@ -303,6 +338,62 @@ static void test_deaths(void)
         cJSON_Delete(meta);
         vkprof_destroy(off);
     }
+}
+
+/* Killed inside a collection, after it wrote a scope's event and before the
+ * checkpoint that would count it: the opened spool's counts, phase table and
+ * bucket sums say what its events say (the events are the record). */
+static void test_death_in_collect(void)
+{
+    char spool[300];
+    snprintf(spool, sizeof spool, "%s/death-in-collect.spool", tmpdir);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(g_self, g_self, "--child", "in_collect", spool, (char *)NULL);
+        _exit(127);
+    }
+    int ws = 0;
+    CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid);
+    CHECK(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+    vkprof_context off = NULL;
+    char err[512] = "";
+    CHECK(vkprof_spool_open(spool, &off, err, sizeof err) == VKPROF_OK);
+    if (off == NULL) {
+        fprintf(stderr, "in_collect: %s\n", err);
+        return;
+    }
+    vkprof_spool_info si;
+    CHECK(vkprof_spool_status(off, &si) == VKPROF_OK);
+    CHECK(si.events_after_checkpoint >= 1 + CHILD_TAIL_SPANS);
+    char path[320];
+    snprintf(path, sizeof path, "%s/death-in-collect.json", tmpdir);
+    CHECK(vkprof_trace_write(off, path) == VKPROF_OK);
+    cJSON *meta = NULL;
+    cJSON *ev = events_of(path, &meta);
+    const int gpu = ev != NULL ? count_events(ev, "gpu") : -1;
+    /* the steps' scopes and the first buffer of the last submit; the
+     * second's results were never read */
+    CHECK(gpu == 2 * CHILD_STEPS + 1);
+    vkprof_timing_stats ts = th_stats(off);
+    CHECK(ts.scopes_collected == (uint64_t)gpu);
+    /* the second buffer was recorded and submitted after the last
+     * checkpoint and never collected: the spool knows nothing of it (the
+     * layer's index counts it executed and timed, so its run report shows it
+     * as not collected); the first is a sample, collected */
+    CHECK(ts.samples == 2 * CHILD_STEPS + 1 && ts.scopes_pending == 0);
+    CHECK(th_phase(off, VKPROF_PHASE_ATTENTION).count == CHILD_STEPS + 1);
+    CHECK(th_phase(off, VKPROF_PHASE_MLP_DOWN).count == CHILD_STEPS);
+    /* the bucket sums count every span event, the tail's too */
+    vkprof_bucket_stats bs[VKPROF_MAX_BUCKETS];
+    uint32_t nbs = 0;
+    CHECK(vkprof_bucket_snapshot(off, bs, VKPROF_MAX_BUCKETS, &nbs) == VKPROF_OK);
+    CHECK(nbs > VKPROF_BUCKET_NORM && bs[VKPROF_BUCKET_NORM].calls == CHILD_TAIL_SPANS);
+    CHECK(nbs > VKPROF_BUCKET_ATTENTION && bs[VKPROF_BUCKET_ATTENTION].calls == CHILD_STEPS);
+    CHECK(count_events(ev, "host") == 2 * CHILD_STEPS + CHILD_TAIL_SPANS);
+    cJSON_Delete(ev);
+    cJSON_Delete(meta);
+    vkprof_destroy(off);
 }
 
 /* ---- fork: the child's writes stay its own ------------------------------- */
@@ -727,6 +818,7 @@ int main(int argc, char **argv)
     tl_init();
     RUN(test_roundtrip);
     RUN(test_deaths);
+    RUN(test_death_in_collect);
     RUN(test_fork);
     RUN(test_keep_last);
     RUN(test_keep_first);

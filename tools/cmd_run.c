@@ -329,7 +329,10 @@ static bool prepare_dir(const char *dir, char *out, size_t cap)
     }
     snprintf(out, cap, "%s", abs);
     char sp[RUN_PATH_MAX], probe[RUN_PATH_MAX + 64];
-    snprintf(sp, sizeof sp, "%s/" LYR_SPOOL_DIR, abs);
+    if (snprintf(sp, sizeof sp, "%s/" LYR_SPOOL_DIR, abs) >= (int)sizeof sp) {
+        fprintf(stderr, TOOL ": the output folder %s: too long a path\n", abs);
+        return false;
+    }
     if (mkdir(sp, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, TOOL ": cannot write to the output folder %s: %s\n", abs, strerror(errno));
         return false;
@@ -421,15 +424,21 @@ typedef struct ended {
 static ended g_ended[RUN_MAX_CHILDREN];
 static uint32_t g_nended;
 
-static volatile sig_atomic_t g_sig, g_sig_user; /* the last signal, and whether kill() sent it */
+static volatile sig_atomic_t g_child; /* the command's pid once started, else 0 */
 
+/* Pass the signal on from the handler itself (kill is async-signal-safe), so
+ * none is left waiting for the main loop: a signal that came while vkprof run
+ * was between two waits would otherwise reach the command only with the next. */
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
-    g_sig = sig;
+    const int saved = errno;
     /* a terminal's signal (si_code SI_KERNEL) reached the command too: only
      * one sent to vkprof run itself is passed on */
-    g_sig_user = si != NULL && si->si_code != SI_KERNEL;
+    if (si != NULL && si->si_code != SI_KERNEL && g_child > 0) {
+        kill((pid_t)g_child, sig);
+    }
+    errno = saved;
 }
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -466,10 +475,17 @@ static int run_child(char **cmd, int *status, int *signo, pid_t *child)
     /* orphaned descendants come to us: their ends are known (exit status or
      * signal), not guessed */
     (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    /* held back until the command's pid is known, then passed on at once */
+    sigset_t fwd, oldmask;
+    sigemptyset(&fwd);
+    for (int i = 0; i < 4; i++) {
+        sigaddset(&fwd, forwarded[i]);
+    }
+    sigprocmask(SIG_BLOCK, &fwd, &oldmask);
     struct sigaction sa, old[4];
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 4; i++) {
         sigaction(forwarded[i], &sa, &old[i]);
@@ -482,14 +498,18 @@ static int run_child(char **cmd, int *status, int *signo, pid_t *child)
         for (int i = 0; i < 4; i++) {
             sigaction(forwarded[i], &old[i], NULL);
         }
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
         close(pipefd[0]);
         close(pipefd[1]);
         return -1;
     }
     if (pid == 0) {
+        /* the command gets vkprof run's own dispositions (an ignored SIGINT
+         * stays ignored, as without vkprof run) and mask */
         for (int i = 0; i < 4; i++) {
             sigaction(forwarded[i], &old[i], NULL);
         }
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
         /* never orphaned: should vkprof run die, the command is told to stop */
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
         if (getppid() != parent) {
@@ -502,6 +522,8 @@ static int run_child(char **cmd, int *status, int *signo, pid_t *child)
         _exit(127);
     }
     *child = pid;
+    g_child = (sig_atomic_t)pid;
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
     close(pipefd[1]);
     int e = 0;
     ssize_t got;
@@ -516,13 +538,6 @@ static int run_child(char **cmd, int *status, int *signo, pid_t *child)
         int s = 0;
         pid_t r = waitpid(-1, &s, 0);
         if (r < 0 && errno == EINTR) {
-            if (g_sig != 0) {
-                int sig = g_sig;
-                g_sig = 0;
-                if (g_sig_user) {
-                    kill(pid, sig);
-                }
-            }
             continue;
         }
         if (r < 0) {
@@ -544,9 +559,12 @@ static int run_child(char **cmd, int *status, int *signo, pid_t *child)
         }
         remember(r, s);
     }
+    sigprocmask(SIG_BLOCK, &fwd, NULL);
+    g_child = 0;
     for (int i = 0; i < 4; i++) {
         sigaction(forwarded[i], &old[i], NULL);
     }
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
     if (got == (ssize_t)sizeof e) {
         fprintf(stderr, TOOL ": %s: cannot start: %s\n", cmd[0], strerror(e));
         *status = e == ENOENT ? 127 : 126;
@@ -952,7 +970,7 @@ static void print_family_dispatches(report *r, const cJSON *fam)
     fprintf(r->out, "\n");
 }
 
-static void print_device(report *r, const cJSON *dev, uint64_t sample_every)
+static void print_device(report *r, const cJSON *dev, uint64_t sample_every, bool per_dispatch)
 {
     FILE *o = r->out;
     r->devices++;
@@ -1003,6 +1021,27 @@ static void print_device(report *r, const cJSON *dev, uint64_t sample_every)
         fprintf(o, "    no queue was timed\n");
     } else {
         r->devices_timed++;
+    }
+    /* one sample per timed dispatch: a timed dispatch that ran but that no
+     * context counts ran after the process's last collection */
+    cJSON_ArrayForEach(f, fams)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(f, "dispatches");
+        uint64_t timed = u64(d, "executed_timed"), samples = 0;
+        cJSON_ArrayForEach(c, ctxs)
+        {
+            if (u64(c, "family") == u64(f, "family")) {
+                const cJSON *snap = cJSON_GetObjectItemCaseSensitive(c, "snapshot");
+                samples += u64(cJSON_GetObjectItemCaseSensitive(snap, "timing"), "samples");
+            }
+        }
+        if (per_dispatch && timed > samples) {
+            fprintf(o,
+                    "    queue family %llu: %llu timed dispatches ran after the last "
+                    "collection and were never read (the process ended first): not in the "
+                    "trace\n",
+                    (unsigned long long)u64(f, "family"), (unsigned long long)(timed - samples));
+        }
     }
 }
 
@@ -1069,7 +1108,7 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)
     {
-        print_device(r, d, sample_every);
+        print_device(r, d, sample_every, strcmp(str(root, "mode", ""), "dispatch") == 0);
     }
     return true;
 }

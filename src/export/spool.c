@@ -54,7 +54,7 @@
 #include <unistd.h>
 
 #define SPOOL_MAGIC "VKPSPOOL"
-#define SPOOL_VERSION 1u
+#define SPOOL_VERSION 2u
 #define SPOOL_THREADS 1024u
 #define SPOOL_PAGE ((uint64_t)4096)
 #define SPOOL_ENDIAN UINT32_C(0x01020304)
@@ -88,6 +88,10 @@ typedef struct spool_ckpt {
     /* the store */
     uint64_t trace_next, trace_dropped, trace_full_at_ns, annot_next, annot_dropped;
     uint64_t trace_start_ns;
+    /* the store's next index when the GPU sums were read (under the fold
+     * lock: every GPU event below it is in them, none above) and just before
+     * the bucket sums were: what an opened spool folds in after them */
+    uint64_t gpu_next, span_next;
     /* buckets and phases */
     uint64_t steps;
     uint32_t bucket_count, phase_count;
@@ -374,11 +378,12 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     c->requested = ctx->requested;
     c->host_reset = ctx->host_reset;
     c->trace_format = ctx->desc.trace_format;
+    /* folds, calibration points and phase calls hold still meanwhile: the
+     * counts, the phase sums and gpu_next describe one moment */
+    vkprof__gpu_lock(ctx);
     vkprof_get_timing_stats(ctx, &c->timing);
     vkprof__errors_read(ctx, &c->errors);
-
-    /* folds, calibration points and phase calls hold still meanwhile */
-    vkprof__gpu_lock(ctx);
+    c->gpu_next = atomic_load(&ctx->trace.next);
     uint32_t np = atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
     np = np > VKPROF_MAX_PHASES ? VKPROF_MAX_PHASES : np;
     c->phase_count = np;
@@ -429,6 +434,7 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     c->trace_start_ns = t->start_ns;
 
     c->steps = atomic_load(&ctx->host.steps);
+    c->span_next = atomic_load(&t->next);
     uint32_t nb = atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire);
     nb = nb > VKPROF_MAX_BUCKETS ? VKPROF_MAX_BUCKETS : nb;
     c->bucket_count = nb;
@@ -595,6 +601,61 @@ static uint64_t scan_next(const vkprof_event *ev, uint32_t cap, bool keep_last, 
         }
     }
     return next > at_least ? next : at_least;
+}
+
+/* The event of store index i, or NULL where it was never published or was
+ * overwritten since (keep last). */
+static const vkprof_event *event_at(const vkprof_trace *t, uint64_t i)
+{
+    const vkprof_event *e = &t->events[i % t->capacity];
+    uint32_t r = atomic_load_explicit(&((vkprof_event *)e)->ready, memory_order_acquire);
+    return r != 0 && (uint64_t)(r - 1u) == i / t->capacity ? e : NULL;
+}
+
+/* The events published after the last checkpoint read its sums (a process
+ * that died in a collection, or between a span's end and the next
+ * checkpoint): into the sums, so that the counts, the phase table and the
+ * events say the same. GPU events are exact (gpu_next was read under the
+ * fold lock); a span that ended on another thread in the instant between
+ * span_next and the bucket sums being read can count twice, as in any live
+ * read of sums that threads are adding to. */
+static void fold_after(vkprof_context ctx, vkprof_frozen *fz, const spool_ckpt *c)
+{
+    const vkprof_trace *t = &ctx->trace;
+    const uint64_t next = atomic_load(&t->next);
+    const uint64_t oldest = t->keep_last && next > t->capacity ? next - t->capacity : 0;
+    const uint64_t lim = t->keep_last ? next : (next < t->capacity ? next : t->capacity);
+    const uint32_t np = atomic_load(&ctx->phase_count);
+    const uint32_t nb = atomic_load(&ctx->host.bucket_count);
+    uint64_t from = c->gpu_next < c->span_next ? c->gpu_next : c->span_next;
+    from = from < oldest ? oldest : from;
+    uint64_t steps = atomic_load(&ctx->host.steps);
+    for (uint64_t i = from; i < lim; i++) {
+        const vkprof_event *e = event_at(t, i);
+        if (e == NULL) {
+            continue;
+        }
+        if (e->kind == VKPROF_EV_GPU && i >= c->gpu_next && e->name < np) {
+            vkprof__phase_fold(ctx, e->name, (e->end - e->start) & ctx->valid_mask);
+            vkprof_timing_stats *ts = &fz->timing;
+            ts->scopes_collected++;
+            if (ts->scopes_pending > 0) {
+                ts->scopes_pending--;
+            } else { /* recorded after the checkpoint too */
+                ts->samples++;
+                ts->scopes_recorded++;
+                ts->calls_executed++;
+                fz->phase_calls[e->name]++;
+            }
+        } else if (e->kind == VKPROF_EV_SPAN && i >= c->span_next && e->name < nb) {
+            vkprof_bucket_slot *b = &ctx->host.buckets[e->name];
+            atomic_fetch_add(&b->calls, 1);
+            atomic_fetch_add(&b->total_ticks, e->end >= e->start ? e->end - e->start : 0);
+        } else if (e->kind == VKPROF_EV_STEP && e->step > steps) {
+            steps = e->step;
+        }
+    }
+    atomic_store(&ctx->host.steps, steps);
 }
 
 /* The static name a source of the host clock goes by (the context points at
@@ -808,6 +869,7 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
     atomic_store(&t->annot_next, c->annot_next);
     atomic_store(&t->annot_dropped, c->annot_dropped);
     atomic_store(&t->on, 0);
+    fold_after(ctx, fz, c);
     /* who wrote it, and when the clocks were read last */
     fz->pid = h->pid;
     copy_str(fz->boot_id, sizeof fz->boot_id, h->boot_id);

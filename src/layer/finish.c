@@ -24,7 +24,8 @@ static const char *const untimed_keys[LYR_UNTIMED_COUNT] = {
 #undef LYR_X_
 };
 
-static void set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t cap, const char *fmt, ...)
 {
     if (err == NULL || cap == 0) {
@@ -121,7 +122,7 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
             vkprof__json_kv_u64(j, "valid_bits", fa->valid_bits);
         } else {
             vkprof__json_kv_str(j, "reason",
-                                !d->profiled     ? "VKPROF_LAYER=off"
+                                !d->profiled    ? "VKPROF_LAYER=off"
                                 : fa->reason[0] ? fa->reason
                                                 : "no timestamps");
         }
@@ -219,8 +220,8 @@ static int write_file(const char *path, const char *text, char *err, size_t errc
     return 0;
 }
 
-int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs,
-                     const lyr_ending *end, char *err, size_t errcap)
+int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs, const lyr_ending *end,
+                     char *err, size_t errcap)
 {
     /* the contexts, device by device, family by family: one trace */
     vkprof_context list[VKPROF_TRACE_SET_MAX];
@@ -387,15 +388,14 @@ lyr_index *lyr_index_read(const char *path, char *err, size_t errcap)
         free(ix);
         return NULL;
     }
-    bool ok = terminated(ix->exe, sizeof ix->exe) && terminated(ix->run, sizeof ix->run) &&
-              terminated(ix->base, sizeof ix->base) &&
-              terminated(ix->boot_id, sizeof ix->boot_id) &&
-              terminated(ix->mode_name, sizeof ix->mode_name) &&
-              terminated(ix->steps_rule, sizeof ix->steps_rule) &&
-              terminated(ix->trace, sizeof ix->trace) &&
-              terminated(ix->summary, sizeof ix->summary) &&
-              terminated(ix->replaced_by, sizeof ix->replaced_by) && ix->base[0] != '\0' &&
-              strchr(ix->base, '/') == NULL && atomic_load(&ix->ndevices) <= LYR_IDX_DEVICES;
+    bool ok =
+        terminated(ix->exe, sizeof ix->exe) && terminated(ix->run, sizeof ix->run) &&
+        terminated(ix->base, sizeof ix->base) && terminated(ix->boot_id, sizeof ix->boot_id) &&
+        terminated(ix->mode_name, sizeof ix->mode_name) &&
+        terminated(ix->steps_rule, sizeof ix->steps_rule) &&
+        terminated(ix->trace, sizeof ix->trace) && terminated(ix->summary, sizeof ix->summary) &&
+        terminated(ix->replaced_by, sizeof ix->replaced_by) && ix->base[0] != '\0' &&
+        strchr(ix->base, '/') == NULL && atomic_load(&ix->ndevices) <= LYR_IDX_DEVICES;
     for (uint32_t d = 0; ok && d < LYR_IDX_DEVICES; d++) {
         lyr_idx_device *dv = &ix->dev[d];
         ok = terminated(dv->name, sizeof dv->name) &&
@@ -442,8 +442,8 @@ void lyr_remove_dir(const char *out_dir, const lyr_index *ix)
     (void)rmdir(p); /* and the spool folder, when it is empty */
 }
 
-int lyr_finish_dir(const char *out_dir, const char *base, const lyr_ending *end,
-                   lyr_index **ix_out, char *err, size_t errcap)
+int lyr_finish_dir(const char *out_dir, const char *base, const lyr_ending *end, lyr_index **ix_out,
+                   char *err, size_t errcap)
 {
     if (ix_out != NULL) {
         *ix_out = NULL;

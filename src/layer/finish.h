@@ -33,8 +33,8 @@ typedef vkprof_context lyr_ctx_table[LYR_IDX_DEVICES][LYR_IDX_FAMILIES][2];
  * ix->trace_format says) and <out_dir>/<ix->base>.summary.json; the index's
  * trace and summary names are filled in. A process with no context has no
  * trace, only a summary. 0, or -1 with the reason in err. */
-int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs,
-                     const lyr_ending *end, char *err, size_t errcap);
+int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs, const lyr_ending *end,
+                     char *err, size_t errcap);
 
 /* The index file at `path`, read and checked (never trusted: sizes, counts
  * and strings), into memory (free it); NULL with the reason in err. */
@@ -44,8 +44,8 @@ lyr_index *lyr_index_read(const char *path, char *err, size_t errcap);
  * <out_dir>/.vkprof/<base>/ opened, its spools read, its trace and summary
  * written, the folder removed. *ix_out (may be NULL) gets a copy of its
  * index (free it). 0, or -1 with the reason in err (the folder is kept). */
-int lyr_finish_dir(const char *out_dir, const char *base, const lyr_ending *end,
-                   lyr_index **ix_out, char *err, size_t errcap);
+int lyr_finish_dir(const char *out_dir, const char *base, const lyr_ending *end, lyr_index **ix_out,
+                   char *err, size_t errcap);
 
 /* Remove <out_dir>/.vkprof/<base>/: the index and the spools it names, then
  * the folder (kept when something else is in it). */

@@ -13,7 +13,8 @@
  * process's trace and summary are <out>/<base>.trace.json (or .pftrace) and
  * <out>/<base>.summary.json. The layer writes its fields in place: strings
  * once, before the count or state that makes them visible; counters as they
- * change (the layer copies its own at each collection and step). Readers
+ * change (at each submit, and the layer copies its own at each collection
+ * and step; each only ever raises a count, lyr_idx_max). Readers
  * (finish.c) check everything against the sizes below.
  *
  * Pure C11 and no Vulkan: the layer and the `vkprof` tool (run, recover)
@@ -32,14 +33,14 @@
 
 /* Why dispatches were recorded without a stamp: X(id, key) */
 #define LYR_UNTIMED_REASONS(X)                                                                     \
-    X(not_sampled, "not_sampled")             /* --sample N: a submit window not timed */          \
-    X(phase_table_full, "phase_table_full")   /* no phase left for its name */                     \
-    X(simultaneous_use, "simultaneous_use")   /* simultaneous use, no context for it */            \
-    X(family_untimed, "family_untimed")       /* its queue family has no timestamps / no ctx */   \
+    X(not_sampled, "not_sampled")           /* --sample N: a submit window not timed */            \
+    X(phase_table_full, "phase_table_full") /* no phase left for its name */                       \
+    X(simultaneous_use, "simultaneous_use") /* simultaneous use, no context for it */              \
+    X(family_untimed, "family_untimed")     /* its queue family has no timestamps / no ctx */      \
     X(render_pass_continue, "render_pass_continue") /* a secondary inside a render pass */         \
-    X(layer_off, "layer_off")                 /* VKPROF_LAYER=off */                               \
-    X(no_region, "no_region") /* label/cmdbuf mode: outside every timed region */                \
-    X(refused, "refused")                     /* the library refused the scope (logged) */
+    X(layer_off, "layer_off")                       /* VKPROF_LAYER=off */                         \
+    X(no_region, "no_region") /* label/cmdbuf mode: outside every timed region */                  \
+    X(refused, "refused")     /* the library refused the scope (logged) */
 
 enum lyr_untimed {
 #define LYR_X_(id, key) LYR_UNTIMED_##id,
@@ -49,9 +50,9 @@ enum lyr_untimed {
 };
 
 enum lyr_proc_state {
-    LYR_PROC_RUNNING = 1,  /* written to as the process runs */
-    LYR_PROC_EXITED = 2,   /* the layer saw the process exit (its destructor ran) */
-    LYR_PROC_FINISHED = 3  /* its trace and summary are written */
+    LYR_PROC_RUNNING = 1, /* written to as the process runs */
+    LYR_PROC_EXITED = 2,  /* the layer saw the process exit (its destructor ran) */
+    LYR_PROC_FINISHED = 3 /* its trace and summary are written */
 };
 
 enum lyr_dev_state { LYR_DEV_FREE = 0, LYR_DEV_LIVE = 1, LYR_DEV_DESTROYED = 2 };
@@ -59,8 +60,8 @@ enum lyr_dev_state { LYR_DEV_FREE = 0, LYR_DEV_LIVE = 1, LYR_DEV_DESTROYED = 2 }
 typedef struct lyr_idx_family {
     _Atomic uint32_t used;
     uint32_t flags, valid_bits, pad;
-    char reason[96];     /* why untimed; "" timed */
-    char spool[2][64];   /* its contexts' spools (the family's, simultaneous use), "" none */
+    char reason[96];      /* why untimed; "" timed */
+    char spool[2][64];    /* its contexts' spools (the family's, simultaneous use), "" none */
     char missing[2][160]; /* why a context has no spool */
     _Atomic uint64_t dispatches;       /* recorded */
     _Atomic uint64_t dispatches_timed; /* recorded with a stamp */
@@ -110,5 +111,15 @@ typedef struct lyr_index {
     char trace[256], summary[256]; /* when finished: the files' names */
     lyr_idx_device dev[LYR_IDX_DEVICES];
 } lyr_index;
+
+/* Raise a count of the index to v (never lower it: several threads write
+ * the same count from their own copies). */
+static inline void lyr_idx_max(_Atomic uint64_t *dst, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(dst, memory_order_relaxed);
+    while (cur < v && !atomic_compare_exchange_weak_explicit(dst, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed)) {
+    }
+}
 
 #endif

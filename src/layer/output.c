@@ -301,9 +301,8 @@ void lyr_idx_sync(lyr_device *d)
         if (fa->reason[0] != '\0' && x->reason[0] == '\0') {
             snprintf(x->reason, sizeof x->reason, "%s", fa->reason);
         }
-#define CP_(a, b)                                                                                  \
-    atomic_store_explicit(&x->a, atomic_load_explicit(&fa->b, memory_order_relaxed),               \
-                          memory_order_relaxed)
+        /* counts only grow; submits on other threads raise them too (count_exec) */
+#define CP_(a, b) lyr_idx_max(&x->a, atomic_load_explicit(&fa->b, memory_order_relaxed))
         CP_(dispatches, dispatches);
         CP_(dispatches_timed, dispatches_timed);
         CP_(submits, submits);

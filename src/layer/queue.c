@@ -91,6 +91,10 @@ static void spans_end(lyr_device *d, spans *sp)
 
 void lyr_collect_all(lyr_device *d)
 {
+    /* the index first: every dispatch a collection can fold was submitted,
+     * so counted executed, before it; a process that dies in the collection
+     * never has more timed events than executed dispatches */
+    lyr_idx_sync(d);
     pthread_mutex_lock(&d->lock);
     if (!d->finished) {
         for (uint32_t f = 0; f < d->nfamilies; f++) {
@@ -171,12 +175,36 @@ static void count_exec(lyr_cmd *c)
         return;
     }
     lyr_family *f = &c->dev->fam[c->family];
-    atomic_fetch_add_explicit(&f->exec_dispatches, c->n_dispatch, memory_order_relaxed);
-    atomic_fetch_add_explicit(&f->exec_timed, c->n_timed, memory_order_relaxed);
+    uint64_t untimed[LYR_UNTIMED_COUNT] = {0};
+    const uint64_t n =
+        atomic_fetch_add_explicit(&f->exec_dispatches, c->n_dispatch, memory_order_relaxed) +
+        c->n_dispatch;
+    const uint64_t t =
+        atomic_fetch_add_explicit(&f->exec_timed, c->n_timed, memory_order_relaxed) + c->n_timed;
     for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
         if (c->n_untimed[r] != 0) {
-            atomic_fetch_add_explicit(&f->exec_untimed[r], c->n_untimed[r], memory_order_relaxed);
+            untimed[r] = atomic_fetch_add_explicit(&f->exec_untimed[r], c->n_untimed[r],
+                                                   memory_order_relaxed) +
+                         c->n_untimed[r];
         }
+    }
+    /* into the mapped index at once: the library may collect (and write
+     * events) inside this very submit, and a process that dies next must
+     * never show more timed events than executed dispatches */
+    lyr_idx_device *e = c->dev->idx;
+    if (e != NULL && c->family < e->nfamilies) {
+        lyr_idx_family *x = &e->fam[c->family];
+        lyr_idx_max(&x->exec_dispatches, n);
+        lyr_idx_max(&x->exec_timed, t);
+        for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
+            if (untimed[r] != 0) {
+                lyr_idx_max(&x->exec_untimed[r], untimed[r]);
+            }
+        }
+        /* and what was recorded so far (each buffer is recorded before it runs) */
+        lyr_idx_max(&x->dispatches, atomic_load_explicit(&f->dispatches, memory_order_relaxed));
+        lyr_idx_max(&x->dispatches_timed,
+                    atomic_load_explicit(&f->dispatches_timed, memory_order_relaxed));
     }
 }
 

@@ -114,7 +114,10 @@ static void die_now(void)
     } else if (strcmp(g_die, "abort") == 0) {
         abort();
     } else if (strcmp(g_die, "segv") == 0) {
-        volatile int *p = NULL;
+        /* a real fault, the default action (a sanitizer's own handler, and
+         * UBSan's null check, would turn it into an exit) */
+        signal(SIGSEGV, SIG_DFL);
+        volatile int *p = (volatile int *)(uintptr_t)16;
         *p = 1;
     } else if (strcmp(g_die, "sigint") == 0) {
         signal(SIGINT, SIG_DFL);

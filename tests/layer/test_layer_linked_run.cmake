@@ -39,6 +39,7 @@ foreach(d /usr/share/vulkan/explicit_layer.d /etc/vulkan/explicit_layer.d)
 endforeach()
 
 if(CASE STREQUAL "orders")
+  set(lsan_saved "$ENV{LSAN_OPTIONS}")
   # VK_INSTANCE_LAYERS lists the layer closest to the app first; vkprof run
   # appends VK_LAYER_vkprof unless it is listed already.
   set(orders "alone|" "validation_above|${VAL}" "validation_below|VK_LAYER_vkprof:${VAL}")
@@ -56,7 +57,17 @@ if(CASE STREQUAL "orders")
       list(GET o 1 layers)
       set(ENV{VK_INSTANCE_LAYERS} "${layers}")
     else()
+      set(layers "")
       unset(ENV{VK_INSTANCE_LAYERS})
+    endif()
+    # Mesa's overlay layer leaks 520 bytes of its own, and the loader unloads
+    # it before LeakSanitizer looks, so no suppression can name it
+    # (VK_INSTANCE_LAYERS=VK_LAYER_MESA_overlay linked_app, without vkprof,
+    # in the ASan build): leaks are not looked for where it is loaded
+    if(layers MATCHES "MESA_overlay")
+      set(ENV{LSAN_OPTIONS} "${lsan_saved}:detect_leaks=0")
+    else()
+      set(ENV{LSAN_OPTIONS} "${lsan_saved}")
     endif()
     # the app's own messenger fails it on any validation message (of the app's
     # calls, and below ours, of every command the layer adds)
@@ -77,6 +88,7 @@ if(CASE STREQUAL "orders")
     expect("${name}: progress" "${p}" "^iterations 3 alpha 9 beta 9")
   endforeach()
   unset(ENV{VK_INSTANCE_LAYERS})
+  set(ENV{LSAN_OPTIONS} "${lsan_saved}")
   # the instance-only process too (no device: nothing to time, and no hang)
   timed_run(60 ${VKPROF} run -o ${WORK}/nodevice --layer-dir ${LAYER_DIR} -- ${APP} --no-device)
   expect("no device: stderr" "${err}" "created no Vulkan device")
@@ -163,6 +175,16 @@ elseif(CASE STREQUAL "server")
   math(EXPR want "${done} * 4")
   expect("server" "${err}" "\n  ended: exit status 0; finished by layer\n")
   expect("server" "${err}" ": ${want} dispatches executed \\(${want} recorded\\): ${want} timed\n")
+  # a signal at any moment of the start (before the layer loads, while it
+  # does, at the first submit) reaches the app or stops the start: never a
+  # server left running
+  foreach(delay 0 0.01 0.03 0.1 0.3)
+    execute_process(COMMAND sh -c "'${VKPROF}' run -o '${WORK}/early' --layer-dir '${LAYER_DIR}' -- '${APP}' --serve --sleep-ms 10 2>/dev/null & vp=$!; sleep ${delay}; kill -TERM $vp; wait $vp; echo rc=$?"
+                    TIMEOUT 60 RESULT_VARIABLE r OUTPUT_VARIABLE out)
+    if(NOT r EQUAL 0 OR NOT out MATCHES "rc=")
+      message(FATAL_ERROR "SIGTERM ${delay} s after the start: the run did not end (${r}): ${out}")
+    endif()
+  endforeach()
   # vkprof run killed outright: the app is told to stop, never orphaned
   set(o ${WORK}/orphan)
   file(REMOVE ${o}.progress)
