@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# On the GPU machine, after `. .gl/enter.sh` and scripts/prepare-gpu.sh --llama
+# here: llama.cpp's own llama-bench, unmodified, under vkprof run.
+#   scripts/gpu-llama.sh build     build vkprof (build-gpu, from .gl/src) and
+#                                  llama-bench (build-llama) from the npm
+#                                  package's source and libraries, and write
+#                                  random-weight q4_0 models of Llama 1B shape (and
+#                                  8B with MODELS=all)
+#   scripts/gpu-llama.sh sigint    issue 24: llama-bench run whole, then stopped
+#                                  with SIGINT halfway and with --keep last; checks
+#                                  that each leaves one complete trace
+# Logs and traces' summaries go to $OUT (or ./gpu-out).
+set -uo pipefail
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+L=$PWD/build-llama
+V=${VKPROF:-$PWD/build-gpu/vkprof}
+ROOT=$PWD
+src=$ROOT/${VKPROF_SRC:-.gl/src}
+
+build() {
+  cmake -S "$src" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_WERROR=ON >"$out/build.log" 2>&1 &&
+    cmake --build "$ROOT/build-gpu" -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
+  mkdir -p "$L/src" "$L/bin"
+  tar -C "$L/src" -xJf "$ROOT/.gl/llama-src.tar.xz" && tar -C "$L/bin" -xJf "$ROOT/.gl/llama-libs.tar.xz" || return 1
+  g++ -std=c++17 -O2 -I"$L/src/include" -I"$L/src/ggml/include" -I"$L/src/common" -I"$L/src/vendor" \
+    "$L/src/tools/llama-bench/llama-bench.cpp" "$L/src/tools/llama-bench/main.cpp" -o "$L/bin/llama-bench" \
+    -L"$L/bin" -l:libllama-common.so -l:libllama.vulkan.v0.4.0.so -l:libggml.vulkan.v0.4.0.so \
+    -l:libggml-base.so -Wl,-rpath,'$ORIGIN' -pthread >>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; return 1; }
+  local mk="python3 $src/tools/gguf/make_gguf.py --type q4_0 --tile 8 --vocab 1732 --context 8192"
+  $mk -o "$L/llama-1b.gguf" --layers 16 --dim 2048 --heads 32 --kv-heads 8 --ff 8192 >>"$out/build.log" 2>&1 ||
+    { tail -5 "$out/build.log"; return 1; }
+  if [ "${MODELS:-1b}" != 1b ]; then
+    $mk -o "$L/llama-8b.gguf" --layers 32 --dim 4096 --heads 32 --kv-heads 8 --ff 14336 >>"$out/build.log" 2>&1 ||
+      { tail -5 "$out/build.log"; return 1; }
+  fi
+  echo "build: vkprof, llama-bench and models ready"
+}
+
+# One trace's checks: GPU slices per queue track, against the summary's counts.
+check() { # summary.json
+  python3 - "$1" <<'EOF'
+import json, os, sys
+s = json.load(open(sys.argv[1]))
+d = os.path.dirname(sys.argv[1])
+print("  summary:", os.path.basename(sys.argv[1]), "ended", json.dumps(s.get("ended")))
+tr = s.get("trace")
+if not tr:
+    print("  NO TRACE"); sys.exit(1)
+t = json.load(open(os.path.join(d, tr)))
+ev = t["traceEvents"]
+names = {}
+for e in ev:
+    if e.get("ph") == "M" and e.get("name") == "thread_name":
+        names[(e["pid"], e["tid"])] = e["args"]["name"]
+gpu = {}
+last = 0
+for e in ev:
+    if e.get("ph") == "X" and e.get("cat") == "gpu":
+        k = names.get((e["pid"], e["tid"]), str((e["pid"], e["tid"])))
+        gpu[k] = gpu.get(k, 0) + 1
+        last = max(last, e["ts"] + e["dur"])
+print("  trace:", tr, "GPU slices per track:", gpu, "last GPU end %.3f s" % (last / 1e6))
+m = t.get("metadata", {})
+print("  metadata: gpu_scopes", m.get("gpu_scopes"), "dropped_events", m.get("dropped_events"),
+      "overwritten", m.get("overwritten_events"), "complete_from", m.get("complete_from_monotonic_ns"),
+      "until", m.get("complete_until_monotonic_ns"))
+samples = collected = timed = 0
+for dev in s["devices"]:
+    for f in dev["queue_families"]:
+        timed += f["dispatches"]["executed_timed"]
+    for c in dev["contexts"]:
+        ti = (c.get("snapshot") or {}).get("timing", {})
+        samples += ti.get("samples", 0); collected += ti.get("scopes_collected", 0)
+n = sum(gpu.values())
+ok = n == collected and collected <= timed and (m.get("overwritten_events", 0) > 0 or n == m.get("gpu_scopes"))
+print("  executed timed %d, samples %d, collected %d, GPU slices %d: %s" % (timed, samples, collected, n, "OK" if ok else "MISMATCH"))
+sys.exit(0 if ok else 1)
+EOF
+}
+
+sigint() {
+  export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+  local B="$L/bin/llama-bench -m $L/llama-1b.gguf -p 0 -r 1 -ngl 99"
+  local rc=0
+  {
+    echo "== plain: $B -n 128"
+    $B -n 128 2>&1 | grep -E "^\|" | tail -1
+    echo "== whole run: vkprof run -o w/full --trace-events 2000000 -- $B -n ${NGEN:-2048}"
+    local t0=$(date +%s.%N)
+    $V run -o w/full --trace-events 2000000 -- $B -n ${NGEN:-2048} > w/full.out 2> w/full.err
+    local st=$? t1=$(date +%s.%N)
+    local whole=$(python3 -c "print(round($t1 - $t0, 2))")
+    echo "   took $whole s, exit $st"; grep -E "^\|" w/full.out | tail -1
+    sed -n '/== vkprof run/,$p' w/full.err
+    check w/full/*.summary.json || rc=1
+    local half=$(python3 -c "print(round($whole / 2, 1))")
+    echo "== SIGINT at ${half} s: timeout -s INT $half vkprof run -o w/int --trace-events 2000000 -- $B -n ${NGEN:-2048}"
+    timeout -s INT "$half" $V run -o w/int --trace-events 2000000 -- $B -n ${NGEN:-2048} > w/int.out 2> w/int.err
+    echo "   exit $?"
+    sed -n '/== vkprof run/,$p' w/int.err
+    ls -la w/int
+    check w/int/*.summary.json || rc=1
+    $V report w/int/*.trace.json 2>&1 | head -24
+    echo "== --keep last, SIGINT at ${half} s: timeout -s INT $half vkprof run -o w/last --keep last --trace-events 65536 -- $B -n ${NGEN:-2048}"
+    timeout -s INT "$half" $V run -o w/last --keep last --trace-events 65536 -- $B -n ${NGEN:-2048} > w/last.out 2> w/last.err
+    echo "   exit $?"
+    sed -n '/== vkprof run/,$p' w/last.err
+    check w/last/*.summary.json || rc=1
+    echo "== SIGKILL at ${half} s (vkprof run finishes the spools): timeout -s KILL on the app"
+    $V run -o w/kill --trace-events 2000000 -- sh -c "exec timeout -s KILL $half $B -n ${NGEN:-2048}" > w/kill.out 2> w/kill.err
+    echo "   exit $?"
+    sed -n '/== vkprof run/,$p' w/kill.err
+    check w/kill/*.summary.json || rc=1
+  } 2>&1
+  return $rc
+}
+
+W=$PWD/gpu-work; mkdir -p "$W"; cd "$W" || exit 1; mkdir -p w
+case "${1:-}" in
+  build) build ;;
+  sigint) sigint ;;
+  *) echo "usage: $0 build|sigint" >&2; exit 2 ;;
+esac
