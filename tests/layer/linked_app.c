@@ -117,7 +117,8 @@ static void die_now(void)
         /* a real fault, the default action (a sanitizer's own handler, and
          * UBSan's null check, would turn it into an exit) */
         signal(SIGSEGV, SIG_DFL);
-        volatile int *p = (volatile int *)(uintptr_t)16;
+        volatile uintptr_t bad = 16; /* opaque to the compiler's bounds checks */
+        volatile int *p = (volatile int *)bad;
         *p = 1;
     } else if (strcmp(g_die, "sigint") == 0) {
         signal(SIGINT, SIG_DFL);
