@@ -73,7 +73,8 @@ for dev in s["devices"]:
         ti = (c.get("snapshot") or {}).get("timing", {})
         samples += ti.get("samples", 0); collected += ti.get("scopes_collected", 0)
 n = sum(gpu.values())
-ok = n == collected and collected <= timed and (m.get("overwritten_events", 0) > 0 or n == m.get("gpu_scopes"))
+kept_last = m.get("overwritten_events", 0) > 0  # --keep last: the recent window only
+ok = collected <= timed and n == m.get("gpu_scopes") and (n <= collected if kept_last else n == collected)
 print("  executed timed %d, samples %d, collected %d, GPU slices %d: %s" % (timed, samples, collected, n, "OK" if ok else "MISMATCH"))
 sys.exit(0 if ok else 1)
 EOF

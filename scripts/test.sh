@@ -57,10 +57,10 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # ranks' contexts meeting at a rendezvous for the merge.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
         -DVKPROF_SANITIZE=thread
-  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads \
+  cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads test_spool \
         VkLayer_vkprof layer_app test_decode_tp test_merge
   run_ctest --test-dir build-tsan \
-    -R '^(test_threads|test_timeline_trace|test_submit_threads|test_layer_app|decode_tp_tsan|test_merge)$'
+    -R '^(test_threads|test_timeline_trace|test_submit_threads|test_spool|test_layer_app|decode_tp_tsan|test_merge)$'
 fi
 
 # The library and its tests that need no Vulkan, cross-built for arm64 and run

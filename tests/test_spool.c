@@ -524,13 +524,16 @@ static void test_set(void)
                            spool_ctx(&g, s2, 4096, VKPROF_TRACE_KEEP_FIRST, "second")};
     for (int step = 0; step < 3; step++) {
         step_work(&g, &busy, c[step % 2], step);
+        vkprof_step(c[(step + 1) % 2]); /* one process's tokens: every context steps */
     }
     CHECK(vkprof_trace_write_set(c, 2, path, VKPROF_TRACE_FORMAT_DEFAULT) == VKPROF_OK);
     CHECK(vkprof_trace_write_set(c, 2, pf, VKPROF_TRACE_FORMAT_DEFAULT) == VKPROF_OK);
     cJSON *meta = NULL;
     cJSON *ev = events_of(path, &meta);
     CHECK(count_events(ev, "gpu") == 6 && count_events(ev, "host") == 6);
-    /* each context's queue its own named track: tid 1 and 1001 */
+    /* 3 tokens, once: one context's steps (both stepped each token) */
+    CHECK(count_events(ev, "step") == 3);
+    CHECK(mget(meta, "token_context", NULL) == 0 && mget(meta, "steps", NULL) == 3);
     int on1 = 0, on1001 = 0, names = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, ev)

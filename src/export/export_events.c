@@ -457,6 +457,7 @@ static void fill_meta(vkprof_export *x, const uint32_t *dev_ord, const uint64_t 
     m->sampling_mode =
         c0->ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING : VKPROF_TF_MODE_2SLOT;
     m->steps = c0->steps;
+    m->token_src = x->token_src;
     m->period = c0->period;
     m->valid_bits = c0->valid_bits;
     for (uint32_t s = 0; s < x->nsrc; s++) {
@@ -605,6 +606,13 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
     uint32_t spans_with_id = 0, gpu_with_id = 0;
     uint32_t *bucket_count = sc->bucket_count;
     uint64_t *used = sc->used;
+    x->token_src = 0;
+    for (uint32_t s = 1; s < n; s++) {
+        if (atomic_load(&x->src[s].ctx->host.steps) >
+            atomic_load(&x->src[x->token_src].ctx->host.steps)) {
+            x->token_src = s;
+        }
+    }
     for (uint32_t s = 0; s < n; s++) {
         const vkprof_xsrc *xs = &x->src[s];
         const vkprof_trace *t = &xs->ctx->trace;
@@ -621,6 +629,9 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
             if (kind == VKPROF_EV_GPU && xs->gpu.n == 0) {
                 counts[4 * s]++; /* no calibration to place it: counted as unmapped */
                 continue;
+            }
+            if (kind == VKPROF_EV_STEP && s != x->token_src) {
+                continue; /* the same tokens, stepped by another context */
             }
             uint32_t idx = i;
             if (n > 1) {
@@ -1153,6 +1164,7 @@ void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint
     k->str(w, VKPROF_TF_META_LABEL, m->ctx[0].label);
 
     if (m->n > 1) {
+        k->u64(w, VKPROF_TF_META_TOKEN_CONTEXT, m->token_src);
         k->arr(w, VKPROF_TF_META_CONTEXTS);
         for (uint32_t s = 0; s < m->n; s++) {
             const vkprof_xctx_meta *c = &m->ctx[s];

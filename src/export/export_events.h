@@ -110,6 +110,7 @@ typedef struct vkprof_xmeta {
     vkprof_timing_stats ts;      /* sums; mode: the first's; every_n, rotate: the largest */
     const char *sampling_mode;   /* "ring", "2slot" or "mixed" */
     uint64_t steps;              /* the largest */
+    uint32_t token_src;          /* several contexts: whose steps are the tokens */
     float period;
     uint32_t valid_bits;
     bool keep_last; /* any */
@@ -161,6 +162,10 @@ typedef struct vkprof_export {
     /* host threads (increasing index), then GPU queues (in context order) */
     vkprof_xtrack *tracks;
     uint32_t ntracks, nthreads;
+    /* several contexts: the one whose steps are the trace's tokens (the
+     * most steps, the first on a tie); the others' steps are the same
+     * tokens again, and are left out */
+    uint32_t token_src;
     vkprof_xmeta meta;
 } vkprof_export;
 

@@ -107,6 +107,9 @@
  * metadata (the keys above that describe one context), in an array; the
  * top level then holds the sums, the largest, or "mixed". */
 #define VKPROF_TF_META_CONTEXTS "contexts"
+/* a set: the index in contexts[] of the context whose steps are the token
+ * events (the others' steps are the same tokens, not written again) */
+#define VKPROF_TF_META_TOKEN_CONTEXT "token_context"
 #define VKPROF_TF_CTX_QUEUE_FAMILY "queue_family"
 #define VKPROF_TF_CTX_QUEUE_INDEX "queue_index"
 #define VKPROF_TF_CTX_GPU_TID "gpu_tid"           /* its queue's track */

@@ -30,7 +30,10 @@
  * --fork: after the first iteration, fork a child that does its own
  * iterations on its own instance and device (Vulkan objects do not cross a
  * fork), while the parent goes on; the parent waits for it. The child's
- * progress file is FILE.child.
+ * progress file is FILE.child. (Vulkan in the child of a process that
+ * has a device hangs NVIDIA's driver, with or without any layer.)
+ * --fork-novk: the same fork, but the child does no Vulkan: it sleeps
+ * 100 ms and exits with exit(0).
  * --exec PROG ARGS...: after the iterations and without tearing anything
  * down, exec PROG (the process image is replaced: no destructor runs).
  * --validation: the Khronos validation layer on, any message fails the run.
@@ -50,6 +53,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +107,8 @@ static int g_messages_fail;
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+
+static bool g_fork_novk; /* --fork-novk */
 
 static void die_now(void)
 {
@@ -511,6 +517,18 @@ static int run(bool validation, bool no_device, unsigned iterations, unsigned di
             fflush(NULL);
             child = fork();
             if (child == 0) {
+                /* never left running: a probe that times out kills only
+                 * the parent (a driver that hangs in a forked child) */
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+            }
+            if (child == 0 && g_fork_novk) {
+                /* a worker that never touches Vulkan and exits the usual way
+                 * (atexit handlers, the layer's among them, run) */
+                struct timespec ts = {0, 100 * 1000000L};
+                nanosleep(&ts, NULL);
+                exit(0);
+            }
+            if (child == 0) {
                 /* the parent's Vulkan objects are not the child's: its own */
                 char p2[4096];
                 snprintf(p2, sizeof p2, "%s.child", progress != NULL ? progress : "progress");
@@ -587,6 +605,9 @@ int main(int argc, char **argv)
             serve = true;
         } else if (strcmp(o, "--fork") == 0) {
             fork_child = true;
+        } else if (strcmp(o, "--fork-novk") == 0) {
+            fork_child = true;
+            g_fork_novk = true;
         } else if (strcmp(o, "--exec") == 0 && v) {
             exec_argv = argv + i + 1;
             break;
