@@ -8,7 +8,8 @@
  *             instances and devices, the env config, device creation edits
  *   record.c  command pools and buffers: labels, pipelines, dispatch scopes
  *   queue.c   queues, submits, waits, steps, host spans
- *   output.c  the per-device trace and the per-process summary JSON
+ *   output.c  the process's folder, its mapped index and its spools' names;
+ *             at exit the process's one trace and summary (finish.c)
  *   map.c     the lock-free lookup table (handle -> state)
  *
  * Threads. Lookups on the recording path (a command buffer's state, a

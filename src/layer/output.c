@@ -79,10 +79,24 @@ static void fmt(char *buf, size_t cap, const char *f, ...)
     va_end(ap);
 }
 
-static bool exists(const char *path)
+/* Whether `dir` has any entry named <cand>.<anything>: every file the
+ * process could write (<base>.trace.json, .pftrace, .trace.pftrace with
+ * "both", .summary.json, a device's own <base>.d<N>.trace.json ...) starts
+ * so, and a user's file of such a name is never written over. */
+static bool prefix_taken(const char *dir, const char *cand)
 {
-    struct stat st;
-    return lstat(path, &st) == 0;
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return false; /* the writes will fail and say so */
+    }
+    const size_t n = strlen(cand);
+    bool taken = false;
+    struct dirent *e;
+    while (!taken && (e = readdir(d)) != NULL) {
+        taken = strncmp(e->d_name, cand, n) == 0 && e->d_name[n] == '.';
+    }
+    closedir(d);
+    return taken;
 }
 
 /* An earlier image of this very process (the same pid, the same run) that
@@ -146,12 +160,7 @@ static void proc_create(void)
         } else {
             snprintf(cand, sizeof cand, "%s-%ld.%u", exe_name(), (long)getpid(), n);
         }
-        bool taken = false;
-        static const char *const outs[] = {".trace.json", ".pftrace", ".summary.json"};
-        for (size_t k = 0; k < sizeof outs / sizeof outs[0] && !taken; k++) {
-            snprintf(p, sizeof p, "%s/%s%s", lyr_cfg.out_dir, cand, outs[k]);
-            taken = exists(p);
-        }
+        const bool taken = prefix_taken(lyr_cfg.out_dir, cand);
         snprintf(p, sizeof p, "%s/%s", spool_root, cand);
         if (taken) {
             continue;

@@ -280,7 +280,10 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
     if (s->work) {
         atomic_fetch_add(&d->since_step, 1);
         if (s->family < d->nfamilies) {
-            atomic_fetch_add(&d->fam[s->family].submits, 1);
+            const uint64_t n = atomic_fetch_add(&d->fam[s->family].submits, 1) + 1;
+            if (d->idx != NULL && s->family < d->idx->nfamilies) {
+                lyr_idx_max(&d->idx->fam[s->family].submits, n); /* as count_exec */
+            }
         }
     }
     s->span = s->ctx != NULL ? vkprof_span_start(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT])
