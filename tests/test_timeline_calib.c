@@ -2,8 +2,9 @@
  * scope of the trace inside its submit..fence window within the stated
  * calibration bound, with the calibration extension, with the bracket
  * fallback (simulated: no extension) and with a device that offers only
- * CLOCK_MONOTONIC_RAW; and a drifting device clock (simulated, 250 ppm)
- * corrected between calibration points and past the last one. */
+ * CLOCK_MONOTONIC_RAW; a drifting device clock (simulated, 250 ppm)
+ * corrected between calibration points and past the last one; and slices
+ * that share a stamp sharing their boundary under 2000 ppm of drift. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -233,6 +234,82 @@ static void test_drift(void)
     vkprof_destroy(ctx);
 }
 
+/* Slices that share a boundary stamp share the boundary in the trace, under
+ * a device clock that drifts 2000 ppm against the host (simulated through
+ * the calibration calls): both ends go through the one clock map. With the
+ * start mapped and the duration in nominal ns, each slice overlapped the
+ * next by its length x 2000 ppm, and Perfetto drops partly overlapping
+ * slices (issue 25). */
+static void test_drift_boundaries(void)
+{
+    sim_reset();
+    g_sim.calib_mode = 1;
+    g_sim.drift_ppb = 2000000; /* 2000 ppm */
+    g_sim.drift_ref_ns = vkprof_host_now_ns();
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.get_instance_proc_addr = sim_get_instance_proc_addr;
+    d.get_device_proc_addr = sim_get_device_proc_addr;
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.shared_boundaries = true;
+    d.environment = VKPROF_ENV_IGNORE;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    for (int i = 0; i < 3; i++) {
+        sleep_ms(40);
+        CHECK(vkprof_calibrate(ctx) == VKPROF_OK);
+    }
+    enum { SCOPES = 8 };
+    VkCommandBuffer cmd = th_alloc_cmd(&g);
+    th_begin_cmd(cmd);
+    for (int k = 0; k < SCOPES; k++) {
+        vkprof_phase ph = k % 2 ? VKPROF_PHASE_MLP_DOWN : VKPROF_PHASE_ATTENTION;
+        CHECK(vkprof_cmd_begin(ctx, cmd, ph) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, cmd, 400);
+        CHECK(vkprof_cmd_end(ctx, cmd, ph) == VKPROF_OK);
+    }
+    CHECK_VK(vkEndCommandBuffer(cmd));
+    th_submit_wait(&g, ctx, 1, &cmd);
+    /* points on both sides of the work: it is interpolated at the drifting rate */
+    for (int i = 0; i < 3; i++) {
+        sleep_ms(40);
+        CHECK(vkprof_calibrate(ctx) == VKPROF_OK);
+    }
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_timing_stats ts = th_stats(ctx);
+    CHECK(ts.scopes_collected == SCOPES && ts.shared_stamps > 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/drift-boundaries.json", tmpdir);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    /* load_and_check: on every track, slices nest or are disjoint */
+    cJSON *root = load_and_check(path);
+    int64_t prev_end = -1, shared = 0, n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "gpu") != 0) {
+            continue;
+        }
+        int64_t ts0 = to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"));
+        int64_t end = ts0 + to_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"));
+        CHECK(prev_end < 0 || ts0 >= prev_end); /* in order, never overlapping */
+        shared += prev_end >= 0 && ts0 == prev_end;
+        prev_end = end;
+        n++;
+    }
+    CHECK(n == SCOPES);
+    /* consecutive scopes with one stamp between them share the boundary */
+    CHECK(shared == (int64_t)ts.shared_stamps);
+    printf("  %lld slices, %lld boundaries shared to the ns under 2000 ppm of drift\n",
+           (long long)n, (long long)shared);
+    cJSON_Delete(root);
+    CHECK(vkprof_cmd_release(ctx, cmd) == VKPROF_OK);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &cmd);
+    vkprof_destroy(ctx);
+}
+
 int main(void)
 {
     tl_init();
@@ -240,5 +317,6 @@ int main(void)
     RUN(test_containment_bracket);
     RUN(test_raw_only);
     RUN(test_drift);
+    RUN(test_drift_boundaries);
     return tl_finish();
 }

@@ -329,11 +329,18 @@ static uint64_t map_end(vkprof_export *x, uint32_t idx, uint64_t start_ns)
 {
     const vkprof_event *e = &x->ev[idx];
     if (e->kind == VKPROF_EV_GPU) {
-        /* the duration is exact from the ticks; the start is mapped */
-        const vkprof_context c = x->src[src_of(x, idx)].ctx;
-        return start_ns +
-               vkprof_ticks_to_ns(vkprof_tick_delta(e->start, e->end, c->info.timestamp_valid_bits),
-                                  c->info.timestamp_period);
+        /* Both ends through the one map, as a span's: two scopes that share
+         * a stamp share the boundary, under drift and across calibration
+         * points (a start mapped plus a duration in nominal ns overlapped
+         * the next slice by the drift times the length, and Perfetto drops
+         * partly overlapping slices). The map is monotone in the masked
+         * ticks; the phase totals stay in device ns (trace-format.md). */
+        uint64_t end_ns = start_ns;
+        if (!vkprof__pl_snap_map(&x->src[src_of(x, idx)].gpu, e->end, &end_ns) ||
+            end_ns < start_ns) {
+            end_ns = start_ns;
+        }
+        return end_ns;
     }
     if (e->kind == VKPROF_EV_SPAN) {
         return vkprof__hclk_snap_ns(&x->hclk, e->end);
