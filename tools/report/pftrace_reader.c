@@ -530,6 +530,7 @@ static int annot_json(rd *r, const seq *s, const pbf *da, jbuf *out, int depth, 
             name = annot_name(s, &x);
             if (name.s == NULL) {
                 free(val.s);
+                free(arr.s);
                 return rfail(r, "a debug annotation name that was not interned");
             }
         } else if (x.field == PF_DA_BOOL && x.wire == 0) {
