@@ -1,21 +1,24 @@
 /* The exporters of the timeline store, one per trace format. Each writes a
- * whole trace of `ctx` to an open atomic file (export/atomic_file.h) and
- * returns 0, or -1 with errno set when the trace could not be formatted (a
- * write error is kept in the file's own state and reported by its commit).
- * trace_write.c opens the file and picks the exporter. */
+ * whole trace from one export walk (export_events.h: gathered, sorted and
+ * mapped once, by trace_write.c, for every format it writes) to an open
+ * atomic file (export/atomic_file.h) and returns 0, or -1 with errno set
+ * when the trace could not be formatted (a write error is kept in the
+ * file's own state and reported by its commit). trace_write.c opens the
+ * file, begins and ends the walk, and picks the exporters. */
 #ifndef VKPROF_EXPORT_EXPORT_H
 #define VKPROF_EXPORT_EXPORT_H
 
 #include "base/base.h"
 #include "export/atomic_file.h"
 
-/* Chrome Trace Event JSON (docs/trace-format.md): trace_json.c. One trace of
- * ctxs[0..n) (n >= 1; the contexts of one process). */
-int vkprof__trace_write_json(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f);
+struct vkprof_export;
+
+/* Chrome Trace Event JSON (docs/trace-format.md): trace_json.c. */
+int vkprof__trace_write_json(struct vkprof_export *x, vkprof_afile *f);
 
 /* Perfetto's native protobuf format (docs/trace-format.md, "Native Perfetto
  * traces"): trace_pftrace.c. */
-int vkprof__trace_write_pftrace(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f);
+int vkprof__trace_write_pftrace(struct vkprof_export *x, vkprof_afile *f);
 
 /* Which formats a trace path gets (trace_write.c): the path's extension
  * (".pftrace" or ".perfetto-trace": Perfetto; anything else: JSON), unless

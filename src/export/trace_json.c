@@ -413,12 +413,9 @@ static void js_bool(void *w, const char *key, bool v)
     vkprof__json_kv_bool(w, key, v);
 }
 
-int vkprof__trace_write_json(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f)
+int vkprof__trace_write_json(vkprof_export *xp, vkprof_afile *f)
 {
-    vkprof_export x;
-    if (vkprof__export_begin(&x, ctxs, n) != 0) {
-        return -1;
-    }
+    vkprof_export x = *xp; /* the walk's state is shared; its cursors are hints */
     const uint64_t t0 = x.t0;
 
     vkprof_json js, *j = &js;
@@ -475,12 +472,10 @@ int vkprof__trace_write_json(const vkprof_context *ctxs, uint32_t n, vkprof_afil
     failed = failed || it.failed;
     vkprof__export_iter_free(&it);
     if (failed) {
-        vkprof__export_end(&x);
         errno = ENOMEM;
         return -1;
     }
     if (vkprof__afile_failed(f)) {
-        vkprof__export_end(&x);
         return 0; /* a write failed: the rest would be formatted for nothing */
     }
     vkprof__json_newline(j);
@@ -492,7 +487,6 @@ int vkprof__trace_write_json(const vkprof_context *ctxs, uint32_t n, vkprof_afil
     const vkprof_meta_sink sink = {j,      js_obj, js_arr,   js_end, js_u64,
                                    js_str, js_f64, js_drift, js_bool};
     vkprof__export_meta(&x, &sink, t0);
-    vkprof__export_end(&x);
     vkprof__json_end(j); /* metadata */
     vkprof__json_end(j);
     vkprof__json_newline(j);

@@ -797,12 +797,10 @@ static int emit_track(pf_writer *w, vkprof_export *x, const vkprof_xtrack *tr, p
     return rc;
 }
 
-int vkprof__trace_write_pftrace(const vkprof_context *ctxs, uint32_t n, vkprof_afile *f)
+int vkprof__trace_write_pftrace(vkprof_export *xp, vkprof_afile *f)
 {
-    vkprof_export x;
-    if (vkprof__export_begin(&x, ctxs, n) != 0) {
-        return -1;
-    }
+    vkprof_export x = *xp; /* the walk's state is shared; its cursors are hints */
+    const uint32_t n = x.nsrc;
     int rc = -1;
     pf_writer w = {.f = f, .nsrc = n};
     pf_flows fl;
@@ -961,6 +959,5 @@ out:
     free(fl.count);
     free(fl.ids);
     vkprof__pb_free(&w.b);
-    vkprof__export_end(&x);
     return rc;
 }

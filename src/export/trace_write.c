@@ -7,6 +7,7 @@
 
 #include "export/atomic_file.h"
 #include "export/export.h"
+#include "export/export_events.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,15 +54,15 @@ static bool sibling_path(const char *path, const char *ext, char *out, size_t ca
     return n > 0 && (size_t)n < cap;
 }
 
-static vkprof_result write_one(const vkprof_context *ctxs, uint32_t n, const char *path, int format)
+/* One file of the walk x, in one format. */
+static vkprof_result write_one(vkprof_context ctx, vkprof_export *x, const char *path, int format)
 {
-    vkprof_context ctx = ctxs[0];
     vkprof_afile out;
     int err = vkprof__afile_open(&out, path);
     if (err == 0) {
         errno = 0;
-        int rc = format == VKPROF_TRACE_PFTRACE ? vkprof__trace_write_pftrace(ctxs, n, &out)
-                                                : vkprof__trace_write_json(ctxs, n, &out);
+        int rc = format == VKPROF_TRACE_PFTRACE ? vkprof__trace_write_pftrace(x, &out)
+                                                : vkprof__trace_write_json(x, &out);
         if (rc != 0 && !vkprof__afile_failed(&out)) {
             out.err = errno ? errno : ENOMEM;
             out.step = "format the trace";
@@ -114,30 +115,41 @@ void vkprof__process_identity(char *boot, size_t boot_size, char *host, size_t h
     keep_plain(host);
 }
 
+/* The walk is begun once for every format written: both files of "both"
+ * hold the same events, mapped through the same clock snapshot, with the
+ * same metadata (test_pftrace's check_identical). */
 static vkprof_result write_set(const vkprof_context *ctxs, uint32_t n, const char *path,
                                vkprof_trace_format format)
 {
     vkprof_context ctx = ctxs[0];
     const int formats = trace_formats(format, path);
-    if (formats != (VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE)) {
-        return write_one(ctxs, n, path, formats);
-    }
-    /* both: the path keeps the format its extension names; the other goes
-     * beside it. A device or FIFO is one stream: both documents in it would
-     * be neither format, so it gets the path's own format only. */
     const bool pf = vkprof__trace_is_pftrace_path(path);
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        return write_one(ctxs, n, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
-    }
+    int first = formats, second = 0;
     char other[sizeof ctx->trace.path + 32];
-    if (!sibling_path(path, pf ? ".json" : ".pftrace", other, sizeof other)) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
-                            "trace_write('%s'): the path is too long for its .pftrace sibling",
-                            path);
+    if (formats == (VKPROF_TRACE_JSON | VKPROF_TRACE_PFTRACE)) {
+        /* both: the path keeps the format its extension names; the other
+         * goes beside it. A device or FIFO is one stream: both documents in
+         * it would be neither format, so it gets the path's own format only. */
+        first = pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON;
+        struct stat st;
+        if (!(stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+            if (!sibling_path(path, pf ? ".json" : ".pftrace", other, sizeof other)) {
+                return vkprof__fail(
+                    ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                    "trace_write('%s'): the path is too long for its .pftrace sibling", path);
+            }
+            second = pf ? VKPROF_TRACE_JSON : VKPROF_TRACE_PFTRACE;
+        }
     }
-    vkprof_result r1 = write_one(ctxs, n, path, pf ? VKPROF_TRACE_PFTRACE : VKPROF_TRACE_JSON);
-    vkprof_result r2 = write_one(ctxs, n, other, pf ? VKPROF_TRACE_JSON : VKPROF_TRACE_PFTRACE);
+    vkprof_export x;
+    if (vkprof__export_begin(&x, ctxs, n) != 0) {
+        return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY,
+                            "trace_write('%s'): cannot gather the events: %s", path,
+                            strerror(errno ? errno : ENOMEM));
+    }
+    vkprof_result r1 = write_one(ctx, &x, path, first);
+    vkprof_result r2 = second != 0 ? write_one(ctx, &x, other, second) : VKPROF_OK;
+    vkprof__export_end(&x);
     return r1 != VKPROF_OK ? r1 : r2;
 }
 

@@ -219,6 +219,158 @@ static void check_same_report(const char *json, const char *pftrace)
     free(b);
 }
 
+/* One slice or instant as a line: its track by name (the two formats number
+ * tracks apart), its times in ns, its name, category and args. */
+typedef struct ev_lines {
+    char **v;
+    int n;
+} ev_lines;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *track_name(const cJSON *events, int pid, int tid)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(ph) && strcmp(ph->valuestring, "M") == 0 && cJSON_IsString(nm) &&
+            strcmp(nm->valuestring, tid == 0 ? "process_name" : "thread_name") == 0 &&
+            cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint == pid &&
+            cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint == tid) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(e, "args"), "name");
+            return cJSON_IsString(a) ? a->valuestring : "?";
+        }
+    }
+    return "(unnamed)";
+}
+
+/* An object's members as "key=value" lines, sorted: the same whatever the
+ * order the writer put them in (a .pftrace's annotations come back in their
+ * own order). */
+static char *sorted_members(const cJSON *obj)
+{
+    if (!cJSON_IsObject(obj)) {
+        return cJSON_PrintUnformatted(obj);
+    }
+    int n = cJSON_GetArraySize(obj), k = 0;
+    char **kv = calloc((size_t)n + 1, sizeof *kv);
+    size_t total = 3;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, obj)
+    {
+        char *v = cJSON_IsObject(m) ? sorted_members(m) : cJSON_PrintUnformatted(m);
+        size_t len = strlen(m->string) + strlen(v != NULL ? v : "") + 2;
+        kv[k] = malloc(len);
+        snprintf(kv[k], len, "%s=%s", m->string, v != NULL ? v : "");
+        total += len + 1;
+        free(v);
+        k++;
+    }
+    qsort(kv, (size_t)k, sizeof *kv, cmp_str);
+    char *out = calloc(total, 1);
+    strcat(out, "{");
+    for (int i = 0; i < k; i++) {
+        strcat(out, kv[i]);
+        strcat(out, i + 1 < k ? "," : "");
+        free(kv[i]);
+    }
+    strcat(out, "}");
+    free(kv);
+    return out;
+}
+
+static ev_lines lines_of(const cJSON *root)
+{
+    ev_lines l = {NULL, 0};
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    l.v = calloc((size_t)cJSON_GetArraySize(events) + 1, sizeof *l.v);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+        if (l.v == NULL || (strcmp(ph, "X") != 0 && strcmp(ph, "i") != 0)) {
+            continue;
+        }
+        const int pid = cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint;
+        const int tid = cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint;
+        char *args = sorted_members(cJSON_GetObjectItemCaseSensitive(e, "args"));
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        char line[2048];
+        snprintf(line, sizeof line, "%s | %s / %s | %s %lld +%lld | %s | %s", ph,
+                 track_name(events, pid, 0), track_name(events, pid, tid),
+                 cJSON_IsString(cat) ? cat->valuestring : "-",
+                 (long long)to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts")),
+                 (long long)to_ns(cJSON_GetObjectItemCaseSensitive(e, "dur")),
+                 cJSON_IsString(nm) ? nm->valuestring : "-", args != NULL ? args : "null");
+        free(args);
+        l.v[l.n++] = strdup(line);
+    }
+    qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
+    return l;
+}
+
+/* The two formats of one store: the same slices and instants, ns for ns, on
+ * the same named tracks, with the same args, and the same metadata (the
+ * .pftrace read back by vkprof report's reader). One export walk feeds both
+ * writers; this is what that promises. */
+static void check_identical(const char *json, const char *pftrace)
+{
+    char *jt = th_read_file(json);
+    char *buf = NULL, err[512] = "";
+    size_t blen = 0;
+    int fmt = -1;
+    CHECK(rpt_load_trace(pftrace, RPT_MAX_FILE_BYTES, &buf, &blen, &fmt, err, sizeof err) == 0);
+    CHECK(fmt == RPT_FORMAT_PFTRACE);
+    cJSON *a = jt != NULL ? cJSON_Parse(jt) : NULL;
+    cJSON *b = buf != NULL ? cJSON_ParseWithLength(buf, blen) : NULL;
+    CHECK(a != NULL && b != NULL);
+    if (a != NULL && b != NULL) {
+        ev_lines la = lines_of(a), lb = lines_of(b);
+        CHECK(la.n > 0 && la.n == lb.n);
+        int diff = 0;
+        for (int i = 0; i < la.n && i < lb.n; i++) {
+            if (strcmp(la.v[i], lb.v[i]) != 0 && diff++ < 5) {
+                fprintf(stderr, "  json:    %s\n  pftrace: %s\n", la.v[i], lb.v[i]);
+            }
+        }
+        CHECK(diff == 0);
+        for (int i = 0; i < la.n; i++) {
+            free(la.v[i]);
+        }
+        for (int i = 0; i < lb.n; i++) {
+            free(lb.v[i]);
+        }
+        free(la.v);
+        free(lb.v);
+        const cJSON *ma = cJSON_GetObjectItemCaseSensitive(a, "metadata");
+        cJSON *mb = cJSON_GetObjectItemCaseSensitive(b, "metadata");
+        /* the .pftrace's own (its clocks and sequences): the only member
+         * the JSON trace has no use for */
+        CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(mb, "perfetto")));
+        cJSON_DeleteItemFromObjectCaseSensitive(mb, "perfetto");
+        char *x = sorted_members(ma), *y = sorted_members(mb);
+        CHECK(cJSON_IsObject(ma) && x != NULL && y != NULL && strcmp(x, y) == 0);
+        if (x != NULL && y != NULL && strcmp(x, y) != 0) {
+            fprintf(stderr, "metadata differ:\n%s\n%s\n", x, y);
+        }
+        free(x);
+        free(y);
+        printf("%s and %s: %d slices and instants alike, ns for ns; metadata alike\n", json,
+               pftrace, la.n);
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    free(jt);
+    free(buf);
+}
+
 static long long file_size(const char *path)
 {
     struct stat st;
@@ -380,6 +532,7 @@ static void test_gpu_trace(void)
     CHECK(vkprof_trace_write_set(&ctx, 1, json, VKPROF_TRACE_FORMAT_BOTH) == VKPROF_OK);
     CHECK(file_size(json) > 0 && file_size(pf) > 0);
     check_pair(json, pf, 2);
+    check_identical(json, pf);
     check_reader_robust(pf);
     pf_counts p = decode_counts(pf);
     /* the GPU scopes were recorded inside host spans: each has its flow */
@@ -517,6 +670,7 @@ static void test_overlap(void)
     CHECK(t != NULL && strstr(t, "uint_value: 1\n        name: \"overlapping_slices\"\n") != NULL);
     free(t);
     check_same_report(json, pf);
+    check_identical(json, pf);
     vkprof_destroy(ctx);
 }
 
