@@ -219,9 +219,9 @@ static void msd_sort(const sort_key *sk, const vkprof_event *ev, uint32_t *a, ui
  * bucket_count holds the count of each bucket. */
 /* Returns whether two events of one track may share a rank. */
 static bool sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a, uint32_t *tmp,
-                        uint32_t n, const unsigned *bits, uint32_t *bucket_count)
+                        uint32_t n, const unsigned *bits, uint32_t *bucket_count,
+                        const uint64_t *unordered, bool ties)
 {
-    bool ties = false;
     /* the bucket, most significant: a counting pass (bucket_count becomes
      * the starts), unless one track holds everything */
     uint32_t sum = 0;
@@ -245,10 +245,12 @@ static bool sort_events(const sort_key *sk, const vkprof_event *ev, uint32_t *a,
         const uint32_t end = one ? n : bucket_count[b];
         const unsigned kb = bits[ev[a[i]].kind];
         /* a track recorded in time order (GPU scopes, steps, spans that do
-         * not nest) is checked in one pass and left as it is */
+         * not nest), as the gathering pass found, is left as it is (its
+         * ties were noted there) */
+        const bool ordered = (unordered[b >> 6] >> (b & 63) & 1u) == 0;
         if (end - i > 1 && kb == 0) {
             ties = true; /* every one of this kind has one rank */
-        } else if (end - i > 1 && !in_order(sk, ev, a + i, end - i, &ties)) {
+        } else if (end - i > 1 && !ordered) {
             const int top = (int)(((kb - 1u) / DIGIT_BITS) * DIGIT_BITS);
             msd_sort(sk, ev, a + i, tmp + i, end - i, top, 0);
             ties = true; /* not known: looked for after the sort */
@@ -298,6 +300,9 @@ static void sort_run_by_end(const keyer *k, const vkprof_event *ev, uint32_t *a,
 
 typedef struct scratch {
     uint32_t bucket_count[BUCKETS];
+    /* per bucket, found in the gathering pass: seen, and out of rank order
+     * (each bucket's events in the order they were gathered) */
+    uint64_t seen[BUCKETS / 64], unordered[BUCKETS / 64];
     uint32_t h[DIGITS];
     uint32_t start[MAX_PASSES][DIGITS + 1];
     uint64_t used[65536 / 64]; /* host thread indices seen */
@@ -549,6 +554,11 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
     uint32_t *src_min_at = calloc(n, sizeof *src_min_at);
     scratch *sc = calloc(1, sizeof *sc);
     uint32_t *order = NULL, *tmp = NULL;
+    uint64_t *last_rank = NULL;
+    struct {
+        uint32_t bucket, count;
+    } *bk = NULL;
+    uint32_t nbk = 0;
     x->src = calloc(n, sizeof *x->src);
     x->meta.ctx = calloc(n, sizeof *x->meta.ctx);
     x->nsrc = n;
@@ -604,7 +614,14 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
     if (total && order == NULL) {
         goto nomem;
     }
-    keyer k = {x->ev, NULL, 0, x->src};
+    keyer k = {x->ev, x->ev_src, 0, x->src};
+    /* each bucket's last rank: a calloc'd table of which only the pages of
+     * the buckets in use are ever touched */
+    last_rank = calloc(BUCKETS, sizeof *last_rank);
+    if (last_rank == NULL) {
+        goto nomem;
+    }
+    bool ties_seen = false;
     bool span_ref_set = false;
     uint32_t kept = 0, ncopy = 0;
     uint64_t min_rank[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX}, max_rank[4] = {0};
@@ -668,27 +685,33 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
             counts[4 * s + kind]++;
             bucket_count[bucket_of(e)]++;
             order[kept++] = idx;
-        }
-    }
-    k.ev_src = x->ev_src;
-    /* the ranks: per kind (the sort), and each context's earliest GPU scope */
-    for (uint32_t i = 0; i < kept; i++) {
-        const vkprof_event *e = &x->ev[order[i]];
-        const unsigned kind = e->kind;
-        const uint64_t r = rank_of(&k, e);
-        if (r < min_rank[kind]) {
-            min_rank[kind] = r;
-            min_at[kind] = order[i];
-        }
-        if (r > max_rank[kind]) {
-            max_rank[kind] = r;
-        }
-        if (kind == VKPROF_EV_GPU) {
-            const uint32_t s = src_of(x, order[i]);
-            if (r < src_min_rank[s]) {
-                src_min_rank[s] = r;
-                src_min_at[s] = order[i];
+            /* the ranks, in the same pass over the store: per kind (the
+             * sort), and each context's earliest GPU scope (span_ref is set
+             * by the first span, before its own rank) */
+            const uint64_t r = rank_of(&k, e);
+            if (r < min_rank[kind]) {
+                min_rank[kind] = r;
+                min_at[kind] = idx;
             }
+            if (r > max_rank[kind]) {
+                max_rank[kind] = r;
+            }
+            if (kind == VKPROF_EV_GPU && r < src_min_rank[s]) {
+                src_min_rank[s] = r;
+                src_min_at[s] = idx;
+            }
+            /* its track in rank order so far? (the sort's own check, done
+             * here: one pass over the store fewer) */
+            const uint32_t b = bucket_of(e);
+            const uint64_t bit = UINT64_C(1) << (b & 63);
+            if (sc->seen[b >> 6] & bit) {
+                if (r < last_rank[b]) {
+                    sc->unordered[b >> 6] |= bit;
+                }
+                ties_seen = ties_seen || r == last_rank[b];
+            }
+            sc->seen[b >> 6] |= bit;
+            last_rank[b] = r;
         }
     }
     x->kept = kept;
@@ -740,8 +763,24 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
                 bits[kind] = bit_length(max_rank[kind] - min_rank[kind]);
             }
         }
+        /* the buckets in use and their sizes, in bucket order (the order's
+         * grouping), before the sort turns the counts into offsets */
+        for (uint32_t b = 0; b < BUCKETS; b++) {
+            nbk += bucket_count[b] != 0;
+        }
+        bk = malloc((nbk ? nbk : 1) * sizeof *bk);
+        if (bk == NULL) {
+            goto nomem;
+        }
+        for (uint32_t b = 0, m = 0; b < BUCKETS; b++) {
+            if (bucket_count[b] != 0) {
+                bk[m].bucket = b;
+                bk[m++].count = bucket_count[b];
+            }
+        }
         sort_key sk = {&rb, false, 0, sc->h, sc->start};
-        const bool ties = sort_events(&sk, x->ev, order, tmp, kept, bits, bucket_count);
+        const bool ties =
+            sort_events(&sk, x->ev, order, tmp, kept, bits, bucket_count, sc->unordered, ties_seen);
         /* one start, one bucket: the longer first */
         for (uint32_t i = 0; ties && i < kept;) {
             const vkprof_event *e = &x->ev[order[i]];
@@ -820,24 +859,22 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
                      c->trace_label[0] ? " (" : "", c->trace_label, c->trace_label[0] ? ")" : "");
         }
     }
-    /* each track's ranges in the order (the order is by kind, then tid) */
-    for (uint32_t i = 0; i < x->kept;) {
-        const vkprof_event *e = &x->ev[x->order[i]];
-        uint32_t j = i + 1;
-        while (j < x->kept && bucket_of(&x->ev[x->order[j]]) == bucket_of(e)) {
-            j++;
-        }
+    /* each track's ranges in the order (the order is by kind, then tid:
+     * the buckets' sizes, without reading the events again) */
+    for (uint32_t m = 0, i = 0; m < nbk; m++) {
+        const unsigned kind = (bk[m].bucket >> 16) + 1u;
+        const uint16_t tid = (uint16_t)(bk[m].bucket & 0xffffu);
         for (uint32_t t = 0; t < x->ntracks; t++) {
             vkprof_xtrack *tr = &x->tracks[t];
-            bool mine = e->kind == VKPROF_EV_GPU ? tr->kind == VKPROF_EV_GPU && tr->tid == e->tid
-                                                 : tr->kind == VKPROF_EV_SPAN && tr->tid == e->tid;
+            bool mine = kind == VKPROF_EV_GPU ? tr->kind == VKPROF_EV_GPU && tr->tid == tid
+                                              : tr->kind == VKPROF_EV_SPAN && tr->tid == tid;
             if (mine) {
-                tr->pos[e->kind] = i;
-                tr->n[e->kind] = j - i;
+                tr->pos[kind] = i;
+                tr->n[kind] = bk[m].count;
                 break;
             }
         }
-        i = j;
+        i += bk[m].count;
     }
     /* each context's first start kept (for the metadata) */
     for (uint32_t s = 0; s < n; s++) {
@@ -861,6 +898,8 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
     free(src_min_rank);
     free(src_min_at);
     free(sc);
+    free(last_rank);
+    free(bk);
     return 0;
 
 nomem:
@@ -871,6 +910,8 @@ fail:;
     free(src_min_rank);
     free(src_min_at);
     free(sc);
+    free(last_rank);
+    free(bk);
     free(order);
     free(tmp);
     vkprof__export_end(x);
