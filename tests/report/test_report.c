@@ -997,6 +997,64 @@ static void test_format(void)
         "metadata.trace_format is not a non-negative integer");
 }
 
+/* Names as long as real runtimes' (llama.cpp's pipelines run to 40
+ * characters; 70 here, cut at 63): every row's columns line up with the
+ * header's. */
+static void test_long_names(void)
+{
+    static const char *const names[] = {
+        "mul_mat_vec_q4_0_q8_1_f32_subgroup",
+        "rms_norm",
+        "flash_attn_f32_f16_cm2_aligned_dk128_dv128_split_k_reduce_and_more_0123",
+    };
+    char json[4096];
+    size_t len = (size_t)snprintf(json, sizeof json, "{\"traceEvents\": [");
+    for (int i = 0; i < 3; i++) {
+        len += (size_t)snprintf(json + len, sizeof json - len,
+                                "%s{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"%s\", "
+                                "\"pid\": 2, \"tid\": 1, \"ts\": %d, \"dur\": 10}",
+                                i ? ", " : "", names[i], 100 * i);
+    }
+    snprintf(json + len, sizeof json - len, "], \"metadata\": {\"dropped_events\": 0}}");
+    rpt_summary *s = parse_ok(json);
+    if (s == NULL) {
+        return;
+    }
+    char out[8192] = "";
+    FILE *f = fmemopen(out, sizeof out, "w");
+    CHECK(f != NULL && rpt_print(s, "t", f) == 0);
+    if (f != NULL) {
+        fclose(f);
+    }
+    rpt_free(s);
+    /* the header's "total ms" column ends where every row's total ends */
+    const char *h = strstr(out, "GPU phases");
+    CHECK(h != NULL);
+    if (h == NULL) {
+        return;
+    }
+    const char *hend = strchr(h, '\n');
+    const char *tm = strstr(h, "total ms");
+    CHECK(hend != NULL && tm != NULL && tm < hend);
+    const long col = (long)(tm - h) + (long)strlen("total ms");
+    int rows = 0;
+    for (const char *line = hend + 1; *line == ' ' && line[1] == ' '; rows++) {
+        const char *nl = strchr(line, '\n');
+        /* the total, right-aligned: it ends in the header's column */
+        CHECK(nl != NULL && nl - line > col && line[col] == ' ' && line[col - 1] != ' ');
+        if (nl == NULL) {
+            break;
+        }
+        line = nl + 1;
+    }
+    CHECK(rows == 4); /* three phases and the busy row */
+    /* the longest name is cut at 63 characters, never run into the numbers */
+    CHECK(strstr(out, names[2]) == NULL);
+    char cut[72];
+    snprintf(cut, sizeof cut, "%.63s ", names[2]);
+    CHECK(strstr(out, cut) != NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -1012,6 +1070,7 @@ int main(int argc, char **argv)
     test_accepted();
     test_files();
     test_format();
+    test_long_names();
     test_duplicate_keys();
     test_repeated_slices();
     test_format_detection();

@@ -320,7 +320,16 @@ static void fmt_ms(char *out, size_t size, uint64_t ns, uint64_t div)
 static void print_group_table(FILE *out, const char *title, const rpt_group *g, size_t n,
                               uint64_t busy, uint64_t tokens, bool self_column)
 {
-    fprintf(out, "\n%-28s %12s %10s %7s %12s %10s", title, "total ms", "ms/token", "%",
+    /* the name column fits the longest name (llama.cpp's pipelines run to
+     * 40 characters), from 26 up to 63; longer ones are cut */
+    int w = 26;
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = strlen(g[i].name);
+        if ((int)len > w) {
+            w = len > 63 ? 63 : (int)len;
+        }
+    }
+    fprintf(out, "\n%-*s %12s %10s %7s %12s %10s", w + 2, title, "total ms", "ms/token", "%",
             "calls/token", "us/call");
     fprintf(out, self_column ? " %14s\n" : "\n", "self ms/token");
     if (n == 0) {
@@ -336,15 +345,15 @@ static void print_group_table(FILE *out, const char *title, const rpt_group *g, 
         double pct = busy ? 100.0 * (double)g[i].total_ns / (double)busy : 0.0;
         double cpt = (double)g[i].calls / (double)tokens;
         double us_call = g[i].calls ? (double)g[i].total_ns / (double)g[i].calls / 1000.0 : 0.0;
-        fprintf(out, "  %-26s %12s %10s %6.1f%% %12.2f %10.3f", g[i].name, total, per, pct, cpt,
-                us_call);
+        fprintf(out, "  %-*.*s %12s %10s %6.1f%% %12.2f %10.3f", w, w, g[i].name, total, per, pct,
+                cpt, us_call);
         fprintf(out, self_column ? " %14s\n" : "\n", self);
         calls += g[i].calls;
     }
     char total[32], per[32];
     fmt_ms(total, sizeof total, busy, 1);
     fmt_ms(per, sizeof per, busy, tokens);
-    fprintf(out, "  %-26s %12s %10s %6.1f%% %12.2f\n", "busy (self times)", total, per,
+    fprintf(out, "  %-*s %12s %10s %6.1f%% %12.2f\n", w, "busy (self times)", total, per,
             busy ? 100.0 : 0.0, (double)calls / (double)tokens);
 }
 
