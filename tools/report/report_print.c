@@ -317,8 +317,85 @@ static void fmt_ms(char *out, size_t size, uint64_t ns, uint64_t div)
     snprintf(out, size, "%" PRIu64 ".%03" PRIu64, us / 1000u, us % 1000u);
 }
 
+/* A GPU phase's slices: the median and the largest, and its first call
+ * (the earliest start) apart, where drivers compile a pipeline at its first
+ * use. */
+typedef struct phase_dist {
+    int64_t p50_ns, max_ns, first_ns;
+} phase_dist;
+
+static int cmp_i64v(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One per s->gpu group, or NULL (no memory). */
+static phase_dist *gpu_dists(const rpt_summary *s)
+{
+    const size_t n = s->n_gpu;
+    phase_dist *d = calloc(n ? n : 1, sizeof *d);
+    size_t *at = calloc(n + 1, sizeof *at);
+    int64_t *first_ts = malloc((n ? n : 1) * sizeof *first_ts);
+    size_t total = 0;
+    for (size_t i = 0; i < s->n_slices; i++) {
+        total += s->slices[i].is_gpu != 0;
+    }
+    int64_t *v = malloc((total ? total : 1) * sizeof *v);
+    if (d == NULL || at == NULL || first_ts == NULL || v == NULL) {
+        free(d);
+        free(at);
+        free(first_ts);
+        free(v);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n_slices; i++) {
+        if (s->slices[i].is_gpu && s->slices[i].group < n) {
+            at[s->slices[i].group + 1]++;
+        }
+    }
+    for (size_t g = 0; g < n; g++) {
+        at[g + 1] += at[g];
+        first_ts[g] = INT64_MAX;
+    }
+    size_t *put_at = calloc(n ? n : 1, sizeof *put_at);
+    if (put_at == NULL) {
+        free(d);
+        free(at);
+        free(first_ts);
+        free(v);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n_slices; i++) {
+        const rpt_slice *x = &s->slices[i];
+        if (!x->is_gpu || x->group >= n) {
+            continue;
+        }
+        v[at[x->group] + put_at[x->group]++] = x->dur_ns;
+        if (x->ts_ns < first_ts[x->group]) {
+            first_ts[x->group] = x->ts_ns;
+            d[x->group].first_ns = x->dur_ns;
+        }
+    }
+    for (size_t g = 0; g < n; g++) {
+        const size_t c = at[g + 1] - at[g];
+        if (c == 0) {
+            continue;
+        }
+        qsort(v + at[g], c, sizeof *v, cmp_i64v);
+        d[g].p50_ns = v[at[g] + (c - 1) / 2];
+        d[g].max_ns = v[at[g] + c - 1];
+    }
+    free(put_at);
+    free(at);
+    free(first_ts);
+    free(v);
+    return d;
+}
+
 static void print_group_table(FILE *out, const char *title, const rpt_group *g, size_t n,
-                              uint64_t busy, uint64_t tokens, bool self_column)
+                              uint64_t busy, uint64_t tokens, bool self_column,
+                              const phase_dist *dist)
 {
     /* the name column fits the longest name (llama.cpp's pipelines run to
      * 40 characters), from 26 up to 63; longer ones are cut */
@@ -331,6 +408,9 @@ static void print_group_table(FILE *out, const char *title, const rpt_group *g, 
     }
     fprintf(out, "\n%-*s %12s %10s %7s %12s %10s", w + 2, title, "total ms", "ms/token", "%",
             "calls/token", "us/call");
+    if (dist != NULL) {
+        fprintf(out, " %10s %10s", "p50 us", "max us");
+    }
     fprintf(out, self_column ? " %14s\n" : "\n", "self ms/token");
     if (n == 0) {
         fprintf(out, "  (none)\n");
@@ -347,6 +427,10 @@ static void print_group_table(FILE *out, const char *title, const rpt_group *g, 
         double us_call = g[i].calls ? (double)g[i].total_ns / (double)g[i].calls / 1000.0 : 0.0;
         fprintf(out, "  %-*.*s %12s %10s %6.1f%% %12.2f %10.3f", w, w, g[i].name, total, per, pct,
                 cpt, us_call);
+        if (dist != NULL) {
+            fprintf(out, " %10.3f %10.3f", (double)dist[i].p50_ns / 1000.0,
+                    (double)dist[i].max_ns / 1000.0);
+        }
         fprintf(out, self_column ? " %14s\n" : "\n", self);
         calls += g[i].calls;
     }
@@ -730,13 +814,29 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
     } else {
         snprintf(title, sizeof title, "GPU phases");
     }
-    print_group_table(out, title, s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, false);
+    phase_dist *dist = gpu_dists(s);
+    print_group_table(out, title, s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, false, dist);
+    /* a first call far above the phase's median: a pipeline compiled at its
+     * first use, most likely; said, with its share of the phase's total */
+    for (size_t i = 0; dist != NULL && i < s->n_gpu; i++) {
+        const phase_dist *d = &dist[i];
+        if (s->gpu[i].calls >= 3 && d->first_ns >= 1000000 && d->first_ns >= 10 * d->p50_ns &&
+            s->gpu[i].total_ns > 0) {
+            fprintf(out,
+                    "  note: the first %s took %.3f ms, %.0fx its median: %.1f%% of its total "
+                    "(a pipeline the driver compiled at its first use?)\n",
+                    s->gpu[i].name, (double)d->first_ns / 1e6,
+                    d->p50_ns > 0 ? (double)d->first_ns / (double)d->p50_ns : 0.0,
+                    100.0 * (double)d->first_ns / (double)s->gpu[i].total_ns);
+        }
+    }
+    free(dist);
     if (s->n_ranks > 0) {
         snprintf(title, sizeof title, "host buckets (%zu ranks)", s->n_ranks);
     } else {
         snprintf(title, sizeof title, "host buckets");
     }
-    print_group_table(out, title, s->host, s->n_host, s->host_busy_ns, s->tokens, true);
+    print_group_table(out, title, s->host, s->n_host, s->host_busy_ns, s->tokens, true, NULL);
     if (s->n_ranks > 0 || s->n_expert_ids > 0) {
         rpt_rank_view v;
         if (rpt_rank_view_build(s, &v) != 0) {
