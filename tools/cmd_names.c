@@ -22,7 +22,6 @@
 #define TOOL "vkprof names"
 #define NAMES_MAX_INPUTS 4096
 #define NAMES_MAX_FILE (1ull << 31)  /* 2 GiB per input */
-#define NAMES_MAX_SYMBOLS (1u << 24) /* per symbol table */
 
 static void names_usage(FILE *f)
 {
@@ -133,16 +132,6 @@ static uint32_t rd32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint16_t rd16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint64_t rd64(const unsigned char *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
 static bool is_spirv(const unsigned char *p, size_t n)
 {
     return n >= 20 && (rd32(p) == 0x07230203u || rd32(p) == 0x03022307u);
@@ -162,111 +151,38 @@ static uint64_t hash_bytes(const unsigned char *p, size_t n)
     return h;
 }
 
-/* Strip a known suffix from a symbol's name. */
-static size_t name_len_without_suffix(const char *s, size_t len)
+typedef struct elf_scan {
+    const char *path;
+    collect *c;
+    long hashed;
+} elf_scan;
+
+static bool elf_module(void *user, const vkl_elf_module *m)
 {
-    static const char *const suffixes[] = {"_data", "_spirv", "_spv"};
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        size_t k = strlen(suffixes[i]);
-        if (len > k && memcmp(s + len - k, suffixes[i], k) == 0) {
-            return len - k;
-        }
+    elf_scan *s = user;
+    uint64_t h = hash_bytes(m->data, (size_t)m->size);
+    if (h == 0) {
+        fprintf(stderr, TOOL ": %s: symbol %s starts like SPIR-V but is not a module\n", s->path,
+                m->name);
+        return true;
     }
-    return len;
+    add(s->c, h, m->name, vkl_spirv_symbol_len(m->name, strlen(m->name)), s->path);
+    s->hashed++;
+    return true;
 }
 
 /* ELF64 little endian: every defined data object of .symtab and .dynsym
- * whose bytes start with the SPIR-V magic. Returns the number of modules
- * found, or -1 with the message printed. */
+ * whose bytes start with the SPIR-V magic (names.h: vkl_elf_spirv_modules).
+ * Returns the number of modules found, or -1 with the message printed. */
 static long scan_elf(const char *path, const unsigned char *f, size_t size, collect *c)
 {
-    if (size < 64 || f[4] != 2 /* ELFCLASS64 */ || f[5] != 1 /* ELFDATA2LSB */) {
-        fprintf(stderr, TOOL ": %s: only 64-bit little-endian ELF files are read\n", path);
+    char err[160];
+    elf_scan s = {path, c, 0};
+    if (vkl_elf_spirv_modules(f, size, elf_module, &s, err, sizeof err) < 0) {
+        fprintf(stderr, TOOL ": %s: %s\n", path, err);
         return -1;
     }
-    uint64_t shoff = rd64(f + 0x28);
-    uint16_t shentsize = rd16(f + 0x3a), shnum = rd16(f + 0x3c);
-    if (shoff == 0 || shnum == 0) {
-        fprintf(stderr, TOOL ": %s: no section headers (a stripped ELF has no symbols to read)\n",
-                path);
-        return -1;
-    }
-    if (shentsize != 64 || shoff > size || (uint64_t)shnum * 64u > size - shoff) {
-        fprintf(stderr, TOOL ": %s: section headers out of the file\n", path);
-        return -1;
-    }
-    const unsigned char *sh = f + shoff;
-    long found = 0, tables = 0;
-    for (uint16_t t = 0; t < shnum; t++) {
-        const unsigned char *s = sh + (size_t)t * 64u;
-        uint32_t type = rd32(s + 4);
-        if (type != 2 /* SHT_SYMTAB */ && type != 11 /* SHT_DYNSYM */) {
-            continue;
-        }
-        tables++;
-        uint64_t off = rd64(s + 0x18), len = rd64(s + 0x20), entsize = rd64(s + 0x38);
-        uint32_t link = rd32(s + 0x28);
-        if (entsize != 24 || off > size || len > size - off || link >= shnum) {
-            fprintf(stderr, TOOL ": %s: bad symbol table (section %u)\n", path, (unsigned)t);
-            return -1;
-        }
-        const unsigned char *strsh = sh + (size_t)link * 64u;
-        uint64_t stroff = rd64(strsh + 0x18), strlen_ = rd64(strsh + 0x20);
-        if (rd32(strsh + 4) != 3 /* SHT_STRTAB */ || stroff > size || strlen_ > size - stroff) {
-            fprintf(stderr, TOOL ": %s: bad string table (section %u)\n", path, (unsigned)link);
-            return -1;
-        }
-        const char *strtab = (const char *)f + stroff;
-        uint64_t nsym = len / 24u;
-        if (nsym > NAMES_MAX_SYMBOLS) {
-            fprintf(stderr, TOOL ": %s: more than %u symbols in section %u\n", path,
-                    NAMES_MAX_SYMBOLS, (unsigned)t);
-            return -1;
-        }
-        for (uint64_t k = 1; k < nsym; k++) {
-            const unsigned char *sym = f + off + k * 24u;
-            uint32_t name = rd32(sym);
-            unsigned char info = sym[4];
-            uint16_t shndx = rd16(sym + 6);
-            uint64_t value = rd64(sym + 8), ssize = rd64(sym + 16);
-            if ((info & 0xf) != 1 /* STT_OBJECT */ || shndx == 0 || shndx >= 0xff00 ||
-                shndx >= shnum || ssize < 20 || name >= strlen_) {
-                continue;
-            }
-            const unsigned char *ds = sh + (size_t)shndx * 64u;
-            if (rd32(ds + 4) == 8 /* SHT_NOBITS */) {
-                continue;
-            }
-            uint64_t addr = rd64(ds + 0x10), doff = rd64(ds + 0x18), dlen = rd64(ds + 0x20);
-            if (value < addr || value - addr > dlen || ssize > dlen - (value - addr) ||
-                doff > size || dlen > size - doff) {
-                continue; /* not inside its section's bytes in the file */
-            }
-            const unsigned char *data = f + doff + (value - addr);
-            if (!is_spirv(data, (size_t)ssize)) {
-                continue;
-            }
-            const char *nm = strtab + name;
-            const void *nul = memchr(nm, '\0', (size_t)(strlen_ - name));
-            if (nul == NULL) {
-                continue;
-            }
-            uint64_t h = hash_bytes(data, (size_t)ssize);
-            if (h == 0) {
-                fprintf(stderr, TOOL ": %s: symbol %s starts like SPIR-V but is not a module\n",
-                        path, nm);
-                continue;
-            }
-            size_t nlen = name_len_without_suffix(nm, (size_t)((const char *)nul - nm));
-            add(c, h, nm, nlen, path);
-            found++;
-        }
-    }
-    if (tables == 0) {
-        fprintf(stderr, TOOL ": %s: no symbol table\n", path);
-        return -1;
-    }
-    return found;
+    return s.hashed;
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -69,7 +69,10 @@ static void run_usage(FILE *f)
                "  --mode M        dispatch (every dispatch, the default), label (each debug\n"
                "                  label region) or cmdbuf (each command buffer)\n"
                "  --sample N      time 1 submit in N (default 1)\n"
-               "  --names FILE    a name map (vkprof names) for pipelines without a name\n"
+               "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
+               "                  without one, modules are named after the symbols that hold\n"
+               "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
+               "                  not)\n"
                "  --keep K        first (default): the first events, later ones counted as\n"
                "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
                "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
@@ -1088,6 +1091,22 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
     }
     if (sample_every > 1) {
         fprintf(o, "  1 submit in %llu timed\n", (unsigned long long)sample_every);
+    }
+    if (u64(root, "modules") > 0) {
+        const bool auto_names = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "auto_names"));
+        fprintf(o, "  shader modules: %llu", (unsigned long long)u64(root, "modules"));
+        if (auto_names) {
+            fprintf(o, ", named from the loaded files' symbols: %llu by address, %llu by content",
+                    (unsigned long long)u64(root, "modules_named_by_address"),
+                    (unsigned long long)u64(root, "modules_named_by_content"));
+        } else {
+            fprintf(o, " (names from loaded files off)");
+        }
+        if (u64(root, "name_map_entries") > 0) {
+            fprintf(o, "; a name map of %llu entries",
+                    (unsigned long long)u64(root, "name_map_entries"));
+        }
+        fprintf(o, "\n");
     }
     const char *trace = str(root, "trace", NULL);
     if (trace == NULL) {

@@ -275,6 +275,10 @@ int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs, co
     vkprof__json_kv_u64(j, "sample_every", ix->sample_every ? ix->sample_every : 1u);
     vkprof__json_kv_str(j, "steps_rule", ix->steps_rule);
     vkprof__json_kv_u64(j, "name_map_entries", ix->name_map_entries);
+    vkprof__json_kv_bool(j, "auto_names", ix->auto_names != 0);
+    vkprof__json_kv_u64(j, "modules", atomic_load(&ix->modules));
+    vkprof__json_kv_u64(j, "modules_named_by_address", atomic_load(&ix->modules_by_address));
+    vkprof__json_kv_u64(j, "modules_named_by_content", atomic_load(&ix->modules_by_content));
     vkprof__json_kv_str(j, "trace_keep", ix->keep_last ? "last" : "first");
     vkprof__json_kv_u64(j, "trace_events", ix->trace_events);
     vkprof__json_kv_str(j, "trace", trace_name[0] ? trace_name : NULL);

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
-#define LYR_INDEX_VERSION 1u
+#define LYR_INDEX_VERSION 2u /* 2: the module names' counts */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -98,6 +98,9 @@ typedef struct lyr_index {
     uint32_t trace_format; /* vkprof_trace_format */
     uint32_t trace_events;
     uint64_t name_map_entries;
+    uint32_t auto_names, pad_names; /* VKPROF_LAYER_AUTO_NAMES */
+    /* shader modules created, and how many of them embedded.c named */
+    _Atomic uint64_t modules, modules_by_address, modules_by_content;
     char mode_name[16];
     char steps_rule[160];
     /* where it stands */

@@ -178,6 +178,17 @@ static void load_config(void)
                      v);
         }
     }
+    c->auto_names = true;
+    v = getenv("VKPROF_LAYER_AUTO_NAMES");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0) {
+            c->auto_names = true;
+        } else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0) {
+            c->auto_names = false;
+        } else {
+            lyr_warn("VKPROF_LAYER_AUTO_NAMES='%s' is not on or off; using on", v);
+        }
+    }
     v = getenv("VKPROF_LAYER_NAMES");
     if (v != NULL && *v != '\0' && c->on) {
         char err[512] = "";
@@ -210,6 +221,7 @@ static void forked_child(void)
         }
     }
     pthread_mutex_init(&g_lock, NULL);
+    lyr_embedded_forked_child();
     lyr_proc_forked_child();
 }
 

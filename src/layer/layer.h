@@ -77,6 +77,7 @@ typedef struct lyr_config {
     bool keep_last;        /* VKPROF_LAYER_TRACE_KEEP=last */
     uint32_t trace_format; /* vkprof_trace_format: VKPROF_LAYER_TRACE_FORMAT */
     char run[64];          /* VKPROF_LAYER_RUN: the `vkprof run` this process belongs to */
+    bool auto_names;       /* VKPROF_LAYER_AUTO_NAMES (default on): embedded.c */
 } lyr_config;
 
 extern lyr_config lyr_cfg;
@@ -218,8 +219,19 @@ typedef struct lyr_device {
 
 /* A shader module: its hash (names.h) and its compute entry points' local
  * sizes, for the dispatch args. */
+/* embedded.c: a module's name from the ELF files the process has loaded */
+typedef enum {
+    LYR_NAME_NONE = 0,
+    LYR_NAME_EMBEDDED = 1,      /* pCode is a loaded file's data object */
+    LYR_NAME_EMBEDDED_HASH = 2, /* its normalised hash is one of theirs */
+} lyr_name_source;
+lyr_name_source lyr_embedded_name(const void *code, size_t code_size, uint64_t hash, char *out,
+                                  size_t cap);
+void lyr_embedded_forked_child(void);
+
 typedef struct lyr_module {
     uint64_t hash;
+    char auto_name[64]; /* lyr_embedded_name's; "" none */
     uint32_t nwg;
     vkl_workgroup wg[VKL_WG_ENTRIES];
 } lyr_module;
@@ -233,6 +245,7 @@ typedef struct lyr_pipe {
     char spec[VKPROF_ANNOTATION_MAX + 1];
     _Atomic uint32_t gen;           /* bumped at each rename */
     char name[VKPROF_MAX_NAME + 1]; /* the debug-utils object name; "" none */
+    char auto_name[64];             /* its module's lyr_embedded_name; "" none */
     _Atomic uint64_t
         cache[2 * LYR_MAX_FAMILIES]; /* per family and context: (gen + 1) << 32 | phase */
 } lyr_pipe;
@@ -303,6 +316,7 @@ uint32_t lyr_queue_label_phase(lyr_device *d, uint32_t family,
 /* output.c: the process's folder, index and end */
 void lyr_note_instance(void);   /* the first one claims the process's folder */
 const char *lyr_proc_dir(void); /* NULL without a folder */
+void lyr_idx_module(lyr_name_source how); /* a shader module created, and how it was named */
 const char *lyr_proc_why(void); /* why there is none */
 void lyr_idx_device_add(lyr_device *d);
 void lyr_idx_sync(lyr_device *d); /* the device's counters into the index */

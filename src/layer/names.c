@@ -1090,3 +1090,124 @@ void vkl_spec_text(const vkl_spec_entry *e, uint32_t n, const void *data, size_t
         len += (size_t)k;
     }
 }
+
+/* ---- SPIR-V modules embedded in ELF files ------------------------------------ */
+
+static uint16_t elf16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t elf32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t elf64(const unsigned char *p)
+{
+    return (uint64_t)elf32(p) | (uint64_t)elf32(p + 4) << 32;
+}
+
+/* "why", or "why (section N)" for sec >= 0 */
+static long elf_fail(char *err, size_t errcap, const char *why, long sec)
+{
+    if (errcap > 0 && sec >= 0) {
+        snprintf(err, errcap, "%s (section %ld)", why, sec);
+    } else if (errcap > 0) {
+        snprintf(err, errcap, "%s", why);
+    }
+    return -1;
+}
+
+long vkl_elf_spirv_modules(const unsigned char *f, size_t size, vkl_elf_module_fn fn, void *user,
+                           char *err, size_t errcap)
+{
+    if (size < 64 || memcmp(f, "\177ELF", 4) != 0 || f[4] != 2 /* ELFCLASS64 */ ||
+        f[5] != 1 /* ELFDATA2LSB */) {
+        return elf_fail(err, errcap, "only 64-bit little-endian ELF files are read", -1);
+    }
+    uint64_t shoff = elf64(f + 0x28);
+    uint16_t shentsize = elf16(f + 0x3a), shnum = elf16(f + 0x3c);
+    if (shoff == 0 || shnum == 0) {
+        return elf_fail(err, errcap, "no section headers (a stripped ELF has no symbols to read)",
+                        -1);
+    }
+    if (shentsize != 64 || shoff > size || (uint64_t)shnum * 64u > size - shoff) {
+        return elf_fail(err, errcap, "section headers out of the file", -1);
+    }
+    const unsigned char *sh = f + shoff;
+    long found = 0, tables = 0;
+    for (uint16_t t = 0; t < shnum; t++) {
+        const unsigned char *s = sh + (size_t)t * 64u;
+        uint32_t type = elf32(s + 4);
+        if (type != 2 /* SHT_SYMTAB */ && type != 11 /* SHT_DYNSYM */) {
+            continue;
+        }
+        tables++;
+        uint64_t off = elf64(s + 0x18), len = elf64(s + 0x20), entsize = elf64(s + 0x38);
+        uint32_t link = elf32(s + 0x28);
+        if (entsize != 24 || off > size || len > size - off || link >= shnum) {
+            return elf_fail(err, errcap, "bad symbol table", t);
+        }
+        const unsigned char *strsh = sh + (size_t)link * 64u;
+        uint64_t stroff = elf64(strsh + 0x18), strsize = elf64(strsh + 0x20);
+        if (elf32(strsh + 4) != 3 /* SHT_STRTAB */ || stroff > size || strsize > size - stroff) {
+            return elf_fail(err, errcap, "bad string table", (long)link);
+        }
+        const char *strtab = (const char *)f + stroff;
+        uint64_t nsym = len / 24u;
+        if (nsym > VKL_ELF_MAX_SYMBOLS) {
+            return elf_fail(err, errcap, "more than 16777216 symbols", t);
+        }
+        for (uint64_t k = 1; k < nsym; k++) {
+            const unsigned char *sym = f + off + k * 24u;
+            uint32_t name = elf32(sym);
+            unsigned char info = sym[4];
+            uint16_t shndx = elf16(sym + 6);
+            uint64_t value = elf64(sym + 8), ssize = elf64(sym + 16);
+            if ((info & 0xf) != 1 /* STT_OBJECT */ || shndx == 0 || shndx >= 0xff00 ||
+                shndx >= shnum || ssize < 20 || name >= strsize) {
+                continue;
+            }
+            const unsigned char *ds = sh + (size_t)shndx * 64u;
+            if (elf32(ds + 4) == 8 /* SHT_NOBITS */) {
+                continue;
+            }
+            uint64_t addr = elf64(ds + 0x10), doff = elf64(ds + 0x18), dlen = elf64(ds + 0x20);
+            if (value < addr || value - addr > dlen || ssize > dlen - (value - addr) ||
+                doff > size || dlen > size - doff) {
+                continue; /* not inside its section's bytes in the file */
+            }
+            const unsigned char *data = f + doff + (value - addr);
+            uint32_t magic = elf32(data);
+            if (magic != SPV_MAGIC && magic != SPV_MAGIC_SWAPPED) {
+                continue;
+            }
+            const char *nm = strtab + name;
+            if (memchr(nm, '\0', (size_t)(strsize - name)) == NULL) {
+                continue;
+            }
+            found++;
+            vkl_elf_module m = {nm, value, ssize, data};
+            if (!fn(user, &m)) {
+                return found;
+            }
+        }
+    }
+    if (tables == 0) {
+        return elf_fail(err, errcap, "no symbol table", -1);
+    }
+    return found;
+}
+
+size_t vkl_spirv_symbol_len(const char *s, size_t len)
+{
+    static const char *const suffixes[] = {"_data", "_spirv", "_spv"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (len > k && memcmp(s + len - k, suffixes[i], k) == 0) {
+            return len - k;
+        }
+    }
+    return len;
+}

@@ -80,6 +80,35 @@ void vkl_name_map_free(vkl_name_map *m);
 /* the number of entries (0 for NULL) */
 size_t vkl_name_map_count(const vkl_name_map *m);
 
+/* ---- SPIR-V modules embedded in ELF files --------------------------------
+ *
+ * A runtime ships its shaders as data in a shared object or executable, as
+ * llama.cpp's libggml-vulkan.so does ("unsigned char rms_norm_f32_data[] =
+ * {...}"). vkl_elf_spirv_modules walks an ELF64 little-endian file's symbol
+ * tables (.symtab and .dynsym) and hands `fn` every defined data object
+ * (STT_OBJECT, not in a NOBITS section, at least 20 bytes, wholly inside its
+ * section's bytes in the file) whose bytes start with the SPIR-V magic,
+ * either byte order. `data` points into `f`, at no particular alignment; the
+ * module is not validated (vkl_spirv_hash does that). An object listed in
+ * both tables is handed over twice. `fn` returns false to stop the walk.
+ * Returns the number of modules handed over, or -1 with "why" in err: not
+ * ELF64 LE, no section headers (stripped), headers or a table out of the
+ * file, more than VKL_ELF_MAX_SYMBOLS symbols in a table, no symbol table.
+ * Every offset is checked against `size` before it is read. `vkprof names`
+ * and the layer's names without a map (docs/layer.md) both use it. */
+#define VKL_ELF_MAX_SYMBOLS (1u << 24)
+typedef struct vkl_elf_module {
+    const char *name; /* the symbol, NUL-terminated inside f */
+    uint64_t vaddr;   /* st_value: its address relative to the load bias */
+    uint64_t size;    /* st_size in bytes */
+    const unsigned char *data;
+} vkl_elf_module;
+typedef bool (*vkl_elf_module_fn)(void *user, const vkl_elf_module *m);
+long vkl_elf_spirv_modules(const unsigned char *f, size_t size, vkl_elf_module_fn fn, void *user,
+                           char *err, size_t errcap);
+/* The length of a symbol's name less a "_data", "_spirv" or "_spv" suffix. */
+size_t vkl_spirv_symbol_len(const char *s, size_t len);
+
 /* ---- the workgroup size and specialisation constants (dispatch args) ----
  *
  * A compute entry point's local size, from the module: OpExecutionMode

@@ -221,6 +221,7 @@ static void proc_create(void)
     ix->trace_format = lyr_cfg.trace_format;
     ix->trace_events = lyr_cfg.trace_events;
     ix->name_map_entries = vkl_name_map_count(lyr_cfg.names);
+    ix->auto_names = lyr_cfg.auto_names;
     snprintf(ix->mode_name, sizeof ix->mode_name, "%s", lyr_mode_name(lyr_cfg.mode));
     switch (lyr_cfg.steps) {
     case LYR_STEPS_NONE: snprintf(ix->steps_rule, sizeof ix->steps_rule, "none"); break;
@@ -289,6 +290,19 @@ void lyr_idx_device_add(lyr_device *d)
         }
     }
     pthread_mutex_unlock(&proc_lock);
+}
+
+void lyr_idx_module(lyr_name_source how)
+{
+    lyr_index *ix = g_ix;
+    if (ix != NULL) {
+        atomic_fetch_add_explicit(&ix->modules, 1, memory_order_relaxed);
+        if (how == LYR_NAME_EMBEDDED) {
+            atomic_fetch_add_explicit(&ix->modules_by_address, 1, memory_order_relaxed);
+        } else if (how == LYR_NAME_EMBEDDED_HASH) {
+            atomic_fetch_add_explicit(&ix->modules_by_content, 1, memory_order_relaxed);
+        }
+    }
 }
 
 /* The device's counters into its index entry (the layer's own stay where

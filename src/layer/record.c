@@ -370,6 +370,8 @@ static uint32_t pipe_phase(lyr_device *d, const lyr_cmd *cmd, lyr_pipe *p, bool 
         const char *m = lyr_cfg.names != NULL ? vkl_name_map_find(lyr_cfg.names, p->hash) : NULL;
         if (m != NULL) {
             use = m;
+        } else if (p->auto_name[0] != '\0') {
+            use = p->auto_name;
         } else {
             vkl_hash_name(p->hash, name);
             use = name;
@@ -395,6 +397,13 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateShaderModule(VkDevice device,
         lyr_module *m = malloc(sizeof *m);
         if (m != NULL) {
             m->hash = vkl_spirv_hash(ci->pCode, ci->codeSize / 4);
+            m->auto_name[0] = '\0';
+            lyr_name_source how = LYR_NAME_NONE;
+            if (lyr_cfg.auto_names && m->hash != 0) {
+                how = lyr_embedded_name(ci->pCode, ci->codeSize, m->hash, m->auto_name,
+                                        sizeof m->auto_name);
+            }
+            lyr_idx_module(how);
             m->nwg = vkl_spirv_workgroups(ci->pCode, ci->codeSize / 4, m->wg, VKL_WG_ENTRIES);
             if (!lyr_map_put(&d->modules, (uint64_t)*out, m)) {
                 free(m);
@@ -464,12 +473,21 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateComputePipelines(
         if (st->module != VK_NULL_HANDLE) {
             mod = lyr_map_get(&d->modules, (uint64_t)st->module);
             p->hash = mod != NULL ? mod->hash : 0;
+            if (mod != NULL) {
+                memcpy(p->auto_name, mod->auto_name, sizeof p->auto_name);
+            }
         } else {
             /* maintenance5 / graphics_pipeline_library: the module inline */
             for (const VkBaseInStructure *n = st->pNext; n != NULL; n = n->pNext) {
                 if (n->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
                     const VkShaderModuleCreateInfo *m = (const void *)n;
                     p->hash = vkl_spirv_hash(m->pCode, m->codeSize / 4);
+                    lyr_name_source how = LYR_NAME_NONE;
+                    if (lyr_cfg.auto_names && p->hash != 0) {
+                        how = lyr_embedded_name(m->pCode, m->codeSize, p->hash, p->auto_name,
+                                                sizeof p->auto_name);
+                    }
+                    lyr_idx_module(how);
                     inl.nwg =
                         vkl_spirv_workgroups(m->pCode, m->codeSize / 4, inl.wg, VKL_WG_ENTRIES);
                     mod = &inl;

@@ -49,6 +49,7 @@
 #endif
 #include <vulkan/vulkan.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -93,6 +94,11 @@ typedef struct app {
 static const char *const pipe_names[2] = {"alpha", "beta"};
 static unsigned g_extra_pipes; /* --pipelines N: N more, named "p<i>", one dispatch each */
 static bool g_abandon;         /* --abandon: a buffer begun, recorded, never submitted, freed */
+static bool g_no_names;        /* --no-names: no debug names (the layer names them itself) */
+/* --shader copy | lib:PATH | libcopy:PATH: the module's code from a heap
+ * copy, from the shared object PATH's busy_spv (names_fixture), or from a
+ * heap copy of that; default: this executable's own busy_spv */
+static const char *g_shader = "";
 
 static volatile sig_atomic_t g_stop;
 static const char *g_die = "", *g_die_at = "waited";
@@ -327,7 +333,31 @@ static void create_device(app *a)
     INIT(smi, VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
     smi.codeSize = sizeof busy_spv;
     smi.pCode = busy_spv;
+    const uint32_t *code = busy_spv;
+    if (strncmp(g_shader, "lib:", 4) == 0 || strncmp(g_shader, "libcopy:", 8) == 0) {
+        void *h = dlopen(strchr(g_shader, ':') + 1, RTLD_NOW | RTLD_LOCAL);
+        const uint32_t *(*get)(void) = NULL;
+        if (h != NULL) {
+            *(void **)&get = dlsym(h, "names_fixture_busy");
+        }
+        if (get == NULL) {
+            fprintf(stderr, "linked_app: %s: %s\n", g_shader, dlerror());
+            exit(1);
+        }
+        code = get();
+    }
+    uint32_t *copy = NULL;
+    if (strcmp(g_shader, "copy") == 0 || strncmp(g_shader, "libcopy:", 8) == 0) {
+        copy = (uint32_t *)malloc(sizeof busy_spv);
+        if (copy == NULL) {
+            exit(1);
+        }
+        memcpy(copy, code, sizeof busy_spv);
+        code = copy;
+    }
+    smi.pCode = code;
     CHECK(vkCreateShaderModule(a->dev, &smi, NULL, &a->module));
+    free(copy);
     for (int i = 0; i < 2; i++) {
         VkComputePipelineCreateInfo cpi;
         INIT(cpi, VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
@@ -337,7 +367,10 @@ static void create_device(app *a)
         cpi.stage.pName = "main";
         cpi.layout = a->layout;
         CHECK(vkCreateComputePipelines(a->dev, VK_NULL_HANDLE, 1, &cpi, NULL, &a->pipe[i]));
-        name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->pipe[i], pipe_names[i]);
+        if (!g_no_names) {
+            name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->pipe[i],
+                        pipe_names[i]);
+        }
     }
     a->extra = g_extra_pipes ? (VkPipeline *)calloc(g_extra_pipes, sizeof *a->extra) : NULL;
     for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
@@ -594,6 +627,11 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(o, "--pipelines") == 0 && v) {
             g_extra_pipes = (unsigned)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(o, "--no-names") == 0) {
+            g_no_names = true;
+        } else if (strcmp(o, "--shader") == 0 && v) {
+            g_shader = v;
             i++;
         } else if (strcmp(o, "--abandon") == 0) {
             g_abandon = true;

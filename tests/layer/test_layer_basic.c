@@ -725,7 +725,10 @@ static void check_summary(void)
     uint64_t hash = vkl_spirv_hash(test_busy_spv, sizeof test_busy_spv / 4);
     char hname[32];
     vkl_hash_name(hash, hname);
-    const char *plain = is("above") ? "mapped_pipe" : hname;
+    /* the plain pipeline: by the map (above); by its default name with the
+     * names from loaded files off (below); else after busy_spv, the symbol
+     * that holds its code in this executable (the layer finds it there) */
+    const char *plain = is("above") ? "mapped_pipe" : is("below") ? hname : "busy";
     uint64_t recorded =
         full ? (uint64_t)(K1 + K2 + K3) * T + K4 + K5 + 1 : (uint64_t)(K1 + K2 + K3) * T;
     CHECK_EQ_U64(num(fd, "recorded"), recorded);
@@ -904,6 +907,9 @@ int main(int argc, char **argv)
     if (is("off")) {
         setenv("VKPROF_LAYER", "off", 1);
     }
+    if (is("below")) {
+        setenv("VKPROF_LAYER_AUTO_NAMES", "off", 1);
+    }
     if (is("sample")) {
         setenv("VKPROF_LAYER_SAMPLE", "2", 1);
     }
@@ -923,6 +929,7 @@ int main(int argc, char **argv)
         setenv("VKPROF_LAYER_MODE", "fast", 1);
         setenv("VKPROF_LAYER_SAMPLE", "0", 1);
         setenv("VKPROF_LAYER_STEPS", "sometimes", 1);
+        setenv("VKPROF_LAYER_AUTO_NAMES", "perhaps", 1);
         setenv("VKPROF_LAYER_NAMES", "/nonexistent/vkprof-names.txt", 1);
         snprintf(errpath, sizeof errpath, "%s/stderr.txt", out_dir);
         fflush(stderr);
@@ -966,6 +973,7 @@ int main(int argc, char **argv)
             CHECK(count_of(text, "VKPROF_LAYER_MODE='fast'") == 1);
             CHECK(count_of(text, "VKPROF_LAYER_SAMPLE='0'") == 1);
             CHECK(count_of(text, "VKPROF_LAYER_STEPS='sometimes'") == 1);
+            CHECK(count_of(text, "VKPROF_LAYER_AUTO_NAMES='perhaps'") == 1);
             CHECK(count_of(text, "VKPROF_LAYER_NAMES") == 1);
             free(text);
         }

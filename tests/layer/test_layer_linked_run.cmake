@@ -360,6 +360,74 @@ elseif(CASE STREQUAL "accounting")
   expect("fifo names" "${err}" "not a regular file")
   timed_run(20 ${VKPROF} run -o ${WORK}/names --names /dev/zero --layer-dir ${LAYER_DIR} -- ${APP})
   expect("/dev/zero names" "${err}" "not a regular file")
+elseif(CASE STREQUAL "names")
+  # names without a map (issue 25): pipelines with no debug name and no
+  # --names are named after the data object that holds their SPIR-V in a
+  # file the process has loaded: by address (the object itself) or by
+  # content (a copy), in the executable or in a dlopen'ed library; off with
+  # VKPROF_LAYER_AUTO_NAMES=0. The app's two pipelines share the busy module.
+  # A stripped copy of the app has no symbol of its own.
+  execute_process(COMMAND ${STRIP} -o ${WORK}/stripped_app ${APP} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "strip failed")
+  endif()
+  set(ENV{VK_INSTANCE_LAYERS} ${VAL})
+  set(n 0)
+  # app | its code | the name | how many by address, by content
+  foreach(run "${APP}|default|busy|1 0" "${APP}|copy|busy|0 1"
+              "${WORK}/stripped_app|copy|pipeline-|0 0"
+              "${WORK}/stripped_app|lib:${FIXTURE}|busy|1 0"
+              "${WORK}/stripped_app|libcopy:${FIXTURE}|busy|0 1" "${APP}|off|pipeline-|off")
+    string(REPLACE "|" ";" run "${run}")
+    list(GET run 0 app)
+    list(GET run 1 shader)
+    list(GET run 2 want)
+    list(GET run 3 how)
+    math(EXPR n "${n} + 1")
+    set(args --no-names --validation --iterations 2 --dispatches 6)
+    if(shader STREQUAL "off")
+      set(ENV{VKPROF_LAYER_AUTO_NAMES} 0)
+    elseif(NOT shader STREQUAL "default")
+      list(APPEND args --shader ${shader})
+    endif()
+    timed_run(60 ${VKPROF} run -o ${WORK}/n${n} --layer-dir ${LAYER_DIR} -- ${app} ${args})
+    unset(ENV{VKPROF_LAYER_AUTO_NAMES})
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${app} --shader ${shader}: exit ${rc}")
+    endif()
+    # 2 iterations of 6 dispatches, all of one module
+    if(want STREQUAL "busy")
+      expect("${shader}" "${err}" "\n +busy +12 ")
+      expect_not("${shader}" "${err}" "pipeline-[0-9a-f]+ ")
+    else()
+      expect("${shader}" "${err}" "\n +pipeline-[0-9a-f]+ +12 ")
+      expect_not("${shader}" "${err}" "\n +busy ")
+    endif()
+    if(how STREQUAL "off")
+      expect("${shader}" "${err}" "\n  shader modules: 1 \\(names from loaded files off\\)\n")
+    else()
+      string(REPLACE " " ";" how "${how}")
+      list(GET how 0 by_addr)
+      list(GET how 1 by_content)
+      expect("${shader}" "${err}" "\n  shader modules: 1, named from the loaded files' symbols: ${by_addr} by address, ${by_content} by content\n")
+    endif()
+    expect("${shader}" "${err}" "lost: none")
+    expect_not("${shader}" "${out}${err}" "VUID-|Validation Error")
+  endforeach()
+  # the name map wins over the name found
+  file(WRITE ${WORK}/names.map "")
+  execute_process(COMMAND ${VKPROF} names -o ${WORK}/names.map ${APP} RESULT_VARIABLE rc)
+  file(READ ${WORK}/names.map map)
+  string(REGEX REPLACE " busy" " from_the_map" map "${map}")
+  file(WRITE ${WORK}/names.map "${map}")
+  timed_run(60 ${VKPROF} run -o ${WORK}/map --names ${WORK}/names.map --layer-dir ${LAYER_DIR} --
+            ${APP} --no-names --iterations 2 --dispatches 6)
+  expect("map" "${err}" "\n +from_the_map +12 ")
+  # a debug name wins over both
+  timed_run(60 ${VKPROF} run -o ${WORK}/debug --names ${WORK}/names.map --layer-dir ${LAYER_DIR} --
+            ${APP} --iterations 2 --dispatches 6)
+  expect("debug names" "${err}" "\n +alpha +6 ")
+  unset(ENV{VK_INSTANCE_LAYERS})
 else()
   message(FATAL_ERROR "unknown CASE ${CASE}")
 endif()

@@ -204,8 +204,16 @@ elseif(CASE STREQUAL "layer_devices")
   set(pid ${CMAKE_MATCH_1})
   expect("stderr" "${err}" "\n  device 0: [^\n]+\n    queue families: 0 timed \\([0-9]+-bit stamps\\)")
   expect("stderr" "${err}" "\n    steps: [1-9][0-9]*\n")
-  # vkprof devices names no pipeline: the layer's default name, the module's
-  # hash as `vkprof names` computes it from the shader vkprof embeds
+  # vkprof devices names no pipeline: the layer names it after the symbol
+  # that holds its SPIR-V in vkprof's executable
+  expect("stderr" "${err}" "\n      busy +[1-9][0-9]* +[0-9.]+ +100.0 +[0-9.]+\n")
+  expect("stderr" "${err}" "\n  shader modules: [1-9][0-9]*, named from the loaded files' symbols: [1-9][0-9]* by address")
+  expect("stderr" "${err}" "; lost: none\n")
+  # without that: the layer's default name, the module's hash as `vkprof
+  # names` computes it from the shader vkprof embeds
+  set(ENV{VKPROF_LAYER_AUTO_NAMES} off)
+  vrun(0 -o ${OUT} -- ${VKPROF} devices)
+  unset(ENV{VKPROF_LAYER_AUTO_NAMES})
   execute_process(COMMAND ${VKPROF} names -o ${TMP}/vkprof.map ${VKPROF} RESULT_VARIABLE rc)
   file(STRINGS ${TMP}/vkprof.map busy REGEX "^[0-9a-f]+ busy$")
   string(REGEX REPLACE " .*" "" busy "${busy}")
@@ -214,6 +222,8 @@ elseif(CASE STREQUAL "layer_devices")
   endif()
   expect("stderr" "${err}" "\n      pipeline-${busy} +[1-9][0-9]* +[0-9.]+ +100.0 +[0-9.]+\n")
   expect("stderr" "${err}" "; lost: none\n")
+  string(REGEX MATCH "vkprof \\(pid ([0-9]+)\\)" _ "${err}")
+  set(pid ${CMAKE_MATCH_1})
   expect("stderr" "${err}" "\n  trace: [^\n]*/out/vkprof-${pid}.trace.json\n")
   expect_not("output" "${out}${err}" "VUID-|Validation Error|VALIDATION")
   # with the name map: named by it
@@ -286,9 +296,15 @@ elseif(CASE STREQUAL "llama")
   if(NOT rc EQUAL 0 OR plain_tokens STREQUAL "")
     message(FATAL_ERROR "the plain run failed (${rc}):\n${plain}\n${plain_err}")
   endif()
-  foreach(named no yes)
+  # no: names from the loaded libggml-vulkan.so's symbols; off: those off
+  # too, the default names; yes: the name map
+  foreach(named no off yes)
     if(named STREQUAL "yes")
       vrun(0 -o ${OUT} --names ${TMP}/ggml.map -- ${app})
+    elseif(named STREQUAL "off")
+      set(ENV{VKPROF_LAYER_AUTO_NAMES} off)
+      vrun(0 -o ${OUT} -- ${app})
+      unset(ENV{VKPROF_LAYER_AUTO_NAMES})
     else()
       vrun(0 -o ${OUT} -- ${app})
     endif()
@@ -300,8 +316,8 @@ elseif(CASE STREQUAL "llama")
     expect("stderr" "${err}" "\n    steps: [1-9][0-9]*\n")
     expect("stderr" "${err}" "; lost: none\n")
     expect("stderr" "${err}" "\n  trace: [^\n]*/out/node-[0-9]+.trace.json\n")
-    if(named STREQUAL "yes")
-      # ggml's own shader names, from the map
+    if(named STREQUAL "yes" OR named STREQUAL "no")
+      # ggml's own shader names, from the map or found by the layer
       expect("stderr" "${err}" "\n      rms_norm_f32 +[1-9]")
       expect("stderr" "${err}" "\n      mul_mat_vec_[a-z0-9_]+ +[1-9]")
       expect_not("stderr" "${err}" "\n      pipeline-[0-9a-f]+ ")

@@ -7,7 +7,7 @@ under VK_LAYER_vkprof on lavapipe.
 ctests client_llama_layer (core: 1, 2, 5), client_llama_layer_markers (3) and
 client_llama_layer_perf (4). One q4_0 model, run.mjs (16 greedy tokens) plain
 once, then under the layer:
- 1. no names: the tokens are the plain run's; one summary has the device,
+ 1. no names (VKPROF_LAYER_AUTO_NAMES=off): the tokens are the plain run's; one summary has the device,
     every dispatch timed (dispatches == dispatches_timed, nothing in
     untimed_phase_table_full), the one accounting (samples = collected +
     dropped + pending) with nothing dropped, pending or lost and no error
@@ -19,7 +19,10 @@ once, then under the layer:
     that closed the step. At least one step per graph.
  2. a name map from `vkprof names libggml-vulkan.so`: same tokens, same
     dispatches, every phase named from the map, and per name the counts of
-    run 1's hashes that the map gives that name.
+    run 1's hashes that the map gives that name. Then with no map and the
+    names from loaded files on (the default): the phases and their counts
+    are the map run's (the layer finds ggml's shaders in the loaded
+    libggml-vulkan.so).
  3. GGML_VK_DEBUG_MARKERS=1 (ggml names its pipelines through debug utils):
     same tokens, same dispatches, no phase left as pipeline-<hash> or named
     by ggml's per-graph queue label, and per category (compare_perf.py's) the
@@ -225,7 +228,7 @@ def check_validation(ok, layer_dir, plain, order):
 
 def part_core(ok, layer_dir, vkprof, plain, graphs):
     # 1. no names
-    r1 = LayerRun(WORK, "hashes", layer_dir)
+    r1 = LayerRun(WORK, "hashes", layer_dir, env={"VKPROF_LAYER_AUTO_NAMES": "off"})
     if check_common(ok, r1, plain):
         check_accounting(ok, r1)
         check_trace(ok, r1, graphs)
@@ -247,6 +250,13 @@ def part_core(ok, layer_dir, vkprof, plain, graphs):
                 want[n] = want.get(n, 0) + cnt
             ok(want == {n: v[0] for n, v in ph2.items()}, "map: per name, the counts of the hashes it names",
                "%s vs %s" % (want, {n: v[0] for n, v in ph2.items()}))
+            # 2b. no map: the layer names them from the loaded library itself
+            r2b = LayerRun(WORK, "auto", layer_dir)
+            if check_common(ok, r2b, plain):
+                got = {n: v[0] for n, v in r2b.phases().items()}
+                ok(got == {n: v[0] for n, v in ph2.items()},
+                   "auto: no map, the map run's names and counts: %s" % ", ".join(sorted(got)),
+                   "%s vs %s" % (got, {n: v[0] for n, v in ph2.items()}))
     # 5. validation below and above the layer
     check_validation(ok, layer_dir, plain, "below")
     check_validation(ok, layer_dir, plain, "above")
@@ -263,7 +273,7 @@ def make_map(ok, vkprof):
 
 def part_markers(ok, layer_dir, vkprof, plain, graphs):
     # 3. GGML_VK_DEBUG_MARKERS=1, against the hashes of a run without it
-    r1 = LayerRun(WORK, "hashes", layer_dir)
+    r1 = LayerRun(WORK, "hashes", layer_dir, env={"VKPROF_LAYER_AUTO_NAMES": "off"})
     r3 = LayerRun(WORK, "markers", layer_dir, env={"GGML_VK_DEBUG_MARKERS": "1"})
     nmap, _ = make_map(ok, vkprof)
     if check_common(ok, r1, plain) and check_common(ok, r3, plain):
