@@ -785,7 +785,8 @@ typedef struct report {
 } report;
 
 static const char *const lost_keys[] = {"ring_full", "overwritten", "never_submitted",
-                                        "reset",     "misuse",      "backwards"};
+                                        "reset",     "misuse",      "backwards",
+                                        "stale"};
 
 /* "key n, key n" of an object's non-zero members; "" when all are zero */
 static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)

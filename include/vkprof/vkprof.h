@@ -771,6 +771,12 @@ typedef struct vkprof_timing_stats {
      *  them out of order, or one slot still held an older value): a sample
      *  that cannot be exact, never folded */
     uint64_t lost_backwards;
+    /** stale: its begin stamp, on the calibrated host clock, lies before the
+     *  scope was recorded, less the mapping's bound: the value is another
+     *  execution's (a buffer re-submitted without vkprof_cmd_submit wrote
+     *  into slots the ring had given back), never folded. Checked only with
+     *  a calibration (vkprof_get_calibration: points > 0). */
+    uint64_t lost_stale;
 } vkprof_timing_stats;
 
 /** VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */

@@ -537,6 +537,7 @@ static void fill_meta(vkprof_export *x, const uint32_t *dev_ord, const uint64_t 
         a->lost_reset += b->lost_reset;
         a->lost_misuse += b->lost_misuse;
         a->lost_backwards += b->lost_backwards;
+        a->lost_stale += b->lost_stale;
     }
 }
 

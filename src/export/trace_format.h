@@ -213,7 +213,8 @@
     X(never_submitted, "never_submitted", "never submitted")                                       \
     X(reset, "reset", "reset")                                                                     \
     X(misuse, "misuse", "misuse")                                                                  \
-    X(backwards, "backwards", "end before begin")
+    X(backwards, "backwards", "end before begin")                                                  \
+    X(stale, "stale", "stale: began before it was recorded")
 
 enum vkprof_tf_lost {
 #define VKPROF_TF_LOST_ENUM_(id, key, text) VKPROF_TF_LOST_##id,

@@ -135,7 +135,7 @@ void vkprof_reset(vkprof_context ctx)
     atomic_store(&ctx->timed_steps, 0);
     ctx->scopes_recorded = ctx->scopes_collected = 0;
     ctx->lost_ring_full = ctx->lost_overwritten = ctx->lost_never_submitted = 0;
-    ctx->lost_reset = ctx->lost_misuse = ctx->lost_backwards = 0;
+    ctx->lost_reset = ctx->lost_misuse = ctx->lost_backwards = ctx->lost_stale = 0;
     ctx->extra_samples = ctx->submissions = ctx->scopes_discarded = 0;
     ctx->stamps_written = ctx->shared_stamps = 0;
     vkprof__ring_reset_counts(ctx);
@@ -270,6 +270,7 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     vkprof__json_kv_u64(j, "reset", ts.lost_reset);
     vkprof__json_kv_u64(j, "misuse", ts.lost_misuse);
     vkprof__json_kv_u64(j, "backwards", ts.lost_backwards);
+    vkprof__json_kv_u64(j, "stale", ts.lost_stale);
     vkprof__json_end(j);
     vkprof__json_end(j);
 

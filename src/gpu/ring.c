@@ -67,6 +67,7 @@ typedef struct rscope {
     uint64_t end_order;          /* order of the end call in the recording */
     uint64_t step;               /* the step it was recorded in (1-based) */
     uint64_t flow;               /* the span open at begin */
+    uint64_t rec_ns;             /* CLOCK_MONOTONIC at its begin call: it ran after that */
     uint64_t b, e;               /* values read in the current execution */
     uint32_t annot;              /* its args (vkprof__trace_args), 0: none */
     vkprof_phase phase;          /* VKPROF_MAX_PHASES: dropped (misuse, ring full) */
@@ -127,6 +128,9 @@ struct vkprof_ring_T {
     uint64_t *readback;   /* 2 x queries (value, availability) of the last read */
     uint64_t *last_value; /* the value of the slot's previous use */
     uint8_t *has_last;
+    /* the stale check (under the lock): the calibration's largest error,
+     * for the points it was taken over (count + taken) */
+    uint64_t cal_err_max, cal_err_key;
     /* calls and rotation (relaxed atomics: counters; the window is moved by
      * vkprof_step, and read by every begin) */
     _Atomic uint64_t phase_calls[VKPROF_MAX_PHASES]; /* begins per phase, stamped or not */
@@ -665,6 +669,9 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     sc->state = SC_OPEN;
     sc->flow = vkprof__current_span();
     sc->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    /* a stamp of this scope runs after its buffer's submit, which follows
+     * this call: its begin cannot come before (the stale check) */
+    sc->rec_ns = vkprof_host_now_ns();
     bool shared = boundary_usable(ctx, t);
     uint64_t first = 0, second = 0;
     uint64_t mark = rec->stamps;
@@ -887,6 +894,39 @@ static void rec_host_reset(vkprof_context ctx, const rrec *rec)
 /* Fold what the current execution of `rec` has finished. `implicit`: the
  * seed's model (no submit calls): the recording is still growing, scopes run
  * once, and finished ones leave it. Returns true when nothing is pending. */
+/* Issue 25: a sample whose begin stamp, mapped to the host clock, lies
+ * before its scope was recorded, by more than the mapping's bound, is
+ * another execution's value: stale (a buffer re-submitted without
+ * vkprof_cmd_submit wrote its stamps into slots the ring had given back to
+ * a new recording). The bound: the calibration points' largest error, plus
+ * 1000 ppm of the distance to the newest point (far above any clock drift
+ * between two points), plus 1 us. Without a calibration nothing is
+ * checked. Under the lock (calibration points are added under it too). */
+static bool stale_sample(vkprof_context ctx, const rscope *sc)
+{
+    vkprof_ring *r = ctx->ring;
+    const vkprof_cal *c = &ctx->cal;
+    if (ctx->stale_check_off || sc->rec_ns == 0 || c->count == 0 || c->points == NULL) {
+        return false;
+    }
+    uint64_t key = c->taken + c->count;
+    if (r->cal_err_key != key) {
+        uint64_t m = 0;
+        for (uint32_t i = 0; i < c->count; i++) {
+            m = c->points[i].err_ns > m ? c->points[i].err_ns : m;
+        }
+        r->cal_err_max = m;
+        r->cal_err_key = key;
+    }
+    uint64_t host;
+    if (!vkprof__cal_map(ctx, sc->b, &host)) {
+        return false;
+    }
+    uint64_t dist = host > c->last_ns ? host - c->last_ns : c->last_ns - host;
+    uint64_t bound = r->cal_err_max + dist / 1000u + 1000u;
+    return host < sc->rec_ns && sc->rec_ns - host > bound;
+}
+
 static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *folded)
 {
     vkprof_ring *r = ctx->ring;
@@ -972,6 +1012,11 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 lose(ctx, &ctx->lost_backwards, 1,
                      "a scope's end stamp was earlier than its begin stamp (written out of order, "
                      "or a slot still held an older value); not folded");
+            } else if (stale_sample(ctx, sc)) {
+                lose(ctx, &ctx->lost_stale, 1,
+                     "a scope's begin stamp lies before the scope was recorded (its slots held "
+                     "another execution's values: a command buffer submitted again without "
+                     "vkprof_cmd_submit?); not folded");
             } else {
                 vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask);
                 add(&ctx->scopes_collected, 1);
@@ -1477,8 +1522,10 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     out->lost_reset = atomic_load(&ctx->lost_reset);
     out->lost_misuse = atomic_load(&ctx->lost_misuse);
     out->lost_backwards = atomic_load(&ctx->lost_backwards);
+    out->lost_stale = atomic_load(&ctx->lost_stale);
     out->scopes_dropped = out->lost_ring_full + out->lost_overwritten + out->lost_never_submitted +
-                          out->lost_reset + out->lost_misuse + out->lost_backwards;
+                          out->lost_reset + out->lost_misuse + out->lost_backwards +
+                          out->lost_stale;
     out->submissions = atomic_load(&ctx->submissions);
     out->scopes_discarded = atomic_load(&ctx->scopes_discarded);
     out->samples = out->scopes_recorded + atomic_load(&ctx->extra_samples);

@@ -563,7 +563,8 @@ static size_t format_loss(char *buf, size_t cap, const vkprof_timing_stats *ts)
                {"never submitted", ts->lost_never_submitted},
                {"reset", ts->lost_reset},
                {"misuse", ts->lost_misuse},
-               {"end before begin", ts->lost_backwards}};
+               {"end before begin", ts->lost_backwards},
+               {"stale", ts->lost_stale}};
     size_t len = 0;
 #define PUT(...)                                                                                   \
     do {                                                                                           \
