@@ -202,6 +202,17 @@ typedef struct vkprof_cal {
     uint32_t count;
     uint64_t taken;
     uint64_t last_ns; /* host time of the newest point */
+    /* vkprof__cal_bound's cache: the points' largest error, for (taken + count) */
+    uint64_t err_max, err_key;
+    /* the check in use (vkprof__cal_window): executions checked, those whose
+     * stamps mapped outside their window, the current run of them, and the
+     * verdict with its offset; the narrowest window seen, as a point */
+    uint64_t win_checks, win_violations;
+    uint32_t win_consec;
+    bool inconsistent;
+    int64_t inconsistent_ns;
+    bool has_win_best;
+    vkprof_cal_point win_best;
     /* bracket fallback */
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
@@ -339,9 +350,9 @@ struct vkprof_context_T {
     _Atomic uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset,
         lost_misuse, lost_backwards, lost_stale;
     /* tests only: the stamps are simulated values with no relation to the
-     * host clock (tests/sim.c's fake results), so the stale check, which
-     * compares them with it, is off */
-    bool stale_check_off;
+     * host clock (tests/sim.c's fake results), so the checks that compare
+     * them with it (stale samples, the calibration's windows) are off */
+    bool clock_checks_off;
     _Atomic uint64_t extra_samples;    /* executions beyond the first of a recorded scope */
     _Atomic uint64_t scopes_discarded; /* vkprof_cmd_discard: recorded, never submitted */
     _Atomic uint64_t submissions;

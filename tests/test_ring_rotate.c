@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h" /* stale_check_off: the sim's fake values are not on the host clock */
+#include "context.h" /* clock_checks_off: the sim's fake values are not on the host clock */
 #include "harness.h"
 #include "sim.h"
 
@@ -37,7 +37,7 @@ static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
     vkprof_context ctx = NULL;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     if (ctx != NULL) {
-        ctx->stale_check_off = true;
+        ctx->clock_checks_off = true;
     }
     return ctx;
 }

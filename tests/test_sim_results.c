@@ -20,7 +20,7 @@
  * `test_sim_results NAME` runs only the cases whose name holds NAME. */
 #include <string.h>
 
-#include "context.h" /* stale_check_off: the sim's fake values are not on the host clock */
+#include "context.h" /* clock_checks_off: the sim's fake values are not on the host clock */
 #include "harness.h"
 #include "sim.h"
 
@@ -72,7 +72,7 @@ static vkprof_context make(void)
     vkprof_context ctx = NULL;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     if (ctx != NULL) {
-        ctx->stale_check_off = true;
+        ctx->clock_checks_off = true;
     }
     return ctx;
 }

@@ -4,7 +4,8 @@
  * fallback (simulated: no extension) and with a device that offers only
  * CLOCK_MONOTONIC_RAW; a drifting device clock (simulated, 250 ppm)
  * corrected between calibration points and past the last one; and slices
- * that share a stamp sharing their boundary under 2000 ppm of drift. */
+ * that share a stamp sharing their boundary under 2000 ppm of drift; and a
+ * calibrated clock offset from the stamps' own, caught in use (issue 25). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -310,6 +311,104 @@ static void test_drift_boundaries(void)
     vkprof_destroy(ctx);
 }
 
+/* Issue 25: a calibration that lies is caught as it is used. The simulated
+ * driver's calibrated DEVICE clock reads `offset` ns apart from the clock its
+ * timestamp queries write (RADV on GFX11.5 was seen 11.85 s apart: kvark/blade
+ * PR #388). Ring mode with vkprof_cmd_submit: every execution's stamps must
+ * map inside its submit..read window; three in a row outside make the
+ * calibration inconsistent (by about `offset`), and the map falls back to
+ * bracketing by those windows: every slice of the trace is then inside its
+ * submit..fence window, within the stated bound. offset 0: consistent, every
+ * execution checked, nothing moved. */
+static void calib_offset_case(int64_t offset)
+{
+    printf("  calibrated clock %+.2f s from the stamps' clock\n", (double)offset / 1e9);
+    sim_reset();
+    g_sim.calib_mode = 1;
+    g_sim.drift_ppb = 0;
+    g_sim.drift_ref_ns = vkprof_host_now_ns();
+    g_sim.drift_offset_ns = offset;
+    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.get_instance_proc_addr = sim_get_instance_proc_addr;
+    d.get_device_proc_addr = sim_get_device_proc_addr;
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.environment = VKPROF_ENV_IGNORE;
+    d.report_every = UINT32_MAX;
+    d.log = th_log_fn;
+    d.log_user = &logbuf;
+    memset(&logbuf, 0, sizeof logbuf);
+    logbuf.quiet = 1;
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    if (ctx == NULL) {
+        return;
+    }
+    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    enum { N = 12 };
+    window w[N];
+    for (int i = 0; i < N; i++) {
+        CHECK_VK(vku_begin(&g.dev));
+        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, 200 + 50 * (uint32_t)(i % 5));
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &g.dev.cmd};
+        CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
+        w[i].submit_ns = vkprof_host_now_ns();
+        CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
+        CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
+        w[i].fence_ns = vkprof_host_now_ns();
+        CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    }
+    vkprof_calibration cal;
+    CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
+    printf("  checked %llu executions, %llu outside; inconsistent %d by %.6f s; method %d, "
+           "bound %llu ns\n",
+           (unsigned long long)cal.window_checks, (unsigned long long)cal.window_violations,
+           (int)cal.inconsistent, (double)cal.inconsistent_offset_ns / 1e9, (int)cal.method,
+           (unsigned long long)cal.error_bound_ns);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_ATTENTION).count, N); /* durations stay exact */
+    char path[300];
+    snprintf(path, sizeof path, "%s/calib_offset_%lld.json", tmpdir, (long long)offset);
+    CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    if (offset == 0) {
+        CHECK(!cal.inconsistent);
+        CHECK(cal.method == VKPROF_CALIBRATION_EXTENSION);
+        CHECK_EQ_U64(cal.window_checks, N);
+        CHECK_EQ_U64(cal.window_violations, 0);
+        CHECK_EQ_U64(logbuf.warnings, 0);
+        (void)check_containment(path, w, N, "calibrated_timestamps");
+    } else {
+        CHECK(cal.inconsistent);
+        CHECK(cal.method == VKPROF_CALIBRATION_BRACKET);
+        CHECK(cal.window_violations >= 3);
+        /* the calibrated clock reads `offset` ahead: stamps map that far
+         * before their window (or after it, for a negative offset), give or
+         * take the window itself */
+        CHECK(llabs(cal.inconsistent_offset_ns + offset) < 100000000);
+        CHECK(logbuf.warnings >= 1 && strstr(logbuf.last, "inconsistent") != NULL);
+        (void)check_containment(path, w, N, "bracket");
+        cJSON *root = load_and_check(path);
+        const cJSON *mc = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "metadata"), "calibration");
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mc, "inconsistent")));
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(mc, "inconsistent_offset_ns");
+        CHECK(cJSON_IsNumber(o) && o->valuedouble == (double)cal.inconsistent_offset_ns);
+        cJSON_Delete(root);
+    }
+    vkprof_destroy(ctx);
+}
+
+static void test_calib_offset(void)
+{
+    calib_offset_case(0);
+    calib_offset_case(INT64_C(11850000000));
+    calib_offset_case(-INT64_C(11850000000));
+}
+
 int main(void)
 {
     tl_init();
@@ -318,5 +417,6 @@ int main(void)
     RUN(test_raw_only);
     RUN(test_drift);
     RUN(test_drift_boundaries);
+    RUN(test_calib_offset);
     return tl_finish();
 }

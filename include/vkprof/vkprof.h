@@ -1016,6 +1016,18 @@ typedef struct vkprof_calibration {
     uint64_t anchor_ticks;   /**< newest point: device ticks ... */
     uint64_t anchor_host_ns; /**< ... and the host CLOCK_MONOTONIC ns they map to */
     double drift_ppm;        /**< host ns per device ns over the kept points, - 1, in ppm */
+    /** Checked as it is used (ring mode with vkprof_cmd_submit): each
+     *  execution's stamps must map inside the host window from its submit to
+     *  the read that found them. window_checks executions were checked,
+     *  window_violations fell outside by more than the bound. Three in a row:
+     *  `inconsistent` (the calibrated clock is not the stamps' clock, as on
+     *  some drivers), inconsistent_offset_ns says by how much (+ after the
+     *  window, - before), and the map falls back to bracketing by those
+     *  windows (method becomes VKPROF_CALIBRATION_BRACKET). */
+    bool inconsistent;
+    int64_t inconsistent_offset_ns;
+    uint64_t window_checks;
+    uint64_t window_violations;
 } vkprof_calibration;
 
 /** Take a calibration point now (bounded tries; the best maxDeviation is

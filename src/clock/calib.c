@@ -337,7 +337,12 @@ vkprof_result vkprof_calibrate(vkprof_context ctx)
     vkprof_result r;
     switch (ctx->cal.method) {
     case VKPROF_CALIBRATION_EXTENSION: r = sample_extension(ctx, &p); break;
-    case VKPROF_CALIBRATION_BRACKET: r = sample_bracket(ctx, &p); break;
+    case VKPROF_CALIBRATION_BRACKET:
+        if (ctx->cal.cmd == VK_NULL_HANDLE) {
+            return VKPROF_OK; /* bracketing by submit windows: they bring the points */
+        }
+        r = sample_bracket(ctx, &p);
+        break;
     default: return VKPROF_ERROR_NO_CALIBRATION;
     }
     if (r == VKPROF_OK) {
@@ -495,6 +500,83 @@ bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns)
                           host_ns);
 }
 
+uint64_t vkprof__cal_bound(vkprof_context ctx, uint64_t host_ns)
+{
+    vkprof_cal *c = &ctx->cal;
+    uint64_t key = c->taken + c->count;
+    if (c->err_key != key) {
+        uint64_t m = 0;
+        for (uint32_t i = 0; c->points != NULL && i < c->count; i++) {
+            m = c->points[i].err_ns > m ? c->points[i].err_ns : m;
+        }
+        c->err_max = m;
+        c->err_key = key;
+    }
+    uint64_t dist = host_ns > c->last_ns ? host_ns - c->last_ns : c->last_ns - host_ns;
+    return c->err_max + dist / 1000u + 1000u;
+}
+
+void vkprof__cal_window(vkprof_context ctx, uint64_t begin_ticks, uint64_t end_ticks,
+                        uint64_t submit_ns, uint64_t read_ns)
+{
+    vkprof_cal *c = &ctx->cal;
+    if (c->points == NULL || read_ns < submit_ns) {
+        return;
+    }
+    /* the window as a bracketing point for the begin stamp */
+    vkprof_cal_point w = {begin_ticks & ctx->valid_mask, submit_ns + (read_ns - submit_ns) / 2,
+                          (read_ns - submit_ns + 1) / 2 + (uint64_t)ctx->info.timestamp_period +
+                              1};
+    if (!c->has_win_best || w.err_ns < c->win_best.err_ns) {
+        c->win_best = w;
+        c->has_win_best = true;
+        if (c->inconsistent) {
+            /* bracketing by windows: the narrowest one is the point */
+            c->points[0] = w;
+            c->count = 1;
+            c->last_ns = w.host_ns;
+            c->taken++;
+        }
+    }
+    if (c->method != VKPROF_CALIBRATION_EXTENSION || c->count == 0 || c->inconsistent) {
+        return;
+    }
+    uint64_t hb, he;
+    if (!vkprof__cal_map(ctx, begin_ticks & ctx->valid_mask, &hb) ||
+        !vkprof__cal_map(ctx, end_ticks & ctx->valid_mask, &he)) {
+        return;
+    }
+    c->win_checks++;
+    int64_t off = 0; /* + mapped after the window, - before it */
+    uint64_t bb = vkprof__cal_bound(ctx, hb), be = vkprof__cal_bound(ctx, he);
+    if (hb < submit_ns && submit_ns - hb > bb) {
+        off = -(int64_t)(submit_ns - hb);
+    } else if (he > read_ns && he - read_ns > be) {
+        off = (int64_t)(he - read_ns);
+    }
+    if (off == 0) {
+        c->win_consec = 0;
+        return;
+    }
+    c->win_violations++;
+    if (++c->win_consec < 3 || !c->has_win_best) {
+        return;
+    }
+    c->inconsistent = true;
+    c->inconsistent_ns = off;
+    c->method = VKPROF_CALIBRATION_BRACKET;
+    c->points[0] = c->win_best;
+    c->count = 1;
+    c->last_ns = c->win_best.host_ns;
+    c->taken++;
+    vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_ERROR_NO_CALIBRATION,
+                "calibrated timestamps are inconsistent with the GPU's own stamps: 3 "
+                "executions in a row mapped %.6f s %s their submit-to-read window; GPU time is "
+                "now placed by bracketing with those windows (error bound %llu ns)",
+                (double)(off < 0 ? -off : off) / 1e9, off < 0 ? "before" : "after",
+                (unsigned long long)c->win_best.err_ns);
+}
+
 bool vkprof__cal_snapshot(vkprof_context ctx, vkprof_pl_snap *s)
 {
     memset(s, 0, sizeof *s);
@@ -539,6 +621,10 @@ vkprof_result vkprof_get_calibration(vkprof_context ctx, vkprof_calibration *out
         c->raw_bridge ? "CLOCK_MONOTONIC_RAW bridged to CLOCK_MONOTONIC" : "CLOCK_MONOTONIC";
     out->points = c->count;
     out->recalibrations = c->taken;
+    out->inconsistent = c->inconsistent;
+    out->inconsistent_offset_ns = c->inconsistent_ns;
+    out->window_checks = c->win_checks;
+    out->window_violations = c->win_violations;
     for (uint32_t i = 0; i < c->count; i++) {
         if (c->points[i].err_ns > out->error_bound_ns) {
             out->error_bound_ns = c->points[i].err_ns;

@@ -68,6 +68,20 @@ vkprof_result vkprof__cal_init(vkprof_context ctx);
 void vkprof__cal_shutdown(vkprof_context ctx);
 void vkprof__cal_maybe_refresh(vkprof_context ctx);
 bool vkprof__cal_map(vkprof_context ctx, uint64_t ticks, uint64_t *host_ns);
+/* How far a mapped stamp near host_ns may be from the truth: the points'
+ * largest error, 1000 ppm of the distance to the newest point (far above any
+ * clock's drift between points), and 1 us. */
+uint64_t vkprof__cal_bound(vkprof_context ctx, uint64_t host_ns);
+/* The calibration checked as it is used (issue 25): one execution's first
+ * begin stamp and last end stamp (device ticks) were written between
+ * submit_ns (its vkprof_cmd_submit) and read_ns (the host read that found
+ * them). Mapped outside that window by more than the bound, 3 executions in
+ * a row, the calibration is inconsistent (a driver whose calibrated clock is
+ * not the stamps' clock): logged, counted, and the map falls back to
+ * bracketing by these windows (method BRACKET, the narrowest window as its
+ * point). Under the ring lock. */
+void vkprof__cal_window(vkprof_context ctx, uint64_t begin_ticks, uint64_t end_ticks,
+                        uint64_t submit_ns, uint64_t read_ns);
 /* The calibration's points now, for vkprof__cal_snap_map (== vkprof__cal_map
  * while no point is added); false when out of memory. */
 bool vkprof__cal_snapshot(vkprof_context ctx, vkprof_pl_snap *s);

@@ -1117,6 +1117,12 @@ static void meta_calibration(const vkprof_meta_sink *k, const vkprof_calibration
     k->u64(k->w, VKPROF_TF_CAL_POINTS, cal->points);
     k->u64(k->w, VKPROF_TF_CAL_RECALIBRATIONS, cal->recalibrations);
     k->drift(k->w, VKPROF_TF_CAL_DRIFT_PPM, cal->drift_ppm);
+    k->u64(k->w, VKPROF_TF_CAL_WINDOW_CHECKS, cal->window_checks);
+    k->u64(k->w, VKPROF_TF_CAL_WINDOW_VIOLATIONS, cal->window_violations);
+    k->boolean(k->w, VKPROF_TF_CAL_INCONSISTENT, cal->inconsistent);
+    if (cal->inconsistent) {
+        k->f64(k->w, VKPROF_TF_CAL_INCONSISTENT_NS, (double)cal->inconsistent_offset_ns);
+    }
     k->end(k->w);
 }
 

@@ -54,7 +54,7 @@
 #include <unistd.h>
 
 #define SPOOL_MAGIC "VKPSPOOL"
-#define SPOOL_VERSION 2u
+#define SPOOL_VERSION 3u /* 3: lost_stale, the calibration check */
 #define SPOOL_THREADS 1024u
 #define SPOOL_PAGE ((uint64_t)4096)
 #define SPOOL_ENDIAN UINT32_C(0x01020304)
@@ -75,8 +75,10 @@ typedef struct spool_ckpt {
     vkprof_timing_stats timing;
     vkprof_error_counts errors;
     /* GPU calibration */
-    uint32_t cal_method, cal_raw_bridge, cal_count, pad2;
+    uint32_t cal_method, cal_raw_bridge, cal_count, cal_inconsistent;
     uint64_t cal_taken, cal_last_ns;
+    int64_t cal_inconsistent_ns;
+    uint64_t cal_win_checks, cal_win_violations;
     char cal_extension[64];
     vkprof_cal_point cal_points[VKPROF_CAL_POINTS];
     /* the host clock of spans */
@@ -396,6 +398,10 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     c->cal_raw_bridge = cal->raw_bridge;
     copy_str(c->cal_extension, sizeof c->cal_extension, cal->extension);
     c->cal_last_ns = cal->last_ns;
+    c->cal_inconsistent = cal->inconsistent;
+    c->cal_inconsistent_ns = cal->inconsistent_ns;
+    c->cal_win_checks = cal->win_checks;
+    c->cal_win_violations = cal->win_violations;
     uint32_t ncal = cal->points != NULL ? cal->count : 0;
     ncal = ncal > VKPROF_CAL_POINTS ? VKPROF_CAL_POINTS : ncal;
     if (cal->taken != sp->slot_cal_taken[slot] || ncal != sp->slot_cal_count[slot]) {
@@ -838,6 +844,10 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
     ctx->cal.count = c->cal_count;
     ctx->cal.taken = c->cal_taken;
     ctx->cal.last_ns = c->cal_last_ns;
+    ctx->cal.inconsistent = c->cal_inconsistent != 0;
+    ctx->cal.inconsistent_ns = c->cal_inconsistent_ns;
+    ctx->cal.win_checks = c->cal_win_checks;
+    ctx->cal.win_violations = c->cal_win_violations;
     /* the host clock */
     vkprof__hclk_restore(&ctx->hclk, (vkprof_hclk_kind)c->hclk_kind,
                          hclk_source_name(c->hclk_source), c->hclk_reason, c->hclk_nominal_hz,

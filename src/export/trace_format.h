@@ -154,6 +154,13 @@
 #define VKPROF_TF_CAL_POINTS "points"
 #define VKPROF_TF_CAL_RECALIBRATIONS "recalibrations"
 #define VKPROF_TF_CAL_DRIFT_PPM "drift_ppm"
+/* the check in use (vkprof_calibration): executions checked against their
+ * submit-to-read windows, those outside, and, when the calibrated clock was
+ * found inconsistent with the stamps, by how much (ns, + after) */
+#define VKPROF_TF_CAL_WINDOW_CHECKS "window_checks"
+#define VKPROF_TF_CAL_WINDOW_VIOLATIONS "window_violations"
+#define VKPROF_TF_CAL_INCONSISTENT "inconsistent"
+#define VKPROF_TF_CAL_INCONSISTENT_NS "inconsistent_offset_ns"
 #define VKPROF_TF_CAL_DRIFT_DECIMALS 4 /* drift_ppm is written with 4 decimals */
 
 /* metadata.host_clock: the clock host spans were timed with. Spans' ts and

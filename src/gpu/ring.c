@@ -89,6 +89,7 @@ typedef struct rrec {
     uint64_t live;      /* scopes that can give a sample per execution */
     uint64_t submits;   /* executions started */
     uint64_t exec_step; /* the step of the current execution (1-based) */
+    uint64_t exec_submit_ns; /* CLOCK_MONOTONIC at its vkprof_cmd_submit (the window's start) */
     bool exec_pending;  /* an execution is started and not fully collected */
     bool tainted;       /* its predecessor was not finished: values ambiguous */
     bool in_pending;    /* on the pending list */
@@ -128,9 +129,10 @@ struct vkprof_ring_T {
     uint64_t *readback;   /* 2 x queries (value, availability) of the last read */
     uint64_t *last_value; /* the value of the slot's previous use */
     uint8_t *has_last;
-    /* the stale check (under the lock): the calibration's largest error,
-     * for the points it was taken over (count + taken) */
-    uint64_t cal_err_max, cal_err_key;
+    /* the stale check (under the lock): a sample has shown that the
+     * calibration places stamps after their recording; until then a stamp
+     * before it is not called stale (the calibration itself may be off) */
+    bool stale_validated;
     /* calls and rotation (relaxed atomics: counters; the window is moved by
      * vkprof_step, and read by every begin) */
     _Atomic uint64_t phase_calls[VKPROF_MAX_PHASES]; /* begins per phase, stamped or not */
@@ -898,33 +900,29 @@ static void rec_host_reset(vkprof_context ctx, const rrec *rec)
  * before its scope was recorded, by more than the mapping's bound, is
  * another execution's value: stale (a buffer re-submitted without
  * vkprof_cmd_submit wrote its stamps into slots the ring had given back to
- * a new recording). The bound: the calibration points' largest error, plus
- * 1000 ppm of the distance to the newest point (far above any clock drift
- * between two points), plus 1 us. Without a calibration nothing is
- * checked. Under the lock (calibration points are added under it too). */
+ * a new recording). The bound: vkprof__cal_bound. Only in the seed's model
+ * (no vkprof_cmd_submit: with it, executions are known and their windows
+ * check the calibration instead), only once a sample has been seen after its
+ * recording (a calibration that is off would make every sample look stale),
+ * and not without a calibration. Under the lock (calibration points are
+ * added under it too). */
 static bool stale_sample(vkprof_context ctx, const rscope *sc)
 {
     vkprof_ring *r = ctx->ring;
     const vkprof_cal *c = &ctx->cal;
-    if (ctx->stale_check_off || sc->rec_ns == 0 || c->count == 0 || c->points == NULL) {
+    if (ctx->clock_checks_off || sc->rec_ns == 0 || c->count == 0 || c->points == NULL) {
         return false;
-    }
-    uint64_t key = c->taken + c->count;
-    if (r->cal_err_key != key) {
-        uint64_t m = 0;
-        for (uint32_t i = 0; i < c->count; i++) {
-            m = c->points[i].err_ns > m ? c->points[i].err_ns : m;
-        }
-        r->cal_err_max = m;
-        r->cal_err_key = key;
     }
     uint64_t host;
     if (!vkprof__cal_map(ctx, sc->b, &host)) {
         return false;
     }
-    uint64_t dist = host > c->last_ns ? host - c->last_ns : c->last_ns - host;
-    uint64_t bound = r->cal_err_max + dist / 1000u + 1000u;
-    return host < sc->rec_ns && sc->rec_ns - host > bound;
+    uint64_t bound = vkprof__cal_bound(ctx, host);
+    if (!(host < sc->rec_ns && sc->rec_ns - host > bound)) {
+        r->stale_validated = true;
+        return false;
+    }
+    return r->stale_validated;
 }
 
 static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *folded)
@@ -994,6 +992,10 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
     }
     bool trace = atomic_load_explicit(&ctx->trace.on, memory_order_relaxed) != 0;
     bool pending = false;
+    /* the calibration's check (explicit executions): the first begin and the
+     * last end folded now, and when the read that found them had finished */
+    uint64_t read_ns = implicit || rec->tainted ? 0 : vkprof_host_now_ns();
+    const rscope *first = NULL, *last = NULL;
     for (uint64_t i = rec->head; i < rec->count; i++) {
         rscope *sc = &rec->scopes[i];
         if (sc->done) {
@@ -1012,7 +1014,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 lose(ctx, &ctx->lost_backwards, 1,
                      "a scope's end stamp was earlier than its begin stamp (written out of order, "
                      "or a slot still held an older value); not folded");
-            } else if (stale_sample(ctx, sc)) {
+            } else if (implicit && stale_sample(ctx, sc)) {
                 lose(ctx, &ctx->lost_stale, 1,
                      "a scope's begin stamp lies before the scope was recorded (its slots held "
                      "another execution's values: a command buffer submitted again without "
@@ -1020,6 +1022,12 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
             } else {
                 vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask);
                 add(&ctx->scopes_collected, 1);
+                if (first == NULL || sc->begin_pos < first->begin_pos) {
+                    first = sc;
+                }
+                if (last == NULL || sc->end_pos > last->end_pos) {
+                    last = sc;
+                }
                 (*folded)++;
                 if (trace) {
                     vkprof__trace_gpu(ctx, sc->phase, sc->b, sc->e, sc->flow,
@@ -1035,6 +1043,9 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
         } else {
             pending = true;
         }
+    }
+    if (first != NULL && read_ns != 0 && rec->exec_submit_ns != 0 && !ctx->clock_checks_off) {
+        vkprof__cal_window(ctx, first->b, last->e, rec->exec_submit_ns, read_ns);
     }
     if (implicit) {
         /* drop the done prefix; give back chunks no pending scope needs */
@@ -1205,6 +1216,7 @@ vkprof_result vkprof__ring_collect(vkprof_context ctx)
 /* ---- submissions ---- */
 
 static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t step,
+                              uint64_t submit_ns,
                               uint64_t *folded)
 {
     vkprof_ring *r = ctx->ring;
@@ -1261,6 +1273,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
     rec->submits++;
     add(&ctx->submissions, 1);
     rec->exec_step = step;
+    rec->exec_submit_ns = submit_ns;
     rec->exec_pending = rec->live > 0;
     rec->tainted = tainted;
     if (rec->exec_pending) {
@@ -1295,9 +1308,11 @@ vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t coun
     atomic_store_explicit(&r->notified, true, memory_order_relaxed);
     /* lazily collect what finished, then start the new executions */
     (void)collect_locked(ctx, &folded);
+    /* the executions start after this (the app's vkQueueSubmit follows) */
+    uint64_t submit_ns = vkprof_host_now_ns();
     for (uint32_t i = 0; i < count; i++) {
         if (cmds[i] != VK_NULL_HANDLE) {
-            submit_one_locked(ctx, cmds[i], step, &folded);
+            submit_one_locked(ctx, cmds[i], step, submit_ns, &folded);
         }
     }
     if (folded > 0) {
