@@ -782,6 +782,7 @@ typedef struct report {
      * its summary before the exit status exists) */
     long long child;
     int child_status, child_signo;
+    const char *mode; /* the process being printed: its layer mode */
 } report;
 
 static const char *const lost_keys[] = {"ring_full", "overwritten", "never_submitted",
@@ -811,8 +812,31 @@ static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)
 }
 
 /* One context of one device: the per-phase table, the samples, the store. */
-static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t sample_every,
-                          bool label)
+/* Why a context timed nothing, where the summary shows it: label mode with
+ * no command-buffer label (ggml's debug markers open only queue labels). */
+static void print_nothing_timed(report *r, const cJSON *fam)
+{
+    FILE *o = r->out;
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(fam, "labels");
+    uint64_t cmd = u64(labels, "command_buffer"), queue = u64(labels, "queue");
+    if (r->mode != NULL && strcmp(r->mode, "label") == 0 && cmd == 0) {
+        fprintf(o,
+                "      no GPU work timed: --mode label times command-buffer label regions, and "
+                "none was opened (%llu queue labels were: they mark no GPU work of their own); "
+                "try --mode dispatch\n",
+                (unsigned long long)queue);
+    } else if (r->mode != NULL && strcmp(r->mode, "label") == 0) {
+        fprintf(o,
+                "      no GPU work timed: %llu command-buffer labels were opened, but no "
+                "dispatch ran inside one; try --mode dispatch\n",
+                (unsigned long long)cmd);
+    } else {
+        fprintf(o, "      no GPU work timed\n");
+    }
+}
+
+static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64_t steps,
+                          uint64_t sample_every, bool label)
 {
     FILE *o = r->out;
     const cJSON *snap = cJSON_GetObjectItemCaseSensitive(ctxo, "snapshot");
@@ -851,7 +875,7 @@ static void print_context(report *r, const cJSON *ctxo, uint64_t steps, uint64_t
     }
     bool scaled = sample_every > 1;
     if (rows == 0) {
-        fprintf(o, "      no GPU work timed\n");
+        print_nothing_timed(r, fam);
     } else {
         fprintf(o, "      %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms",
                 "share %", scaled ? "per step us~" : "per step us");
@@ -1017,7 +1041,14 @@ static void print_device(report *r, const cJSON *dev, uint64_t sample_every, boo
     bool any = false;
     cJSON_ArrayForEach(c, ctxs)
     {
-        print_context(r, c, steps, sample_every, true);
+        const cJSON *fam = NULL, *fi;
+        cJSON_ArrayForEach(fi, fams)
+        {
+            if (u64(fi, "family") == u64(c, "family")) {
+                fam = fi;
+            }
+        }
+        print_context(r, c, fam, steps, sample_every, true);
         any = true;
     }
     (void)nctx;
@@ -1056,6 +1087,7 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
     snprintf(path, sizeof path, "%s/%s", dir, file);
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
     r->processes++;
+    r->mode = str(root, "mode", "");
     uint64_t sample_every = u64(root, "sample_every");
     if (sample_every == 0) {
         sample_every = 1;

@@ -137,6 +137,11 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
         vkprof__json_kv_u64(j, "executed_timed", atomic_load(&fa->exec_timed));
         untimed_obj(j, "executed_untimed", fa->exec_untimed);
         vkprof__json_end(j);
+        vkprof__json_key(j, "labels");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "command_buffer", atomic_load(&fa->cmd_labels));
+        vkprof__json_kv_u64(j, "queue", atomic_load(&fa->queue_labels));
+        vkprof__json_end(j);
         vkprof__json_end(j);
     }
     vkprof__json_end(j);

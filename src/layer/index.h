@@ -70,6 +70,8 @@ typedef struct lyr_idx_family {
     _Atomic uint64_t exec_timed;       /* executed with a stamp: samples */
     _Atomic uint64_t exec_untimed[LYR_UNTIMED_COUNT];
     _Atomic uint64_t untimed[LYR_UNTIMED_COUNT]; /* recorded without a stamp */
+    /* debug-utils labels begun: in command buffers, and on its queues */
+    _Atomic uint64_t cmd_labels, queue_labels;
 } lyr_idx_family;
 
 typedef struct lyr_idx_device {

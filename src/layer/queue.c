@@ -520,6 +520,9 @@ static VKAPI_ATTR void VKAPI_CALL lyr_QueueBeginDebugUtilsLabelEXT(VkQueue queue
     if (q == NULL) {
         return;
     }
+    if (d->idx != NULL && q->family < d->idx->nfamilies) {
+        atomic_fetch_add_explicit(&d->idx->fam[q->family].queue_labels, 1, memory_order_relaxed);
+    }
     bool step = step_label(l);
     pthread_mutex_lock(&d->lock);
     if (q->depth < LYR_LABEL_DEPTH) {

@@ -763,6 +763,9 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
     if (c == NULL) {
         return;
     }
+    if (d->idx != NULL && c->family < d->idx->nfamilies) {
+        atomic_fetch_add_explicit(&d->idx->fam[c->family].cmd_labels, 1, memory_order_relaxed);
+    }
     if (c->depth < LYR_LABEL_DEPTH) {
         uint32_t i = c->depth;
         c->label_scoped[i] = false;

@@ -99,6 +99,7 @@ static bool g_no_names;        /* --no-names: no debug names (the layer names th
  * copy, from the shared object PATH's busy_spv (names_fixture), or from a
  * heap copy of that; default: this executable's own busy_spv */
 static const char *g_shader = "";
+static bool g_queue_labels; /* --queue-labels: each submit inside a queue label, as ggml's markers */
 
 static volatile sig_atomic_t g_stop;
 static const char *g_die = "", *g_die_at = "waited";
@@ -493,7 +494,24 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
     INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
     si.commandBufferCount = 1;
     si.pCommandBuffers = &a->cmd;
+    PFN_vkQueueBeginDebugUtilsLabelEXT qbegin = NULL;
+    PFN_vkQueueEndDebugUtilsLabelEXT qend = NULL;
+    if (g_queue_labels) {
+        qbegin = (PFN_vkQueueBeginDebugUtilsLabelEXT)(void (*)(void))vkGetInstanceProcAddr(
+            a->inst, "vkQueueBeginDebugUtilsLabelEXT");
+        qend = (PFN_vkQueueEndDebugUtilsLabelEXT)(void (*)(void))vkGetInstanceProcAddr(
+            a->inst, "vkQueueEndDebugUtilsLabelEXT");
+    }
+    if (qbegin != NULL && qend != NULL) {
+        VkDebugUtilsLabelEXT l;
+        INIT(l, VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT);
+        l.pLabelName = "graph_compute";
+        qbegin(a->queue, &l);
+    }
     CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
+    if (qbegin != NULL && qend != NULL) {
+        qend(a->queue);
+    }
     maybe_die("submitted", iter);
     CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
     CHECK(vkResetFences(a->dev, 1, &a->fence));
@@ -628,6 +646,8 @@ int main(int argc, char **argv)
         } else if (strcmp(o, "--pipelines") == 0 && v) {
             g_extra_pipes = (unsigned)strtoul(v, NULL, 10);
             i++;
+        } else if (strcmp(o, "--queue-labels") == 0) {
+            g_queue_labels = true;
         } else if (strcmp(o, "--no-names") == 0) {
             g_no_names = true;
         } else if (strcmp(o, "--shader") == 0 && v) {

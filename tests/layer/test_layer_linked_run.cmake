@@ -423,6 +423,11 @@ elseif(CASE STREQUAL "names")
   timed_run(60 ${VKPROF} run -o ${WORK}/map --names ${WORK}/names.map --layer-dir ${LAYER_DIR} --
             ${APP} --no-names --iterations 2 --dispatches 6)
   expect("map" "${err}" "\n +from_the_map +12 ")
+  # --mode label on an app that opens only queue labels (ggml's debug
+  # markers): nothing is timed, and the report says why
+  timed_run(60 ${VKPROF} run -o ${WORK}/qlabels --mode label --layer-dir ${LAYER_DIR} --
+            ${APP} --queue-labels --iterations 2 --dispatches 6)
+  expect("queue labels only" "${err}" "no GPU work timed: --mode label times command-buffer label regions, and none was opened \\(2 queue labels were: they mark no GPU work of their own\\); try --mode dispatch")
   # a debug name wins over both
   timed_run(60 ${VKPROF} run -o ${WORK}/debug --names ${WORK}/names.map --layer-dir ${LAYER_DIR} --
             ${APP} --iterations 2 --dispatches 6)
