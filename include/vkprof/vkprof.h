@@ -689,6 +689,17 @@ vkprof_result vkprof_collect(vkprof_context ctx);
 vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t count,
                                 const VkCommandBuffer *cmds);
 
+/** Flows from the submit (ring mode, while tracing): a GPU slice links to
+ *  the span open when its scope was recorded; a scope recorded outside any
+ *  span links instead to the span open on this thread at its buffer's
+ *  vkprof_cmd_submit. A caller that opens its submit span only after
+ *  vkprof_cmd_submit (the vkprof layer does, so that its own collection stays
+ *  outside the app's span) calls this inside that span, for the same
+ *  buffers: their current executions link to it. Returns VKPROF_OK, or
+ *  VKPROF_DISABLED (NULL ctx, inactive, 2-slot mode, no span open). */
+vkprof_result vkprof_cmd_submit_flow(vkprof_context ctx, uint32_t count,
+                                     const VkCommandBuffer *cmds);
+
 /** vkprof_cmd_submit for every batch, then vkQueueSubmit through the
  *  context's function table. Returns the driver's VkResult;
  *  VK_ERROR_INITIALIZATION_FAILED, calling nothing, for a NULL ctx or NULL

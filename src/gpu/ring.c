@@ -90,6 +90,7 @@ typedef struct rrec {
     uint64_t submits;   /* executions started */
     uint64_t exec_step; /* the step of the current execution (1-based) */
     uint64_t exec_submit_ns; /* CLOCK_MONOTONIC at its vkprof_cmd_submit (the window's start) */
+    uint64_t exec_flow;      /* the span open at its submit: the flow of scopes recorded outside one */
     bool exec_pending;  /* an execution is started and not fully collected */
     bool tainted;       /* its predecessor was not finished: values ambiguous */
     bool in_pending;    /* on the pending list */
@@ -1030,7 +1031,8 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 }
                 (*folded)++;
                 if (trace) {
-                    vkprof__trace_gpu(ctx, sc->phase, sc->b, sc->e, sc->flow,
+                    vkprof__trace_gpu(ctx, sc->phase, sc->b, sc->e,
+                                      sc->flow != 0 || implicit ? sc->flow : rec->exec_flow,
                                       implicit ? sc->step : rec->exec_step, sc->annot);
                 }
             }
@@ -1274,6 +1276,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
     add(&ctx->submissions, 1);
     rec->exec_step = step;
     rec->exec_submit_ns = submit_ns;
+    rec->exec_flow = vkprof__current_span();
     rec->exec_pending = rec->live > 0;
     rec->tainted = tainted;
     if (rec->exec_pending) {
@@ -1317,6 +1320,32 @@ vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t coun
     }
     if (folded > 0) {
         vkprof__cal_maybe_refresh(ctx);
+    }
+    unlock(r);
+    return VKPROF_OK;
+}
+
+vkprof_result vkprof_cmd_submit_flow(vkprof_context ctx, uint32_t count,
+                                     const VkCommandBuffer *cmds)
+{
+    if (ctx == NULL) {
+        return VKPROF_DISABLED;
+    }
+    if (count > 0 && cmds == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "submit flow: NULL command buffers");
+    }
+    uint64_t flow = vkprof__current_span();
+    if (flow == 0 || !vkprof_active(ctx) || !vkprof__ring_mode(ctx) ||
+        !atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+        return VKPROF_DISABLED;
+    }
+    vkprof_ring *r = ctx->ring;
+    lock(r);
+    for (uint32_t i = 0; i < count; i++) {
+        tracker *t = cmds[i] != VK_NULL_HANDLE ? tracker_find(r, cmds[i], false) : NULL;
+        if (t != NULL && t->sealed != NULL && t->sealed->exec_pending) {
+            t->sealed->exec_flow = flow;
+        }
     }
     unlock(r);
     return VKPROF_OK;

@@ -288,6 +288,11 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
     }
     s->span = s->ctx != NULL ? vkprof_span_start(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT])
                              : vkprof__span_empty_();
+    /* the GPU slices of these executions link to this span (the collection
+     * above stays outside it) */
+    if (s->span.start_ns != 0 && s->list[0].n > 0) {
+        (void)vkprof_cmd_submit_flow(s->ctx, s->list[0].n, s->list[0].v);
+    }
 }
 
 static void submit_end(submit_state *s)

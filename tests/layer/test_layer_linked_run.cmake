@@ -423,6 +423,27 @@ elseif(CASE STREQUAL "names")
   timed_run(60 ${VKPROF} run -o ${WORK}/map --names ${WORK}/names.map --layer-dir ${LAYER_DIR} --
             ${APP} --no-names --iterations 2 --dispatches 6)
   expect("map" "${err}" "\n +from_the_map +12 ")
+  # flows (issue 25): every GPU slice of the layer's trace links to the
+  # vkQueueSubmit span that carried it (the .pftrace comes from the same
+  # export walk: test_pftrace's check_identical)
+  timed_run(60 ${VKPROF} run -o ${WORK}/flows --format both --layer-dir ${LAYER_DIR} --
+            ${APP} --iterations 3 --dispatches 6)
+  file(GLOB ftrace ${WORK}/flows/*.trace.json)
+  file(READ ${ftrace} tr)
+  string(REGEX MATCHALL "\"cat\":\"gpu\"" gpu "${tr}")
+  string(REGEX MATCHALL "\"ph\":\"s\"" starts "${tr}")
+  string(REGEX MATCHALL "\"ph\":\"f\"" ends "${tr}")
+  list(LENGTH gpu ngpu)
+  list(LENGTH starts ns)
+  list(LENGTH ends nf)
+  if(NOT ngpu EQUAL 18 OR NOT ns EQUAL 18 OR NOT nf EQUAL 18)
+    message(FATAL_ERROR "flows: ${ngpu} GPU slices, ${ns} flow starts, ${nf} flow ends (want 18 each)")
+  endif()
+  expect("flows" "${tr}" "\"flows\":18")
+  file(GLOB fpf ${WORK}/flows/*.trace.pftrace)
+  if(fpf STREQUAL "")
+    message(FATAL_ERROR "flows: no .pftrace written")
+  endif()
   # --mode label on an app that opens only queue labels (ggml's debug
   # markers): nothing is timed, and the report says why
   timed_run(60 ${VKPROF} run -o ${WORK}/qlabels --mode label --layer-dir ${LAYER_DIR} --
