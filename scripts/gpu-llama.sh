@@ -9,6 +9,10 @@
 #   scripts/gpu-llama.sh sigint    issue 24: llama-bench run whole, then stopped
 #                                  with SIGINT halfway and with --keep last; checks
 #                                  that each leaves one complete trace
+#   scripts/gpu-llama.sh names     issue 25: no name map (the layer names ggml's
+#                                  shaders from the loaded library), the
+#                                  calibration's window check, flows, the
+#                                  report; setup time with the names off and on
 # Logs and traces' summaries go to $OUT (or ./gpu-out).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
@@ -117,9 +121,52 @@ sigint() {
   return $rc
 }
 
+names() {
+  export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+  local B="$L/bin/llama-bench -m $L/llama-1b.gguf -p 0 -r 1 -ngl 99 -n ${NGEN:-256}"
+  local rc=0
+  {
+    for r in 1 2; do
+      for a in off on; do
+        echo "== round $r, names from loaded files $a: VKPROF_LAYER_AUTO_NAMES=$a vkprof run -o w/n-$a-$r -- $B"
+        local t0=$(date +%s.%N)
+        VKPROF_LAYER_AUTO_NAMES=$a $V run -o w/n-$a-$r -- $B > w/n-$a-$r.out 2> w/n-$a-$r.err
+        local st=$? t1=$(date +%s.%N)
+        echo "   exit $st, took $(python3 -c "print(round($t1 - $t0, 3))") s"
+        grep -E "^\|" w/n-$a-$r.out | tail -1
+        grep -E "shader modules|calibrat|lost:" w/n-$a-$r.err | head -5
+      done
+    done
+    sed -n '/== vkprof run/,$p' w/n-on-2.err | head -40
+    check w/n-on-2/*.summary.json || rc=1
+    python3 - w/n-on-2/*.trace.json <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]; m = t["metadata"]
+gpu = sum(1 for e in ev if e.get("cat") == "gpu")
+fs = sum(1 for e in ev if e.get("ph") == "s")
+names = {}
+for e in ev:
+    if e.get("cat") == "gpu":
+        names[e["name"]] = names.get(e["name"], 0) + 1
+hashed = [n for n in names if n.startswith("pipeline-")]
+print("  calibration:", json.dumps(m.get("calibration")))
+print("  GPU slices %d, flows %d (metadata %s); %d phase names, %d of them pipeline-<hash>" % (gpu, fs, m.get("flows"), len(names), len(hashed)))
+print("  top names:", sorted(names.items(), key=lambda kv: -kv[1])[:8])
+ok = gpu == fs and not hashed and not m["calibration"].get("inconsistent") and m["calibration"].get("window_violations") == 0
+print("  ", "OK" if ok else "MISMATCH")
+sys.exit(0 if ok else 1)
+PY
+    [ $? -eq 0 ] || rc=1
+    $V report w/n-on-2/*.trace.json 2>&1 | head -30
+  } 2>&1
+  return $rc
+}
+
 W=$PWD/gpu-work; mkdir -p "$W"; cd "$W" || exit 1; mkdir -p w
 case "${1:-}" in
   build) build ;;
   sigint) sigint ;;
-  *) echo "usage: $0 build|sigint" >&2; exit 2 ;;
+  names) names ;;
+  *) echo "usage: $0 build|sigint|names" >&2; exit 2 ;;
 esac
