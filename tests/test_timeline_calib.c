@@ -374,6 +374,27 @@ static void calib_offset_case(int64_t offset)
     char path[300];
     snprintf(path, sizeof path, "%s/calib_offset_%lld.json", tmpdir, (long long)offset);
     CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
+    {
+        /* a trace of two contexts whose first ran nothing (the layer's
+         * transfer family on the H200): the check's counts and verdict are
+         * the whole trace's, not the first context's */
+        vkprof_context idle = make_ctx(false, false);
+        CHECK(vkprof_trace_start(idle, 64) == VKPROF_OK);
+        vkprof_context both[2] = {idle, ctx};
+        char set[300];
+        snprintf(set, sizeof set, "%s/calib_offset_set_%lld.json", tmpdir, (long long)offset);
+        CHECK(vkprof_trace_write_set(both, 2, set, VKPROF_TRACE_FORMAT_JSON) == VKPROF_OK);
+        cJSON *root = load_and_check(set);
+        const cJSON *mc = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "metadata"), "calibration");
+        CHECK(meta_i64(root, "calibration", "window_checks") == (int64_t)cal.window_checks);
+        CHECK(meta_i64(root, "calibration", "window_violations") ==
+              (int64_t)cal.window_violations);
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mc, "inconsistent")) ==
+              cal.inconsistent);
+        cJSON_Delete(root);
+        vkprof_destroy(idle);
+    }
     if (offset == 0) {
         CHECK(!cal.inconsistent);
         CHECK(cal.method == VKPROF_CALIBRATION_EXTENSION);

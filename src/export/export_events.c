@@ -539,6 +539,25 @@ static void fill_meta(vkprof_export *x, const uint32_t *dev_ord, const uint64_t 
         a->lost_backwards += b->lost_backwards;
         a->lost_stale += b->lost_stale;
     }
+    /* the calibration's check, over every context (the first one may be a
+     * transfer family that ran nothing): counts summed, and any context's
+     * verdict of inconsistency with its offset */
+    uint64_t wc = 0, wv = 0;
+    bool inconsistent = false;
+    int64_t offset = 0;
+    for (uint32_t s = 0; s < x->nsrc; s++) {
+        const vkprof_calibration *cc = &m->ctx[s].cal;
+        wc += cc->window_checks;
+        wv += cc->window_violations;
+        if (cc->inconsistent && !inconsistent) {
+            inconsistent = true;
+            offset = cc->inconsistent_offset_ns;
+        }
+    }
+    m->cal.window_checks = wc;
+    m->cal.window_violations = wv;
+    m->cal.inconsistent = inconsistent;
+    m->cal.inconsistent_offset_ns = offset;
 }
 
 int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t n)
