@@ -153,6 +153,7 @@ enum {
     LYR_SPAN_WAIT_SEMAPHORES,
     LYR_SPAN_QUEUE_IDLE,
     LYR_SPAN_DEVICE_IDLE,
+    LYR_SPAN_COLLECT, /* the layer's own reading of results: never inside an app call's span */
     LYR_SPAN_COUNT
 };
 

@@ -137,6 +137,17 @@ static void on_retired(lyr_device *d, bool all_retired)
     lyr_idx_sync(d); /* the index follows the collections */
 }
 
+/* on_retired in a span of its own ("vkprof layer: collect"), after the app's
+ * call's span has ended: the layer's reading of results is its cost, never
+ * billed to the app's wait (issue 26). */
+static void on_retired_span(lyr_device *d, bool all_retired)
+{
+    spans sp;
+    spans_start(d, LYR_SPAN_COLLECT, &sp);
+    on_retired(d, all_retired);
+    spans_end(d, &sp);
+}
+
 /* ---- submits ------------------------------------------------------------- */
 
 typedef struct cmd_list {
@@ -262,12 +273,20 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
 {
     lyr_device *d = s->d;
     pthread_mutex_lock(&d->lock);
+    /* the layer's own work (vkprof_cmd_submit reads what finished): its span,
+     * before the app's vkQueueSubmit span */
+    vkprof_span cs = s->ctx != NULL && s->list[0].n > 0
+                         ? vkprof_span_start(s->ctx, d->fam[s->family].spans[LYR_SPAN_COLLECT])
+                         : vkprof__span_empty_();
     if (s->ctx != NULL && s->list[0].n > 0) {
         (void)vkprof_cmd_submit(s->ctx, queue, s->list[0].n, s->list[0].v);
     }
     vkprof_context sim = s->family < d->nfamilies ? atomic_load(&d->fam[s->family].ctx_sim) : NULL;
     if (sim != NULL && s->list[1].n > 0) {
         (void)vkprof_cmd_submit(sim, queue, s->list[1].n, s->list[1].v);
+    }
+    if (cs.start_ns != 0) {
+        (void)vkprof_span_end(s->ctx, &cs);
     }
     uint64_t seq = atomic_fetch_add(&d->seq, 1) + 1;
     if (fence != VK_NULL_HANDLE) {
@@ -392,9 +411,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_WaitForFences(VkDevice device, uint32_
                 last |= atomic_load(&fe->seq) == now;
             }
         }
+        spans_end(d, &sp);
         if (collect) {
-            on_retired(d, last);
+            on_retired_span(d, last);
         }
+        return vr;
     }
     spans_end(d, &sp);
     return vr;
@@ -412,10 +433,13 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_GetFenceStatus(VkDevice device, VkFenc
     lyr_fence *fe = lyr_map_get(&d->fences, (uint64_t)fence);
     if (fe != NULL && atomic_load_explicit(&fe->pending, memory_order_relaxed) != 0 &&
         atomic_exchange(&fe->pending, 0) != 0) {
+        /* the app's spin is not timed (one load per call); its successful
+         * call is marked where it returned, and the collection after it is
+         * the layer's own span */
         spans sp;
         spans_start(d, LYR_SPAN_FENCE_STATUS, &sp);
-        on_retired(d, atomic_load(&fe->seq) == atomic_load(&d->seq));
         spans_end(d, &sp);
+        on_retired_span(d, atomic_load(&fe->seq) == atomic_load(&d->seq));
     }
     return vr;
 }
@@ -436,10 +460,13 @@ static VkResult wait_semaphores(VkDevice device, const VkSemaphoreWaitInfo *info
     spans_start(d, LYR_SPAN_WAIT_SEMAPHORES, &sp);
     VkResult vr = khr ? NEXT(d, WaitSemaphoresKHR)(device, info, timeout)
                       : NEXT(d, WaitSemaphores)(device, info, timeout);
-    if (vr == VK_SUCCESS) {
-        lyr_collect_all(d); /* which batches retired is not known: no step */
-    }
     spans_end(d, &sp);
+    if (vr == VK_SUCCESS) {
+        spans cs;
+        spans_start(d, LYR_SPAN_COLLECT, &cs);
+        lyr_collect_all(d); /* which batches retired is not known: no step */
+        spans_end(d, &cs);
+    }
     return vr;
 }
 
@@ -463,11 +490,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueWaitIdle(VkQueue queue)
     spans sp;
     spans_start(d, LYR_SPAN_QUEUE_IDLE, &sp);
     VkResult vr = NEXT(d, QueueWaitIdle)(queue);
+    spans_end(d, &sp);
     if (vr == VK_SUCCESS) {
         /* every batch retired only when the device has this one queue */
-        on_retired(d, atomic_load(&d->nqueues) <= 1);
+        on_retired_span(d, atomic_load(&d->nqueues) <= 1);
     }
-    spans_end(d, &sp);
     return vr;
 }
 
@@ -477,10 +504,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_DeviceWaitIdle(VkDevice device)
     spans sp;
     spans_start(d, LYR_SPAN_DEVICE_IDLE, &sp);
     VkResult vr = NEXT(d, DeviceWaitIdle)(device);
-    if (vr == VK_SUCCESS) {
-        on_retired(d, true);
-    }
     spans_end(d, &sp);
+    if (vr == VK_SUCCESS) {
+        on_retired_span(d, true);
+    }
     return vr;
 }
 

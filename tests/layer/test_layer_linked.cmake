@@ -31,6 +31,7 @@ else()
   message(WARNING "no C++ compiler: the C++ app linked to the loader is not tested")
 endif()
 
+find_package(Python3 COMPONENTS Interpreter QUIET)
 set(LINKED_CASES orders off)
 # the bad days, on the C app (the C++ one is the same code)
 set(LINKED_C_CASES deaths server fork_exec folder accounting names)
@@ -44,6 +45,7 @@ foreach(app ${LINKED_APPS})
       COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DAPP=$<TARGET_FILE:${app}>
               -DLAYER_DIR=${PROJECT_BINARY_DIR}/layer -DCASE=${case}
               -DFIXTURE=$<TARGET_FILE:names_fixture> -DSTRIP=${CMAKE_STRIP}
+              -DPYTHON=${Python3_EXECUTABLE}
               -DWORK=${CMAKE_CURRENT_BINARY_DIR}/layer_linked/${app}_${case}
               -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_linked_run.cmake)
     # a hang is a failure, never a stuck suite (each run inside has its own limit)

@@ -165,6 +165,9 @@ def check_trace(ok, r, graphs):
     ok(overlaps == 0, "%s: GPU slices on a queue do not overlap" % t, "%d overlaps" % overlaps)
     # host window of each step: first submit span's start .. end of the wait span that closed it
     submits, waits = {}, []
+    # the layer closes a step in its own collection span, right after the
+    # app's wait returned (issue 26: its collection is not billed to the wait)
+    collects = [h for h in host if h["name"] == "vkprof layer: collect"]
     for h in host:
         if h["name"] == "vkQueueSubmit" or h["name"] == "vkQueueSubmit2":
             k = h["args"]["step"]
@@ -181,6 +184,13 @@ def check_trace(ok, r, graphs):
         # the wait span in which the step closed (the instant lies inside it)
         w_end = min((w["ts"] + w["dur"] for w in waits if w["ts"] - 0.001 <= close <= w["ts"] + w["dur"] + 0.001),
                     default=None)
+        if w_end is None:
+            inc = [c for c in collects if c["ts"] - 0.001 <= close <= c["ts"] + c["dur"] + 0.001]
+            if inc:
+                # the wait span that ended just before that collection span
+                w_end = max((w["ts"] + w["dur"] for w in waits
+                             if w["tid"] == inc[0]["tid"] and w["ts"] + w["dur"] <= inc[0]["ts"] + 0.001),
+                            default=None)
         if w_end is None:
             outside.append((g, "step %d closed at %.3f outside any wait span" % (k, close)))
             continue
