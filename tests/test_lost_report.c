@@ -91,9 +91,8 @@ static void check_accounting(const cJSON *o, int64_t samples, int64_t collected,
     CHECK(cJSON_IsObject(lost));
     CHECK_EQ_U64(num(lost, "ring_full"), ring_full);
     int64_t sum = 0;
-    static const char *const why[] = {"ring_full", "overwritten", "never_submitted",
-                                      "reset",     "misuse",      "backwards",
-                                      "stale"};
+    static const char *const why[] = {
+        "ring_full", "overwritten", "never_submitted", "reset", "misuse", "backwards", "stale"};
     for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
         CHECK(num(lost, why[i]) >= 0);
         sum += num(lost, why[i]);

@@ -388,8 +388,7 @@ static void calib_offset_case(int64_t offset)
         const cJSON *mc = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(root, "metadata"), "calibration");
         CHECK(meta_i64(root, "calibration", "window_checks") == (int64_t)cal.window_checks);
-        CHECK(meta_i64(root, "calibration", "window_violations") ==
-              (int64_t)cal.window_violations);
+        CHECK(meta_i64(root, "calibration", "window_violations") == (int64_t)cal.window_violations);
         CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mc, "inconsistent")) ==
               cal.inconsistent);
         cJSON_Delete(root);

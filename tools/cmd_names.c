@@ -21,7 +21,7 @@
 
 #define TOOL "vkprof names"
 #define NAMES_MAX_INPUTS 4096
-#define NAMES_MAX_FILE (1ull << 31)  /* 2 GiB per input */
+#define NAMES_MAX_FILE (1ull << 31) /* 2 GiB per input */
 
 static void names_usage(FILE *f)
 {

@@ -785,9 +785,8 @@ typedef struct report {
     const char *mode; /* the process being printed: its layer mode */
 } report;
 
-static const char *const lost_keys[] = {"ring_full", "overwritten", "never_submitted",
-                                        "reset",     "misuse",      "backwards",
-                                        "stale"};
+static const char *const lost_keys[] = {
+    "ring_full", "overwritten", "never_submitted", "reset", "misuse", "backwards", "stale"};
 
 /* "key n, key n" of an object's non-zero members; "" when all are zero */
 static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)

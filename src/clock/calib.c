@@ -525,8 +525,7 @@ void vkprof__cal_window(vkprof_context ctx, uint64_t begin_ticks, uint64_t end_t
     }
     /* the window as a bracketing point for the begin stamp */
     vkprof_cal_point w = {begin_ticks & ctx->valid_mask, submit_ns + (read_ns - submit_ns) / 2,
-                          (read_ns - submit_ns + 1) / 2 + (uint64_t)ctx->info.timestamp_period +
-                              1};
+                          (read_ns - submit_ns + 1) / 2 + (uint64_t)ctx->info.timestamp_period + 1};
     if (!c->has_win_best || w.err_ns < c->win_best.err_ns) {
         c->win_best = w;
         c->has_win_best = true;

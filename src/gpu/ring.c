@@ -84,13 +84,13 @@ typedef struct rrec {
     uint64_t cap;
     uint32_t *chunks; /* chunk ids in position order, from chunk_base */
     uint64_t chunk_base, nchunks, chunk_cap;
-    uint64_t stamps;    /* positions handed out */
-    uint64_t ends;      /* end calls so far (end_order) */
-    uint64_t live;      /* scopes that can give a sample per execution */
-    uint64_t submits;   /* executions started */
-    uint64_t exec_step; /* the step of the current execution (1-based) */
+    uint64_t stamps;         /* positions handed out */
+    uint64_t ends;           /* end calls so far (end_order) */
+    uint64_t live;           /* scopes that can give a sample per execution */
+    uint64_t submits;        /* executions started */
+    uint64_t exec_step;      /* the step of the current execution (1-based) */
     uint64_t exec_submit_ns; /* CLOCK_MONOTONIC at its vkprof_cmd_submit (the window's start) */
-    uint64_t exec_flow;      /* the span open at its submit: the flow of scopes recorded outside one */
+    uint64_t exec_flow; /* the span open at its submit: the flow of scopes recorded outside one */
     bool exec_pending;  /* an execution is started and not fully collected */
     bool tainted;       /* its predecessor was not finished: values ambiguous */
     bool in_pending;    /* on the pending list */
@@ -1218,8 +1218,7 @@ vkprof_result vkprof__ring_collect(vkprof_context ctx)
 /* ---- submissions ---- */
 
 static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t step,
-                              uint64_t submit_ns,
-                              uint64_t *folded)
+                              uint64_t submit_ns, uint64_t *folded)
 {
     vkprof_ring *r = ctx->ring;
     tracker *t = tracker_find(r, cmd, false);
@@ -1332,7 +1331,8 @@ vkprof_result vkprof_cmd_submit_flow(vkprof_context ctx, uint32_t count,
         return VKPROF_DISABLED;
     }
     if (count > 0 && cmds == NULL) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "submit flow: NULL command buffers");
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "submit flow: NULL command buffers");
     }
     uint64_t flow = vkprof__current_span();
     if (flow == 0 || !vkprof_active(ctx) || !vkprof__ring_mode(ctx) ||

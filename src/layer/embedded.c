@@ -48,7 +48,6 @@ typedef struct emb_obj {
     size_t n;
 } emb_obj;
 
-
 typedef struct loaded {
     char path[1024];
     uintptr_t bias;
@@ -62,8 +61,8 @@ static loaded g_loaded[EMB_MAX_OBJECTS]; /* the walk's, under g_lock */
 typedef struct walk {
     loaded *v;
     uint32_t n;
-    uintptr_t code;   /* the address looked for */
-    int32_t holds;    /* which of v holds it; -1 none */
+    uintptr_t code; /* the address looked for */
+    int32_t holds;  /* which of v holds it; -1 none */
 } walk;
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *user)
@@ -254,7 +253,8 @@ lyr_name_source lyr_embedded_name(const void *code, size_t code_size, uint64_t h
             e->hashed = true;
         }
         for (size_t k = 0; k < e->n; k++) {
-            if (e->mods[k].hash == hash && (best == NULL || name_before(e->mods[k].name, best->name))) {
+            if (e->mods[k].hash == hash &&
+                (best == NULL || name_before(e->mods[k].name, best->name))) {
                 best = &e->mods[k];
             }
         }

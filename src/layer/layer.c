@@ -307,7 +307,7 @@ static void lib_log(void *user, vkprof_log_level level, vkprof_result code, cons
 }
 
 static const char *const span_names[LYR_SPAN_COUNT] = {
-    "vkQueueSubmit",   "vkWaitForFences",  "vkGetFenceStatus",      "vkWaitSemaphores",
+    "vkQueueSubmit",   "vkWaitForFences",  "vkGetFenceStatus",     "vkWaitSemaphores",
     "vkQueueWaitIdle", "vkDeviceWaitIdle", "vkprof layer: collect"};
 
 /* Under d->lock. */

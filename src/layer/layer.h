@@ -315,10 +315,10 @@ uint32_t lyr_queue_label_phase(lyr_device *d, uint32_t family,
                                vkprof_context ctx); /* takes d->lock */
 
 /* output.c: the process's folder, index and end */
-void lyr_note_instance(void);   /* the first one claims the process's folder */
-const char *lyr_proc_dir(void); /* NULL without a folder */
+void lyr_note_instance(void);             /* the first one claims the process's folder */
+const char *lyr_proc_dir(void);           /* NULL without a folder */
 void lyr_idx_module(lyr_name_source how); /* a shader module created, and how it was named */
-const char *lyr_proc_why(void); /* why there is none */
+const char *lyr_proc_why(void);           /* why there is none */
 void lyr_idx_device_add(lyr_device *d);
 void lyr_idx_sync(lyr_device *d); /* the device's counters into the index */
 bool lyr_spool_path(lyr_device *d, uint32_t family, bool sim, char *path, size_t cap);

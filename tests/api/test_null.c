@@ -265,7 +265,8 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_cmd_submit, "ctx", DIS,                                                               \
       vkprof_cmd_submit(NULL, VK_NULL_HANDLE, 1, &(VkCommandBuffer){CMD}))                         \
     X(vkprof_cmd_submit, "cmds", INV, vkprof_cmd_submit(C, VK_NULL_HANDLE, 1, NULL))               \
-    X(vkprof_cmd_submit_flow, "ctx", DIS, vkprof_cmd_submit_flow(NULL, 1, &(VkCommandBuffer){CMD}))  \
+    X(vkprof_cmd_submit_flow, "ctx", DIS,                                                          \
+      vkprof_cmd_submit_flow(NULL, 1, &(VkCommandBuffer){CMD}))                                    \
     X(vkprof_cmd_submit_flow, "cmds", INV, vkprof_cmd_submit_flow(C, 1, NULL))                     \
     X(vkprof_queue_submit, "ctx", 0,                                                               \
       vkprof_queue_submit(NULL, VK_NULL_HANDLE, 0, NULL, VK_NULL_HANDLE) !=                        \
