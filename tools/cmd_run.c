@@ -873,6 +873,18 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         }
     }
     bool scaled = sample_every > 1;
+    /* sampled: the estimate scales by what ran over what was sampled (the
+     * dispatches executed, less those in windows not sampled: the sampling
+     * picks 1 window in N on average, not exactly) */
+    double factor = (double)sample_every;
+    if (scaled && fam != NULL) {
+        const cJSON *dd = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
+        uint64_t ex = u64(dd, "executed");
+        uint64_t ns = u64(cJSON_GetObjectItemCaseSensitive(dd, "executed_untimed"), "not_sampled");
+        if (ex > ns) {
+            factor = (double)ex / (double)(ex - ns);
+        }
+    }
     if (rows == 0) {
         print_nothing_timed(r, fam);
     } else {
@@ -899,8 +911,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             uint64_t t = u64(sorted[i], "total_ns");
             char per[32] = "-";
             if (steps > 0) {
-                snprintf(per, sizeof per, "%.1f",
-                         (double)t * (double)sample_every / (double)steps / 1e3);
+                snprintf(per, sizeof per, "%.1f", (double)t * factor / (double)steps / 1e3);
             }
             fprintf(o, "      %-*.63s %10llu %12.3f %8.1f %14s\n", width,
                     str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
@@ -909,16 +920,16 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         free(sorted);
         char per[32] = "-";
         if (steps > 0) {
-            snprintf(per, sizeof per, "%.1f",
-                     (double)total * (double)sample_every / (double)steps / 1e3);
+            snprintf(per, sizeof per, "%.1f", (double)total * factor / (double)steps / 1e3);
         }
         fprintf(o, "      %-*s %10s %12.3f %8.1f %14s\n", width, "total", "", (double)total / 1e6,
                 100.0, per);
         if (steps > 0) {
             fprintf(o, "      GPU %.3f ms per step over %llu steps%s\n",
-                    (double)total * (double)sample_every / (double)steps / 1e6,
-                    (unsigned long long)steps,
-                    scaled ? " (~: 1 submit in N timed, scaled by N: an estimate)" : "");
+                    (double)total * factor / (double)steps / 1e6, (unsigned long long)steps,
+                    scaled ? " (~: submits sampled, scaled by the dispatches that ran over those "
+                             "sampled: an estimate)"
+                           : "");
         }
     }
     const cJSON *lost = cJSON_GetObjectItemCaseSensitive(timing, "lost");

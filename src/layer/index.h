@@ -23,6 +23,7 @@
 #define VKPROF_LAYER_INDEX_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
@@ -116,6 +117,24 @@ typedef struct lyr_index {
     char trace[256], summary[256]; /* when finished: the files' names */
     lyr_idx_device dev[LYR_IDX_DEVICES];
 } lyr_index;
+
+/* --sample N (VKPROF_LAYER_SAMPLE): is the submit window `window` (the
+ * family's submit count when a recording began) timed? One in `every` on
+ * average, chosen by a mix of the window's number (splitmix64's finalizer),
+ * not by window % every: an app with a fixed pattern of submits (two per
+ * token, a reduction every other submit) would otherwise have some of its
+ * kernels never timed (issue 26). Window 0 is always timed. */
+static inline bool lyr_sampled(uint64_t window, uint32_t every)
+{
+    if (every <= 1 || window == 0) {
+        return true;
+    }
+    uint64_t z = window + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    return z % every == 0;
+}
 
 /* Raise a count of the index to v (never lower it: several threads write
  * the same count from their own copies). */

@@ -99,7 +99,9 @@ static bool g_no_names;        /* --no-names: no debug names (the layer names th
  * copy, from the shared object PATH's busy_spv (names_fixture), or from a
  * heap copy of that; default: this executable's own busy_spv */
 static const char *g_shader = "";
-static bool g_queue_labels; /* --queue-labels: each submit inside a queue label, as ggml's markers */
+static bool
+    g_queue_labels;  /* --queue-labels: each submit inside a queue label, as ggml's markers */
+static bool g_split; /* --split: alpha's dispatches in one submit, beta's in a second one */
 
 static volatile sig_atomic_t g_stop;
 static const char *g_die = "", *g_die_at = "waited";
@@ -369,8 +371,7 @@ static void create_device(app *a)
         cpi.layout = a->layout;
         CHECK(vkCreateComputePipelines(a->dev, VK_NULL_HANDLE, 1, &cpi, NULL, &a->pipe[i]));
         if (!g_no_names) {
-            name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->pipe[i],
-                        pipe_names[i]);
+            name_object(a, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)a->pipe[i], pipe_names[i]);
         }
     }
     a->extra = g_extra_pipes ? (VkPipeline *)calloc(g_extra_pipes, sizeof *a->extra) : NULL;
@@ -464,57 +465,63 @@ static void destroy_instance(app *a)
 /* one iteration: D dispatches, submitted with the fence and waited for */
 static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long counts[2])
 {
-    CHECK(vkResetCommandBuffer(a->cmd, 0));
-    VkCommandBufferBeginInfo bi;
-    INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    CHECK(vkBeginCommandBuffer(a->cmd, &bi));
-    vkCmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0,
-                            NULL);
-    uint32_t pc[2] = {64, COUNT};
-    vkCmdPushConstants(a->cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
-    for (unsigned k = 0; k < dispatches; k++) {
-        if (k > 0) {
-            VkMemoryBarrier mb;
-            INIT(mb, VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-            mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
-            mb.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
-            vkCmdPipelineBarrier(a->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    for (unsigned part = 0; part < (g_split ? 2u : 1u); part++) {
+        CHECK(vkResetCommandBuffer(a->cmd, 0));
+        VkCommandBufferBeginInfo bi;
+        INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        CHECK(vkBeginCommandBuffer(a->cmd, &bi));
+        vkCmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0,
+                                NULL);
+        uint32_t pc[2] = {64, COUNT};
+        vkCmdPushConstants(a->cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+        for (unsigned k = 0; k < dispatches; k++) {
+            if (g_split && k % 2 != part) {
+                continue;
+            }
+            if (k > 0) {
+                VkMemoryBarrier mb;
+                INIT(mb, VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+                mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+                mb.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+                vkCmdPipelineBarrier(a->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
+                                     NULL);
+            }
+            vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
+            vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
         }
-        vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
-        vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
+        for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
+            vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
+            vkCmdDispatch(a->cmd, 1, 1, 1);
+        }
+        CHECK(vkEndCommandBuffer(a->cmd));
+        VkSubmitInfo si;
+        INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &a->cmd;
+        PFN_vkQueueBeginDebugUtilsLabelEXT qbegin = NULL;
+        PFN_vkQueueEndDebugUtilsLabelEXT qend = NULL;
+        if (g_queue_labels) {
+            qbegin = (PFN_vkQueueBeginDebugUtilsLabelEXT)(void (*)(void))vkGetInstanceProcAddr(
+                a->inst, "vkQueueBeginDebugUtilsLabelEXT");
+            qend = (PFN_vkQueueEndDebugUtilsLabelEXT)(void (*)(void))vkGetInstanceProcAddr(
+                a->inst, "vkQueueEndDebugUtilsLabelEXT");
+        }
+        if (qbegin != NULL && qend != NULL) {
+            VkDebugUtilsLabelEXT l;
+            INIT(l, VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT);
+            l.pLabelName = "graph_compute";
+            qbegin(a->queue, &l);
+        }
+        CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
+        if (qbegin != NULL && qend != NULL) {
+            qend(a->queue);
+        }
+        maybe_die("submitted", iter);
+        CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
+        CHECK(vkResetFences(a->dev, 1, &a->fence));
     }
-    for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
-        vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
-        vkCmdDispatch(a->cmd, 1, 1, 1);
-    }
-    CHECK(vkEndCommandBuffer(a->cmd));
-    VkSubmitInfo si;
-    INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &a->cmd;
-    PFN_vkQueueBeginDebugUtilsLabelEXT qbegin = NULL;
-    PFN_vkQueueEndDebugUtilsLabelEXT qend = NULL;
-    if (g_queue_labels) {
-        qbegin = (PFN_vkQueueBeginDebugUtilsLabelEXT)(void (*)(void))vkGetInstanceProcAddr(
-            a->inst, "vkQueueBeginDebugUtilsLabelEXT");
-        qend = (PFN_vkQueueEndDebugUtilsLabelEXT)(void (*)(void))vkGetInstanceProcAddr(
-            a->inst, "vkQueueEndDebugUtilsLabelEXT");
-    }
-    if (qbegin != NULL && qend != NULL) {
-        VkDebugUtilsLabelEXT l;
-        INIT(l, VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT);
-        l.pLabelName = "graph_compute";
-        qbegin(a->queue, &l);
-    }
-    CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
-    if (qbegin != NULL && qend != NULL) {
-        qend(a->queue);
-    }
-    maybe_die("submitted", iter);
-    CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
-    CHECK(vkResetFences(a->dev, 1, &a->fence));
     counts[0] += (dispatches + 1) / 2;
     counts[1] += dispatches / 2;
 }
@@ -646,6 +653,8 @@ int main(int argc, char **argv)
         } else if (strcmp(o, "--pipelines") == 0 && v) {
             g_extra_pipes = (unsigned)strtoul(v, NULL, 10);
             i++;
+        } else if (strcmp(o, "--split") == 0) {
+            g_split = true;
         } else if (strcmp(o, "--queue-labels") == 0) {
             g_queue_labels = true;
         } else if (strcmp(o, "--no-names") == 0) {

@@ -466,6 +466,15 @@ sys.exit(0 if col and not bad else 1)
   if(fpf STREQUAL "")
     message(FATAL_ERROR "flows: no .pftrace written")
   endif()
+  # --sample 4 on an app that submits twice per iteration, alpha's
+  # dispatches then beta's (issue 26): with `submits % 4 == 0` beta's
+  # submits were never timed; the layer's mixed choice times both
+  timed_run(60 ${VKPROF} run -o ${WORK}/sampled --sample 4 --layer-dir ${LAYER_DIR} --
+            ${APP} --split --iterations 16 --dispatches 6)
+  expect("sampled" "${err}" "\n +alpha +[1-9][0-9]* ")
+  expect("sampled" "${err}" "\n +beta +[1-9][0-9]* ")
+  expect("sampled" "${err}" "scaled by the dispatches that ran over those sampled")
+  expect("sampled" "${err}" "lost: none")
   # --mode label on an app that opens only queue labels (ggml's debug
   # markers): nothing is timed, and the report says why
   timed_run(60 ${VKPROF} run -o ${WORK}/qlabels --mode label --layer-dir ${LAYER_DIR} --
