@@ -627,9 +627,29 @@ static void dispatch_end(lyr_cmd *c, vkprof_context ctx, VkCommandBuffer cb, uin
     }
 }
 
-/* Label and cmdbuf modes: is a dispatch inside a timed region? -1 when it
- * is, else why not (the region's scope was refused, or none is open). */
-static int region_cover(const lyr_cmd *c)
+/* Label mode times each region's self time (issue 26: ggml nests its labels
+ * three deep, submit > node > dispatch, and timing each region whole summed
+ * every level: 2.66x the queue's busy time). A dispatch belongs to the
+ * innermost timed region open around it; that region's segment opens at its
+ * first such dispatch and closes when a nested label begins, when the region
+ * ends or with the buffer. So segments never overlap, their sum is the time
+ * of the dispatches' stretches, and a label's row is its own time, not its
+ * children's. */
+static void segment_close(lyr_cmd *c, VkCommandBuffer cb)
+{
+    const uint32_t n = c->depth < LYR_LABEL_DEPTH ? c->depth : LYR_LABEL_DEPTH;
+    for (uint32_t i = 0; i < n; i++) {
+        if (c->label_scoped[i]) {
+            region_end(c->rctx, cb, c->label_phase[i], c->n_dispatch - c->label_disp[i]);
+            c->label_scoped[i] = false;
+        }
+    }
+}
+
+/* Label and cmdbuf modes: is a dispatch (already counted in n_dispatch)
+ * inside a timed region? -1 when it is, else why not (the region's scope
+ * was refused, or none is open). Label mode opens its region's segment. */
+static int region_cover(lyr_cmd *c, VkCommandBuffer cb)
 {
     if (lyr_cfg.mode == LYR_MODE_CMDBUF) {
         return c->cmdbuf_scoped     ? -1
@@ -638,9 +658,16 @@ static int region_cover(const lyr_cmd *c)
                                     : LYR_UNTIMED_no_region;
     }
     const uint32_t n = c->depth < LYR_LABEL_DEPTH ? c->depth : LYR_LABEL_DEPTH;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = n; i-- > 0;) {
         if (c->label_scoped[i]) {
             return -1;
+        }
+        if (c->label_want[i]) {
+            segment_close(c, cb); /* another region's, further out */
+            int why = -1;
+            c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i], &why);
+            c->label_disp[i] = c->n_dispatch - 1;
+            return c->label_scoped[i] ? -1 : why;
         }
     }
     return LYR_UNTIMED_no_region;
@@ -661,7 +688,7 @@ static int region_cover(const lyr_cmd *c)
     }                                                                                              \
     if (lyr_cfg.mode != LYR_MODE_DISPATCH) {                                                       \
         /* inside a timed region (a label's, or the buffer's), or not */                           \
-        int why_ = region_cover(c);                                                                \
+        int why_ = region_cover(c, cb);                                                            \
         if (why_ < 0) {                                                                            \
             c->n_timed++;                                                                          \
         } else {                                                                                   \
@@ -768,16 +795,18 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
     }
     if (c->depth < LYR_LABEL_DEPTH) {
         uint32_t i = c->depth;
+        if (lyr_cfg.mode == LYR_MODE_LABEL) {
+            segment_close(c, cb); /* the enclosing region's self time pauses */
+        }
         c->label_scoped[i] = false;
+        c->label_want[i] = false;
         c->label_phase[i] = LYR_NO_PHASE;
         if (c->timed && lyr_cfg.mode != LYR_MODE_CMDBUF && l != NULL && l->pLabelName != NULL &&
             l->pLabelName[0] != '\0') {
             c->label_phase[i] = lyr_phase(d, c->rctx, l->pLabelName);
             c->label_disp[i] = c->n_dispatch;
-            if (lyr_cfg.mode == LYR_MODE_LABEL) {
-                int why = -1;
-                c->label_scoped[i] = scope_begin(c, c->rctx, c->label_phase[i], &why);
-            }
+            /* its segment opens at its first dispatch (region_cover) */
+            c->label_want[i] = lyr_cfg.mode == LYR_MODE_LABEL;
         }
     }
     c->depth++;

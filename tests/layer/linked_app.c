@@ -102,6 +102,9 @@ static const char *g_shader = "";
 static bool
     g_queue_labels;  /* --queue-labels: each submit inside a queue label, as ggml's markers */
 static bool g_split; /* --split: alpha's dispatches in one submit, beta's in a second one */
+/* --nested-labels: ggml's newer markers, three deep: "graph" around the
+ * buffer, "node" around each dispatch, "disp" inside it */
+static bool g_nested_labels;
 
 static volatile sig_atomic_t g_stop;
 static const char *g_die = "", *g_die_at = "waited";
@@ -462,6 +465,28 @@ static void destroy_instance(app *a)
     vkDestroyInstance(a->inst, NULL);
 }
 
+/* a command-buffer label and its end */
+static void label_begin(app *a, const char *name)
+{
+    PFN_vkCmdBeginDebugUtilsLabelEXT f = (PFN_vkCmdBeginDebugUtilsLabelEXT)(void (*)(
+        void))vkGetInstanceProcAddr(a->inst, "vkCmdBeginDebugUtilsLabelEXT");
+    if (f != NULL) {
+        VkDebugUtilsLabelEXT l;
+        INIT(l, VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT);
+        l.pLabelName = name;
+        f(a->cmd, &l);
+    }
+}
+
+static void label_end(app *a)
+{
+    PFN_vkCmdEndDebugUtilsLabelEXT f = (PFN_vkCmdEndDebugUtilsLabelEXT)(void (*)(
+        void))vkGetInstanceProcAddr(a->inst, "vkCmdEndDebugUtilsLabelEXT");
+    if (f != NULL) {
+        f(a->cmd);
+    }
+}
+
 /* one iteration: D dispatches, submitted with the fence and waited for */
 static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long counts[2])
 {
@@ -471,6 +496,9 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
         INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         CHECK(vkBeginCommandBuffer(a->cmd, &bi));
+        if (g_nested_labels) {
+            label_begin(a, "graph");
+        }
         vkCmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0,
                                 NULL);
         uint32_t pc[2] = {64, COUNT};
@@ -489,11 +517,22 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
                                      NULL);
             }
             vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
+            if (g_nested_labels) {
+                label_begin(a, "node");
+                label_begin(a, "disp");
+            }
             vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
+            if (g_nested_labels) {
+                label_end(a);
+                label_end(a);
+            }
         }
         for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
             vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
             vkCmdDispatch(a->cmd, 1, 1, 1);
+        }
+        if (g_nested_labels) {
+            label_end(a); /* graph */
         }
         CHECK(vkEndCommandBuffer(a->cmd));
         VkSubmitInfo si;
@@ -653,6 +692,8 @@ int main(int argc, char **argv)
         } else if (strcmp(o, "--pipelines") == 0 && v) {
             g_extra_pipes = (unsigned)strtoul(v, NULL, 10);
             i++;
+        } else if (strcmp(o, "--nested-labels") == 0) {
+            g_nested_labels = true;
         } else if (strcmp(o, "--split") == 0) {
             g_split = true;
         } else if (strcmp(o, "--queue-labels") == 0) {

@@ -475,6 +475,15 @@ sys.exit(0 if col and not bad else 1)
   expect("sampled" "${err}" "\n +beta +[1-9][0-9]* ")
   expect("sampled" "${err}" "scaled by the dispatches that ran over those sampled")
   expect("sampled" "${err}" "lost: none")
+  # --mode label with labels nested three deep, as newer ggml builds open
+  # them (graph > node > disp; issue 26): each label's own time, never a
+  # region and its children summed (all three levels were: 3x the busy time)
+  timed_run(60 ${VKPROF} run -o ${WORK}/nested --mode label --layer-dir ${LAYER_DIR} --
+            ${APP} --nested-labels --validation --iterations 3 --dispatches 6)
+  expect("nested labels" "${err}" "\n +disp +18 ")
+  expect_not("nested labels" "${err}" "\n +(graph|node) +[0-9]")
+  expect("nested labels" "${err}" "lost: none")
+  expect_not("nested labels" "${out}${err}" "VUID-|Validation Error")
   # --mode label on an app that opens only queue labels (ggml's debug
   # markers): nothing is timed, and the report says why
   timed_run(60 ${VKPROF} run -o ${WORK}/qlabels --mode label --layer-dir ${LAYER_DIR} --
