@@ -278,8 +278,8 @@ typedef struct lyr_cmd {
     uint32_t qlabel_phase; /* the queue label open when recording began */
     uint32_t depth;
     uint32_t label_phase[LYR_LABEL_DEPTH];
-    bool label_scoped[LYR_LABEL_DEPTH]; /* label mode: its segment is open */
-    bool label_want[LYR_LABEL_DEPTH];   /* label mode: the region is timed (segments) */
+    bool label_scoped[LYR_LABEL_DEPTH];   /* label mode: its segment is open */
+    bool label_want[LYR_LABEL_DEPTH];     /* label mode: the region is timed (segments) */
     uint64_t label_disp[LYR_LABEL_DEPTH]; /* n_dispatch when its segment began */
     bool cmdbuf_scoped;
     int region_why;      /* cmdbuf mode: why the buffer's scope was not taken (-1: it was) */
