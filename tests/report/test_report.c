@@ -998,6 +998,196 @@ static void test_format(void)
         "metadata.trace_format is not a non-negative integer");
 }
 
+/* ---- the SVG's layout (issue 25): text kept on the page, legend entries apart,
+ * one colour per name ----------------------------------------------------------- */
+
+/* The estimate the layout is checked with: characters (UTF-8 code points,
+ * an entity one character) x font size x 0.6 (docs/report.md). */
+#define EST_EM 0.6
+
+/* The value of attribute `name` in the tag that starts at tag (up to its
+ * '>'), or NULL. */
+static const char *svg_attr(const char *tag, const char *name, char *buf, size_t size)
+{
+    const char *end = strchr(tag, '>');
+    char pat[48];
+    snprintf(pat, sizeof pat, " %s=\"", name);
+    const char *a = strstr(tag, pat);
+    if (a == NULL || end == NULL || a > end) {
+        return NULL;
+    }
+    a += strlen(pat);
+    const char *q = strchr(a, '"');
+    if (q == NULL || (size_t)(q - a) >= size) {
+        return NULL;
+    }
+    memcpy(buf, a, (size_t)(q - a));
+    buf[q - a] = '\0';
+    return buf;
+}
+
+static double svg_num(const char *tag, const char *name)
+{
+    char b[64];
+    return svg_attr(tag, name, b, sizeof b) != NULL ? atof(b) : -1e9;
+}
+
+/* The font size of a class, from the SVG's own <style> (".lbl{font-size:12px"). */
+static double svg_font(const char *svg, const char *cls)
+{
+    char pat[48];
+    snprintf(pat, sizeof pat, ".%s{font-size:", cls);
+    const char *f = strstr(svg, pat);
+    return f != NULL ? atof(f + strlen(pat)) : -1;
+}
+
+/* A <text>'s characters, up to its </text> or a <title> inside it (not drawn). */
+static size_t svg_text_chars(const char *tag, char *text, size_t size)
+{
+    const char *c = strchr(tag, '>');
+    size_t n = 0, k = 0;
+    for (c = c != NULL ? c + 1 : tag; *c != '\0' && *c != '<'; c++) {
+        if (((unsigned char)*c & 0xc0) == 0x80) {
+            continue;
+        }
+        if (*c == '&') {
+            const char *e = strchr(c, ';');
+            c = e != NULL ? e : c;
+        }
+        n++;
+        if (k + 1 < size) {
+            text[k++] = *c == '&' || *c == ';' ? '?' : *c;
+        }
+    }
+    if (size > 0) {
+        text[k] = '\0';
+    }
+    return n;
+}
+
+/* Where a <text> starts and ends on the x axis, by the estimate. */
+static int svg_text_span(const char *svg, const char *tag, double *x0, double *x1, char *text,
+                         size_t size)
+{
+    char cls[32], anchor[16];
+    if (svg_attr(tag, "class", cls, sizeof cls) == NULL) {
+        return -1;
+    }
+    char *sp = strchr(cls, ' ');
+    if (sp != NULL) {
+        *sp = '\0';
+    }
+    double px = svg_font(svg, cls), x = svg_num(tag, "x");
+    double w = (double)svg_text_chars(tag, text, size) * px * EST_EM;
+    const char *a = svg_attr(tag, "text-anchor", anchor, sizeof anchor);
+    double start = a == NULL || strcmp(a, "start") == 0 ? x
+                   : strcmp(a, "end") == 0              ? x - w
+                                                        : x - w / 2;
+    *x0 = start;
+    *x1 = start + w;
+    return px > 0 ? 0 : -1;
+}
+
+/* Every <text> inside [0, width]; the legend's entries (a swatch and its
+ * text) overlap none of the others. Returns the number of legend entries. */
+static size_t check_svg_layout(const char *svg)
+{
+    const char *root = strstr(svg, "<svg ");
+    double width = root != NULL ? svg_num(root, "width") : -1;
+    CHECK(width > 0);
+    size_t texts = 0, bad = 0;
+    for (const char *t = strstr(svg, "<text "); t != NULL; t = strstr(t + 1, "<text ")) {
+        double x0, x1;
+        char text[256];
+        CHECK(svg_text_span(svg, t, &x0, &x1, text, sizeof text) == 0);
+        texts++;
+        if (x0 < -0.5 || x1 > width + 0.5) {
+            if (bad++ < 5) {
+                fprintf(stderr, "text outside the page (0..%.0f): %.1f..%.1f \"%s\"\n", width, x0,
+                        x1, text);
+            }
+        }
+    }
+    CHECK(texts > 0);
+    CHECK(bad == 0);
+    /* the legend: <g class="legend"><rect .../><text ...>...</text></g> */
+    enum { MAX_ENTRIES = 64 };
+    double box[MAX_ENTRIES][4];
+    size_t n = 0;
+    for (const char *g = strstr(svg, "<g class=\"legend\">"); g != NULL && n < MAX_ENTRIES;
+         g = strstr(g + 1, "<g class=\"legend\">")) {
+        const char *r = strstr(g, "<rect "), *t = strstr(g, "<text ");
+        double x0, x1;
+        char text[256];
+        CHECK(r != NULL && t != NULL && svg_text_span(svg, t, &x0, &x1, text, sizeof text) == 0);
+        if (r == NULL || t == NULL) {
+            break;
+        }
+        double ry = svg_num(r, "y"), px = svg_font(svg, "lbl");
+        box[n][0] = svg_num(r, "x");
+        box[n][1] = x1;
+        box[n][2] = ry < svg_num(t, "y") - px ? ry : svg_num(t, "y") - px;
+        box[n][3] = ry + svg_num(r, "height") > svg_num(t, "y") ? ry + svg_num(r, "height")
+                                                                : svg_num(t, "y");
+        CHECK(box[n][1] <= width + 0.5);
+        n++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++) {
+            bool apart = box[i][1] <= box[j][0] || box[j][1] <= box[i][0] ||
+                         box[i][3] <= box[j][2] || box[j][3] <= box[i][2];
+            if (!apart) {
+                fprintf(stderr,
+                        "legend entries %zu and %zu overlap: [%.1f, %.1f]x[%.1f, %.1f] and "
+                        "[%.1f, %.1f]x[%.1f, %.1f]\n",
+                        i, j, box[i][0], box[i][1], box[i][2], box[i][3], box[j][0], box[j][1],
+                        box[j][2], box[j][3]);
+                check_failures++;
+            }
+        }
+    }
+    return n;
+}
+
+/* The fills the SVG gives `name`: every <rect> whose <title> starts with the
+ * name and a space (bars and timeline slices), and every legend swatch
+ * whose text ends with " name". Returns how many; *first the first fill,
+ * and the number that differ from it in *differ. */
+static size_t svg_fills_of(const char *svg, const char *name, char *first, size_t size,
+                           size_t *differ)
+{
+    size_t n = 0;
+    *differ = 0;
+    first[0] = '\0';
+    char pat[256], fill[32];
+    snprintf(pat, sizeof pat, "<title>%s ", name);
+    for (const char *r = strstr(svg, "<rect "); r != NULL; r = strstr(r + 1, "<rect ")) {
+        const char *close = strstr(r, "</rect>"), *next = strstr(r + 1, "<rect ");
+        const char *ti = strstr(r, pat);
+        bool titled = close != NULL && ti != NULL && ti < close && (next == NULL || ti < next);
+        bool legend = false;
+        if (!titled && r > svg + 18 && strncmp(r - 18, "<g class=\"legend\">", 18) == 0) {
+            const char *t = strstr(r, "<text "), *e = t != NULL ? strstr(t, "</") : NULL;
+            const char *c = t != NULL ? strchr(t, '>') : NULL;
+            size_t m = strlen(name);
+            legend = e != NULL && c != NULL && (size_t)(e - c - 1) > m && e[-(long)m - 1] == ' ' &&
+                     strncmp(e - m, name, m) == 0;
+        }
+        if (!titled && !legend) {
+            continue;
+        }
+        if (svg_attr(r, "fill", fill, sizeof fill) == NULL) {
+            continue;
+        }
+        if (n++ == 0) {
+            snprintf(first, size, "%s", fill);
+        } else if (strcmp(first, fill) != 0) {
+            (*differ)++;
+        }
+    }
+    return n;
+}
+
 /* Names as long as real runtimes' (llama.cpp's pipelines run to 40
  * characters; 70 here, cut at 63): every row's columns line up with the
  * header's. */
@@ -1026,6 +1216,23 @@ static void test_long_names(void)
     CHECK(f != NULL && rpt_print(s, "t", f) == 0);
     if (f != NULL) {
         fclose(f);
+    }
+    /* the SVG (issue 25): every text on the page; the 70-character name, too
+     * long for the label column, cut with an ellipsis, whole in its <title> */
+    char *svg = NULL;
+    size_t svg_len = 0;
+    f = open_memstream(&svg, &svg_len);
+    CHECK(f != NULL && rpt_svg(s, "t", f) == 0);
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (svg != NULL) {
+        check_svg_layout(svg);
+        char whole[128];
+        snprintf(whole, sizeof whole, "<title>%s</title></text>", names[2]);
+        CHECK(strstr(svg, whole) != NULL);
+        CHECK(strstr(svg, "\xe2\x80\xa6<title>") != NULL); /* U+2026 */
+        free(svg);
     }
     rpt_free(s);
     /* the header's "total ms" column ends where every row's total ends */
@@ -1103,6 +1310,64 @@ static void test_first_call(void)
     }
 }
 
+/* Issue 25: llama.cpp's pipeline names (35-40 characters): the label column
+ * and the legend are laid out from the text's estimated width, the legend
+ * wraps, and one name is one colour everywhere (a phase and a host bucket of
+ * the same name: bars, timeline, legend). */
+static void test_svg_long_names(void)
+{
+    char err[512];
+    rpt_summary *s = NULL;
+    CHECK(rpt_read_file(path_of(data_dir, "long_names.json"), 0, &s, err, sizeof err) == 0);
+    if (s == NULL) {
+        fprintf(stderr, "long_names.json: %s\n", err);
+        return;
+    }
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&svg, &len);
+    CHECK(f != NULL && rpt_svg(s, "long_names.json", f) == 0);
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (svg == NULL) {
+        rpt_free(s);
+        return;
+    }
+    CHECK(xml_check(svg, len) == 0);
+    size_t names = 0, longest = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const rpt_group *g = pass == 0 ? s->gpu : s->host;
+        size_t n = pass == 0 ? s->n_gpu : s->n_host;
+        for (size_t i = 0; i < n; i++) {
+            names += pass == 0 || find(s->gpu, s->n_gpu, g[i].name) == NULL;
+            longest = strlen(g[i].name) > longest ? strlen(g[i].name) : longest;
+        }
+    }
+    CHECK(longest >= 35);
+    /* every distinct name has a legend entry, and none overlaps another */
+    CHECK_U64(check_svg_layout(svg), names);
+    /* one colour per name; the shared name is a phase and a bucket */
+    size_t shared = 0;
+    for (size_t i = 0; i < s->n_gpu; i++) {
+        char fill[32];
+        size_t differ = 0;
+        size_t n = svg_fills_of(svg, s->gpu[i].name, fill, sizeof fill, &differ);
+        bool both = find(s->host, s->n_host, s->gpu[i].name) != NULL;
+        shared += both;
+        /* the bar, the timeline's slice, the legend; and the host's too */
+        CHECK(n >= (both ? 4u : 2u));
+        if (differ != 0) {
+            fprintf(stderr, "%s: %zu of %zu fills differ from %s\n", s->gpu[i].name, differ, n,
+                    fill);
+            check_failures++;
+        }
+    }
+    CHECK(shared == 1);
+    free(svg);
+    rpt_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -1120,6 +1385,7 @@ int main(int argc, char **argv)
     test_format();
     test_long_names();
     test_first_call();
+    test_svg_long_names();
     test_duplicate_keys();
     test_repeated_slices();
     test_format_detection();

@@ -2,12 +2,44 @@
  * rpt_repeat_warning; and the per-rank figures it prints
  * (rpt_rank_view_build): collective time against arrival skew, the slowest
  * rank, the expert load. */
+#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trace_reader.h"
+
+/* ---- BEGIN: metadata the summary does not keep (issue 25) -------------------
+ * These declarations belong in trace_reader.h, which issue 25's change could
+ * not edit; until they move there, this same block stands in report_print.c,
+ * report_svg.c, report_svg_file.c, cmd_report.c and tests/report/test_report.c.
+ *
+ * rpt_meta_find: where the top-level "metadata" value of a trace's JSON text
+ *   is (a buffer rpt_parse accepted); 0 and *meta, *meta_len, or -1 when it
+ *   has none (the JSON Array Format, or no such key).
+ * rpt_meta_layer_trace: 1 when the trace was written by the vkprof Vulkan
+ *   layer (`vkprof run`), whose steps are app waits, not tokens: its
+ *   metadata.label is the layer's "device N, queue family F" (for a merged
+ *   trace: every input's), or it has the layer's own host bucket
+ *   ("vkprof layer: collect"). meta may be NULL.
+ * rpt_unmapped_note: how many GPU scopes were timed but could not be placed
+ *   on the host clock (metadata.unmapped_gpu_scopes; per context when the
+ *   trace has several) and why, one line without a newline, written like
+ *   snprintf; 0 and "" when none.
+ * rpt_print_meta, rpt_svg_meta, rpt_svg_file_meta: rpt_print, rpt_svg and
+ *   rpt_svg_file with the metadata's text (NULL: none). */
+int rpt_meta_find(const char *buf, size_t len, const char **meta, size_t *meta_len);
+int rpt_meta_layer_trace(const rpt_summary *s, const char *meta, size_t meta_len);
+size_t rpt_unmapped_note(const rpt_summary *s, const char *meta, size_t meta_len, char *buf,
+                         size_t size);
+int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *path,
+                   FILE *out);
+int rpt_svg_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *title,
+                 FILE *out);
+int rpt_svg_file_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *title,
+                      const char *path, char *err, size_t err_size);
+/* ---- END: metadata the summary does not keep --------------------------------- */
 
 /* ---- per-rank figures ---------------------------------------------------- */
 
@@ -301,6 +333,220 @@ int rpt_rank_view_build(const rpt_summary *s, rpt_rank_view *v)
     return 0;
 }
 
+/* ---- metadata the summary does not keep (issue 25) -------------------------- */
+
+static void put(char *buf, size_t size, size_t *len, const char *text, const uint64_t *v);
+
+static bool json_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The end of the string that starts at b[i] ('"'). */
+static size_t skip_string(const char *b, size_t len, size_t i)
+{
+    for (i++; i < len && b[i] != '"'; i++) {
+        if (b[i] == '\\') {
+            i++;
+        }
+    }
+    return i < len ? i + 1 : len;
+}
+
+/* The end of the JSON value at b[i] (valid JSON: rpt_parse accepted it). */
+static size_t skip_value(const char *b, size_t len, size_t i)
+{
+    if (i >= len) {
+        return len;
+    }
+    if (b[i] == '"') {
+        return skip_string(b, len, i);
+    }
+    if (b[i] != '{' && b[i] != '[') {
+        while (i < len && b[i] != ',' && b[i] != '}' && b[i] != ']' && !json_ws(b[i])) {
+            i++;
+        }
+        return i;
+    }
+    size_t depth = 0;
+    while (i < len) {
+        char c = b[i];
+        if (c == '"') {
+            i = skip_string(b, len, i);
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if ((c == '}' || c == ']') && --depth == 0) {
+            return i + 1;
+        }
+        i++;
+    }
+    return len;
+}
+
+int rpt_meta_find(const char *buf, size_t len, const char **meta, size_t *meta_len)
+{
+    size_t i = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    while (i < len && json_ws(buf[i])) {
+        i++;
+    }
+    if (i >= len || buf[i] != '{') {
+        return -1; /* the JSON Array Format: no metadata */
+    }
+    i++;
+    static const char key[] = "\"" VKPROF_TF_META "\"";
+    while (i < len) {
+        while (i < len && (json_ws(buf[i]) || buf[i] == ',')) {
+            i++;
+        }
+        if (i >= len || buf[i] != '"') {
+            return -1; /* '}': the end of the top-level object */
+        }
+        size_t k = i;
+        i = skip_string(buf, len, i);
+        bool is_meta = i - k == sizeof key - 1 && memcmp(buf + k, key, sizeof key - 1) == 0;
+        while (i < len && (json_ws(buf[i]) || buf[i] == ':')) {
+            i++;
+        }
+        size_t end = skip_value(buf, len, i);
+        if (is_meta) {
+            *meta = buf + i;
+            *meta_len = end - i;
+            return 0;
+        }
+        i = end;
+    }
+    return -1;
+}
+
+/* The label the vkprof layer gives each of its contexts (src/layer/layer.c):
+ * "device N, queue family F", ", simultaneous use" after it for its second
+ * context of a family. */
+static bool layer_label(const cJSON *meta)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(meta, VKPROF_TF_META_LABEL);
+    if (!cJSON_IsString(l) || strncmp(l->valuestring, "device ", 7) != 0) {
+        return false;
+    }
+    unsigned dev = 0, fam = 0;
+    int n = -1;
+    if (sscanf(l->valuestring, "device %u, queue family %u%n", &dev, &fam, &n) != 2 || n < 0) {
+        return false;
+    }
+    return l->valuestring[n] == '\0' || strcmp(l->valuestring + n, ", simultaneous use") == 0;
+}
+
+int rpt_meta_layer_trace(const rpt_summary *s, const char *meta, size_t meta_len)
+{
+    /* the layer's own span, around its reading of results */
+    for (size_t i = 0; s != NULL && i < s->n_host; i++) {
+        if (strcmp(s->host[i].name, "vkprof layer: collect") == 0) {
+            return 1;
+        }
+    }
+    if (meta == NULL || meta_len == 0) {
+        return 0;
+    }
+    cJSON *m = cJSON_ParseWithLength(meta, meta_len);
+    if (m == NULL) {
+        return 0;
+    }
+    bool layer = layer_label(m);
+    const cJSON *merge = cJSON_GetObjectItemCaseSensitive(m, VKPROF_TF_META_MERGE);
+    const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(merge, VKPROF_TF_MERGE_INPUTS);
+    if (!layer && cJSON_IsArray(inputs) && cJSON_GetArraySize(inputs) > 0) {
+        /* a merged trace: every input's own metadata */
+        layer = true;
+        const cJSON *in;
+        cJSON_ArrayForEach(in, inputs)
+        {
+            layer = layer &&
+                    layer_label(cJSON_GetObjectItemCaseSensitive(in, VKPROF_TF_MERGE_INPUT_META));
+        }
+    }
+    cJSON_Delete(m);
+    return layer ? 1 : 0;
+}
+
+static bool meta_u64(const cJSON *o, const char *key, uint64_t *v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 9007199254740992.0) {
+        return false;
+    }
+    *v = (uint64_t)x->valuedouble;
+    return true;
+}
+
+static const char *meta_cal_method(const cJSON *o)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, VKPROF_TF_META_CALIBRATION);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, VKPROF_TF_CAL_METHOD);
+    return cJSON_IsString(m) ? m->valuestring : NULL;
+}
+
+/* Why a context's GPU scopes could not be mapped, from its calibration. */
+static const char *unmapped_why(const char *method)
+{
+    if (method != NULL && strcmp(method, "none") == 0) {
+        return "no calibration (calibration none: no calibrated timestamps and no queue for a "
+               "bracket, so GPU times cannot be placed on the host clock)";
+    }
+    return "no calibration point to place them on the host clock";
+}
+
+size_t rpt_unmapped_note(const rpt_summary *s, const char *meta, size_t meta_len, char *buf,
+                         size_t size)
+{
+    if (buf != NULL && size > 0) {
+        buf[0] = '\0';
+    } else {
+        size = 0;
+    }
+    cJSON *m = meta != NULL && meta_len > 0 ? cJSON_ParseWithLength(meta, meta_len) : NULL;
+    uint64_t n = 0;
+    if (m == NULL || !meta_u64(m, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, &n) || n == 0) {
+        cJSON_Delete(m);
+        return 0;
+    }
+    size_t len = 0;
+    put(buf, size, &len, "", &n);
+    put(buf, size, &len,
+        n == 1 ? " GPU scope was timed but not mapped to the host clock"
+               : " GPU scopes were timed but not mapped to the host clock",
+        NULL);
+    put(buf, size, &len,
+        " (metadata." VKPROF_TF_META_UNMAPPED_GPU_SCOPES "; the trace does "
+        "not name their phases), so they are in no figure here: ",
+        NULL);
+    /* a trace of several contexts: which ones, each with its calibration */
+    const cJSON *ctxs = cJSON_GetObjectItemCaseSensitive(m, VKPROF_TF_META_CONTEXTS);
+    const cJSON *list = cJSON_IsArray(ctxs) ? ctxs : NULL, *c;
+    size_t listed = 0;
+    cJSON_ArrayForEach(c, list)
+    {
+        uint64_t k = 0;
+        if (!meta_u64(c, VKPROF_TF_META_UNMAPPED_GPU_SCOPES, &k) || k == 0) {
+            continue;
+        }
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, VKPROF_TF_META_LABEL);
+        const char *method = meta_cal_method(c);
+        put(buf, size, &len, listed++ ? "; " : "", NULL);
+        put(buf, size, &len,
+            cJSON_IsString(l) && l->valuestring[0] != '\0' ? l->valuestring : "a context", NULL);
+        put(buf, size, &len, ": ", &k);
+        put(buf, size, &len, ", ", NULL);
+        put(buf, size, &len, unmapped_why(method), NULL);
+    }
+    if (listed == 0) {
+        const char *method = meta_cal_method(m);
+        put(buf, size, &len, unmapped_why(method != NULL ? method : s->cal_method), NULL);
+    }
+    cJSON_Delete(m);
+    return len;
+}
+
 /* ---- the text ------------------------------------------------------------- */
 
 /* a / b rounded to nearest (b > 0). */
@@ -393,9 +639,11 @@ static phase_dist *gpu_dists(const rpt_summary *s)
     return d;
 }
 
+/* unit: "token", or "step" for a layer trace; none: what to say after
+ * "(none" when the table is empty ("" or NULL: nothing). */
 static void print_group_table(FILE *out, const char *title, const rpt_group *g, size_t n,
                               uint64_t busy, uint64_t tokens, bool self_column,
-                              const phase_dist *dist)
+                              const phase_dist *dist, const char *unit, const char *none)
 {
     /* the name column fits the longest name (llama.cpp's pipelines run to
      * 40 characters), from 26 up to 63; longer ones are cut */
@@ -406,14 +654,22 @@ static void print_group_table(FILE *out, const char *title, const rpt_group *g, 
             w = len > 63 ? 63 : (int)len;
         }
     }
-    fprintf(out, "\n%-*s %12s %10s %7s %12s %10s", w + 2, title, "total ms", "ms/token", "%",
-            "calls/token", "us/call");
+    char per_h[32], calls_h[32], self_h[32];
+    snprintf(per_h, sizeof per_h, "ms/%s", unit);
+    snprintf(calls_h, sizeof calls_h, "calls/%s", unit);
+    snprintf(self_h, sizeof self_h, "self ms/%s", unit);
+    fprintf(out, "\n%-*s %12s %10s %7s %12s %10s", w + 2, title, "total ms", per_h, "%", calls_h,
+            "us/call");
     if (dist != NULL) {
         fprintf(out, " %10s %10s", "p50 us", "max us");
     }
-    fprintf(out, self_column ? " %14s\n" : "\n", "self ms/token");
+    fprintf(out, self_column ? " %14s\n" : "\n", self_h);
     if (n == 0) {
-        fprintf(out, "  (none)\n");
+        if (none != NULL && none[0] != '\0') {
+            fprintf(out, "  (none: %s)\n", none);
+        } else {
+            fprintf(out, "  (none)\n");
+        }
         return;
     }
     uint64_t calls = 0;
@@ -700,6 +956,15 @@ static void print_experts(const rpt_summary *s, const rpt_rank_view *v, FILE *ou
 
 int rpt_print(const rpt_summary *s, const char *path, FILE *out)
 {
+    return rpt_print_meta(s, NULL, 0, path, out);
+}
+
+int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *path,
+                   FILE *out)
+{
+    /* a trace of the vkprof layer counts steps (app waits), not tokens */
+    const bool layer = rpt_meta_layer_trace(s, meta, meta_len) != 0;
+    const char *unit = layer ? "step" : "token";
     char warn[512];
     if (rpt_loss_warning(s, warn, sizeof warn) > 0) {
         fprintf(out, "%s\n", warn); /* first: the figures below are partial */
@@ -739,16 +1004,26 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
         }
         fputs(sep[0] == ',' ? ")" : "", out);
     }
-    fprintf(out, "\n  tokens        %" PRIu64, s->tokens);
+    fprintf(out, "\n  %-13s %" PRIu64, layer ? "steps" : "tokens", s->tokens);
     switch (s->token_source) {
-    case RPT_TOKENS_FROM_EVENTS: fprintf(out, " (token events)\n"); break;
-    case RPT_TOKENS_FROM_METADATA: fprintf(out, " (metadata.steps; no token events)\n"); break;
-    default: fprintf(out, " (no token events and no metadata.steps: figures are per trace)\n");
+    case RPT_TOKENS_FROM_EVENTS:
+        fprintf(out, layer ? " (token events, one per step)\n" : " (token events)\n");
+        break;
+    case RPT_TOKENS_FROM_METADATA:
+        fprintf(out, " (metadata.steps; no %s events)\n", layer ? "step" : "token");
+        break;
+    default:
+        fprintf(out, " (no %s events and no metadata.steps: figures are per trace)\n",
+                layer ? "step" : "token");
+    }
+    if (layer) {
+        fprintf(out, "  (a step: one app wait that retired GPU work (a fence, queue or device "
+                     "wait), as the vkprof layer counts them; not a token: an app may wait "
+                     "several times per token)\n");
     }
     if (s->gpu_tokens != s->tokens) {
-        fprintf(out,
-                "  gpu tokens    %" PRIu64 " (sampled steps: GPU figures are per sampled token)\n",
-                s->gpu_tokens);
+        fprintf(out, "  gpu %-9s %" PRIu64 " (sampled steps: GPU figures are per sampled %s)\n",
+                layer ? "steps" : "tokens", s->gpu_tokens, unit);
     }
     fprintf(out,
             "  events        %" PRIu64 " (%" PRIu64 " flows, %" PRIu64 " counters, %" PRIu64
@@ -814,8 +1089,16 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
     } else {
         snprintf(title, sizeof title, "GPU phases");
     }
+    /* GPU scopes the trace could not place on the host clock: said where the
+     * GPU table is, never a bare "(none)" */
+    char unmapped[1024];
+    rpt_unmapped_note(s, meta, meta_len, unmapped, sizeof unmapped);
     phase_dist *dist = gpu_dists(s);
-    print_group_table(out, title, s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, false, dist);
+    print_group_table(out, title, s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, false, dist,
+                      unit, unmapped);
+    if (s->n_gpu > 0 && unmapped[0] != '\0') {
+        fprintf(out, "  note: %s\n", unmapped);
+    }
     /* a first call far above the phase's median: a pipeline compiled at its
      * first use, most likely; said, with its share of the phase's total */
     for (size_t i = 0; dist != NULL && i < s->n_gpu; i++) {
@@ -836,7 +1119,8 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
     } else {
         snprintf(title, sizeof title, "host buckets");
     }
-    print_group_table(out, title, s->host, s->n_host, s->host_busy_ns, s->tokens, true, NULL);
+    print_group_table(out, title, s->host, s->n_host, s->host_busy_ns, s->tokens, true, NULL, unit,
+                      NULL);
     if (s->n_ranks > 0 || s->n_expert_ids > 0) {
         rpt_rank_view v;
         if (rpt_rank_view_build(s, &v) != 0) {

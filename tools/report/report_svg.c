@@ -2,56 +2,236 @@
  * as bars, and one token's timeline (host and GPU tracks on one time axis). */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trace_reader.h"
 
-#define W 1000.0
-#define LABEL_X 200.0 /* right edge of labels */
-#define PLOT_X 210.0
+/* ---- BEGIN: metadata the summary does not keep (issue 25) -------------------
+ * These declarations belong in trace_reader.h, which issue 25's change could
+ * not edit; until they move there, this same block stands in report_print.c,
+ * report_svg.c, report_svg_file.c, cmd_report.c and tests/report/test_report.c.
+ *
+ * rpt_meta_find: where the top-level "metadata" value of a trace's JSON text
+ *   is (a buffer rpt_parse accepted); 0 and *meta, *meta_len, or -1 when it
+ *   has none (the JSON Array Format, or no such key).
+ * rpt_meta_layer_trace: 1 when the trace was written by the vkprof Vulkan
+ *   layer (`vkprof run`), whose steps are app waits, not tokens: its
+ *   metadata.label is the layer's "device N, queue family F" (for a merged
+ *   trace: every input's), or it has the layer's own host bucket
+ *   ("vkprof layer: collect"). meta may be NULL.
+ * rpt_unmapped_note: how many GPU scopes were timed but could not be placed
+ *   on the host clock (metadata.unmapped_gpu_scopes; per context when the
+ *   trace has several) and why, one line without a newline, written like
+ *   snprintf; 0 and "" when none.
+ * rpt_print_meta, rpt_svg_meta, rpt_svg_file_meta: rpt_print, rpt_svg and
+ *   rpt_svg_file with the metadata's text (NULL: none). */
+int rpt_meta_find(const char *buf, size_t len, const char **meta, size_t *meta_len);
+int rpt_meta_layer_trace(const rpt_summary *s, const char *meta, size_t meta_len);
+size_t rpt_unmapped_note(const rpt_summary *s, const char *meta, size_t meta_len, char *buf,
+                         size_t size);
+int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *path,
+                   FILE *out);
+int rpt_svg_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *title,
+                 FILE *out);
+int rpt_svg_file_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *title,
+                      const char *path, char *err, size_t err_size);
+/* ---- END: metadata the summary does not keep --------------------------------- */
+
+/* Text is laid out from its estimated width: characters (UTF-8 code points)
+ * x font size x FONT_W. 0.6 em is about the average advance of DejaVu Sans's
+ * lowercase letters, digits and '_' (digits 0.64, '_' 0.5, 'm' 0.97, 'i'
+ * 0.28), the font the SVG asks for first. */
+#define FONT_W 0.6
+#define LBL_PX 12.0 /* .lbl */
+#define MARGIN 16.0
+#define MIN_W 1000.0      /* the SVG's width, unless the label column needs more */
+#define LABEL_MIN_W 184.0 /* the label column: at least this wide ... */
+#define LABEL_MAX_CHARS                                                                            \
+    48 /* ... and at most this many characters at LBL_PX: longer                                   \
+          names are cut with an ellipsis (the whole name in a <title>) */
 #define PLOT_W 640.0
 #define STRIP_W 750.0
 #define ROW_H 20.0
 #define LANE_H 16.0
+#define LEGEND_GAP 18.0
 #define MAX_BAR_ROWS 24
 #define MAX_TRACKS_DRAWN 16
 #define MAX_LANES 8
 
-static const char *const gpu_colors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                         "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                         "#9c755f", "#2f4b7c", "#a05195", "#665191"};
-static const char *const host_colors[] = {"#a0cbe8", "#ffbe7d", "#8cd17d", "#f1ce63",
-                                          "#86bcb6", "#ff9d9a", "#d4a6c8", "#fabfd2",
-                                          "#d7b5a6", "#bab0ac", "#b6992d", "#499894"};
-#define NCOLORS (sizeof gpu_colors / sizeof gpu_colors[0])
+/* One palette; a colour per name (colors_build): a phase and a bucket of the
+ * same name get the same colour, in the bars, the timeline and the legend. */
+static const char *const palette[] = {
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#2f4b7c", "#a05195", "#665191", "#a0cbe8", "#ffbe7d", "#8cd17d", "#f1ce63",
+    "#86bcb6", "#ff9d9a", "#d4a6c8", "#fabfd2", "#d7b5a6", "#bab0ac", "#b6992d", "#499894"};
+#define NCOLORS (sizeof palette / sizeof palette[0])
 
-static const char *color_of(bool gpu, uint32_t g)
+/* The page: its width and columns, the colours, the unit of the figures. */
+typedef struct svg_page {
+    double w;                         /* the SVG's width */
+    double label_x;                   /* right edge of the label column */
+    double plot_x;                    /* left edge of bars and timeline */
+    double label_w;                   /* the label column's width */
+    uint32_t *gpu_color, *host_color; /* per group: an index in palette, by name */
+    const char *unit;                 /* "token", or "step" (a layer trace) */
+} svg_page;
+
+/* Colour indices by name: the GPU phases in order, then the host buckets;
+ * a bucket named as a phase takes the phase's. -1 when out of memory. */
+static int colors_build(const rpt_summary *s, svg_page *pg)
 {
-    return gpu ? gpu_colors[g % NCOLORS] : host_colors[g % NCOLORS];
+    pg->gpu_color = calloc(s->n_gpu ? s->n_gpu : 1, sizeof *pg->gpu_color);
+    pg->host_color = calloc(s->n_host ? s->n_host : 1, sizeof *pg->host_color);
+    if (pg->gpu_color == NULL || pg->host_color == NULL) {
+        return -1;
+    }
+    uint32_t next = 0;
+    for (size_t i = 0; i < s->n_gpu; i++) {
+        pg->gpu_color[i] = next++;
+    }
+    for (size_t i = 0; i < s->n_host; i++) {
+        size_t k = 0;
+        while (k < s->n_gpu && strcmp(s->gpu[k].name, s->host[i].name) != 0) {
+            k++;
+        }
+        pg->host_color[i] = k < s->n_gpu ? pg->gpu_color[k] : next++;
+    }
+    return 0;
+}
+
+/* The one colour of a group's name. */
+static const char *color_of(const svg_page *pg, bool gpu, uint32_t g)
+{
+    return palette[(gpu ? pg->gpu_color[g] : pg->host_color[g]) % NCOLORS];
+}
+
+/* UTF-8 code points of the first n bytes (the names are valid UTF-8). */
+static size_t chars_n(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        c += ((unsigned char)s[i] & 0xc0) != 0x80;
+    }
+    return c;
+}
+
+static double text_w(const char *s, double px)
+{
+    return (double)chars_n(s, strlen(s)) * px * FONT_W;
+}
+
+/* The byte length of the first k code points of s. */
+static size_t bytes_of_chars(const char *s, size_t k)
+{
+    size_t i = 0;
+    while (s[i] != '\0' && k > 0) {
+        i++;
+        while (((unsigned char)s[i] & 0xc0) == 0x80) {
+            i++;
+        }
+        k--;
+    }
+    return i;
 }
 
 /* Text for XML: the names are clean UTF-8 already (rpt_clean_string). */
-static void xml_text(FILE *out, const char *s)
+static void xml_text_n(FILE *out, const char *s, size_t n)
 {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
+    for (size_t i = 0; i < n && s[i] != '\0'; i++) {
+        switch (s[i]) {
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;
         case '>': fputs("&gt;", out); break;
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&apos;", out); break;
-        default: fputc(*s, out);
+        default: fputc(s[i], out);
         }
     }
 }
 
-static void xml_clean_text(FILE *out, const char *s)
+static void xml_text(FILE *out, const char *s)
 {
-    char *c = rpt_clean_string(s);
-    xml_text(out, c != NULL ? c : "?");
-    free(c);
+    xml_text_n(out, s, strlen(s));
+}
+
+/* The content of a <text> of font px no wider than max_w: the text, or as
+ * much of it as fits with an ellipsis, then the whole text in a <title>. */
+static void fit_text(FILE *out, const char *s, double px, double max_w)
+{
+    if (text_w(s, px) <= max_w) {
+        xml_text(out, s);
+        return;
+    }
+    size_t k = (size_t)(max_w / (px * FONT_W));
+    k = k > 1 ? k - 1 : 0;
+    xml_text_n(out, s, bytes_of_chars(s, k));
+    fputs("\xe2\x80\xa6<title>", out); /* U+2026 */
+    xml_text(out, s);
+    fputs("</title>", out);
+}
+
+/* A label of the left column, right-aligned at pg->label_x, baseline y. */
+static void left_label(FILE *out, const svg_page *pg, double y, const char *s)
+{
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">", pg->label_x, y);
+    fit_text(out, s, LBL_PX, pg->label_w);
+    fputs("</text>", out);
+}
+
+/* Text in lines of at most max_w (estimated) from x, class cls of font px,
+ * broken at spaces (a word longer than a line at the line's end); the first
+ * baseline at y, the next ones line_h below. Returns the last baseline. */
+static double wrap_text(FILE *out, double x, double y, const char *cls, double px, double line_h,
+                        const char *text, double max_w)
+{
+    size_t per_line = (size_t)(max_w / (px * FONT_W));
+    per_line = per_line < 8 ? 8 : per_line;
+    const char *p = text;
+    bool first = true;
+    while (*p != '\0') {
+        const char *q = p, *space = NULL;
+        size_t chars = 0;
+        while (*q != '\0' && chars < per_line) {
+            if (*q == ' ') {
+                space = q;
+            }
+            q += bytes_of_chars(q, 1);
+            chars++;
+        }
+        const char *end = q;
+        if (*q != '\0' && *q != ' ' && space != NULL && space > p) {
+            end = space;
+        }
+        if (!first) {
+            y += line_h;
+        }
+        first = false;
+        fprintf(out, "<text x=\"%.6g\" y=\"%.6g\" class=\"%s\">", x, y, cls);
+        xml_text_n(out, p, (size_t)(end - p));
+        fputs("</text>\n", out);
+        p = end;
+        while (*p == ' ') {
+            p++;
+        }
+    }
+    return y;
+}
+
+/* A value right of a bar that ends at bar_end, kept inside the page. */
+static void value_text(FILE *out, const svg_page *pg, double bar_end, double y, const char *v)
+{
+    double x = bar_end + 6, w = text_w(v, 11.0);
+    if (x + w > pg->w - MARGIN) {
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"val\" text-anchor=\"end\">",
+                pg->w - MARGIN, y);
+    } else {
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"val\">", x, y);
+    }
+    xml_text(out, v);
+    fputs("</text>\n", out);
 }
 
 static double ms_per(uint64_t ns, uint64_t div)
@@ -93,18 +273,20 @@ static void fmt_time(char *buf, size_t size, int64_t ns, int64_t step)
     }
 }
 
-/* Bars of ms/token for one section; returns the next y. */
-static double bars(FILE *out, double y, const char *title, const rpt_group *g, size_t n,
-                   uint64_t busy, uint64_t tokens, bool gpu, double max_ms)
+/* Bars of ms/token for one section; returns the next y. none: what to say
+ * when the section is empty (NULL: "none in the trace"). */
+static double bars(FILE *out, const svg_page *pg, double y, const char *title, const rpt_group *g,
+                   size_t n, uint64_t busy, uint64_t tokens, bool gpu, double max_ms,
+                   const char *none)
 {
     fprintf(out,
-            "<text x=\"16\" y=\"%.1f\" class=\"h2\">%s (ms per token; %% of %s busy time)</text>\n",
-            y, title, gpu ? "GPU" : "host");
+            "<text x=\"16\" y=\"%.1f\" class=\"h2\">%s (ms per %s; %% of %s busy time)</text>\n", y,
+            title, pg->unit, gpu ? "GPU" : "host");
     y += 10;
     if (n == 0) {
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">none in the trace</text>\n",
-                PLOT_X, y + 14);
-        return y + ROW_H + 8;
+        y = wrap_text(out, pg->plot_x, y + 14, "note", 11.0, 14.0,
+                      none != NULL ? none : "none in the trace", pg->w - MARGIN - pg->plot_x);
+        return y + 14;
     }
     size_t shown = n > MAX_BAR_ROWS ? MAX_BAR_ROWS - 1 : n;
     for (size_t i = 0; i < shown; i++) {
@@ -114,13 +296,14 @@ static double bars(FILE *out, double y, const char *title, const rpt_group *g, s
             w = 1;
         }
         double pct = busy ? 100.0 * (double)g[i].total_ns / (double)busy : 0.0;
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">", LABEL_X,
-                y + 14);
+        left_label(out, pg, y + 14, g[i].name);
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>",
+                pg->plot_x, y + 3, w, color_of(pg, gpu, (uint32_t)i));
         xml_text(out, g[i].name);
-        fprintf(out,
-                "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"%s\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\" class=\"val\">%.3f ms (%.1f%%)</text>\n",
-                PLOT_X, y + 3, w, color_of(gpu, (uint32_t)i), PLOT_X + w + 6, y + 14, ms, pct);
+        fprintf(out, " (%s)</title></rect>", gpu ? "GPU" : "host");
+        char v[64];
+        snprintf(v, sizeof v, "%.3f ms (%.1f%%)", ms, pct);
+        value_text(out, pg, pg->plot_x + w, y + 14, v);
         y += ROW_H;
     }
     if (shown < n) {
@@ -131,7 +314,7 @@ static double bars(FILE *out, double y, const char *title, const rpt_group *g, s
         fprintf(out,
                 "<text x=\"%.1f\" y=\"%.1f\" class=\"note\" text-anchor=\"end\">%zu more</text>"
                 "<text x=\"%.1f\" y=\"%.1f\" class=\"val\">%.3f ms together</text>\n",
-                LABEL_X, y + 14, n - shown, PLOT_X, y + 14, ms_per(rest, tokens));
+                pg->label_x, y + 14, n - shown, pg->plot_x, y + 14, ms_per(rest, tokens));
         y += ROW_H;
     }
     return y + 10;
@@ -145,7 +328,7 @@ typedef struct strip_track {
 
 /* Collective against skew per rank, the slowest rank, and the expert load
  * (merged traces; the expert load also without). Returns the next y. */
-static double rank_bars(FILE *out, double y, const rpt_summary *s)
+static double rank_bars(FILE *out, const svg_page *pg, double y, const rpt_summary *s)
 {
     rpt_rank_view v;
     if (rpt_rank_view_build(s, &v) != 0) {
@@ -160,10 +343,12 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
             max_ms = b > max_ms ? b : max_ms;
         }
         y += 10;
-        fprintf(out,
-                "<text x=\"16\" y=\"%.1f\" class=\"h2\">Ranks (ms per token): collective "
-                "(allreduce_*) against arrival skew (rendezvous probes)</text>\n",
-                y);
+        char head[256];
+        snprintf(head, sizeof head,
+                 "Ranks (ms per %s): collective (allreduce_*) against arrival skew (rendezvous "
+                 "probes)",
+                 pg->unit);
+        y = wrap_text(out, 16, y, "h2", 14.0, 18.0, head, pg->w - 2 * MARGIN);
         y += 10;
         size_t shown = v.n_ranks > MAX_BAR_ROWS / 2 ? MAX_BAR_ROWS / 2 : v.n_ranks;
         for (size_t r = 0; r < shown; r++) {
@@ -174,21 +359,23 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
                 if (w < 1 && ns > 0) {
                     w = 1;
                 }
-                fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">",
-                        LABEL_X, y + 14);
-                xml_text(out, s->ranks[r].name);
+                char lab[RPT_MAX_NAME + 32], val[96];
+                snprintf(lab, sizeof lab, "%s %s", s->ranks[r].name,
+                         kind == 0 ? "collective" : "skew");
+                left_label(out, pg, y + 14, lab);
                 fprintf(out,
-                        " %s</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" "
-                        "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" class=\"val\">%.3f ms%s</text>\n",
-                        kind == 0 ? "collective" : "skew", PLOT_X, y + 3, w,
-                        kind == 0 ? "#4e79a7" : "#e15759", PLOT_X + w + 6, y + 14, ms,
-                        kind == 1 && (int)r == v.slowest ? " (the slowest rank: least wait)" : "");
+                        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" "
+                        "fill=\"%s\"/>",
+                        pg->plot_x, y + 3, w, kind == 0 ? "#4e79a7" : "#e15759");
+                snprintf(val, sizeof val, "%.3f ms%s", ms,
+                         kind == 1 && (int)r == v.slowest ? " (the slowest rank: least wait)" : "");
+                value_text(out, pg, pg->plot_x + w, y + 14, val);
                 y += ROW_H;
             }
         }
         if (shown < v.n_ranks) {
             fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%zu more ranks</text>\n",
-                    PLOT_X, y + 14, v.n_ranks - shown);
+                    pg->plot_x, y + 14, v.n_ranks - shown);
             y += ROW_H;
         }
         y += 10;
@@ -210,11 +397,12 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
             double x = v.layer_imbalance[v.n_ranks * v.n_moe_layers + l];
             worst = x > worst ? x : worst;
         }
-        fprintf(out,
-                "<text x=\"16\" y=\"%.1f\" class=\"h2\">Expert load (tokens per expert id, all "
-                "ranks, summed over %u MoE layer(s); max/mean of the worst layer %.2f, over %u "
-                "experts)</text>\n",
-                y, v.n_moe_layers, worst, v.n_experts);
+        char head[256];
+        snprintf(head, sizeof head,
+                 "Expert load (tokens per expert id, all ranks, summed over %u MoE layer(s); "
+                 "max/mean of the worst layer %.2f, over %u experts)",
+                 v.n_moe_layers, worst, v.n_experts);
+        y = wrap_text(out, 16, y, "h2", 14.0, 18.0, head, pg->w - 2 * MARGIN);
         y += 10;
         uint32_t rows = 0;
         for (uint32_t e = 0; e < v.n_experts && rows < MAX_BAR_ROWS; e++) {
@@ -231,14 +419,14 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
                     "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">expert %u</text>"
                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"#59a14f\"/>"
                     "<text x=\"%.1f\" y=\"%.1f\" class=\"val\">%" PRIu64 "</text>\n",
-                    LABEL_X, y + 14, e, PLOT_X, y + 3, w, PLOT_X + w + 6, y + 14, c);
+                    pg->label_x, y + 14, e, pg->plot_x, y + 3, w, pg->plot_x + w + 6, y + 14, c);
             y += ROW_H;
         }
         if (used > rows) {
             fprintf(
                 out,
                 "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%u more experts with tokens</text>\n",
-                PLOT_X, y + 14, used - rows);
+                pg->plot_x, y + 14, used - rows);
             y += ROW_H;
         }
         y += 10;
@@ -247,24 +435,38 @@ static double rank_bars(FILE *out, double y, const rpt_summary *s)
     return y;
 }
 
-static void track_label(FILE *out, const rpt_summary *s, const rpt_track *t)
+/* A track's label: its rank's name first on a merged trace. */
+static void track_label(char *buf, size_t size, const rpt_summary *s, const rpt_track *t)
 {
+    const char *rank = "", *sep = "";
     for (size_t r = 0; r < s->n_ranks; r++) {
         if (s->ranks[r].host_pid == t->pid || s->ranks[r].gpu_pid == t->pid) {
-            xml_text(out, s->ranks[r].name);
-            fputs(": ", out);
+            rank = s->ranks[r].name;
+            sep = ": ";
             break;
         }
     }
     if (t->name != NULL) {
-        fputs(t->is_gpu ? "GPU " : "host ", out);
-        xml_text(out, t->name);
+        snprintf(buf, size, "%s%s%s %s", rank, sep, t->is_gpu ? "GPU" : "host", t->name);
     } else {
-        fprintf(out, "%s pid %" PRId64 " tid %" PRId64, t->is_gpu ? "GPU" : "host", t->pid, t->tid);
+        snprintf(buf, size, "%s%s%s pid %" PRId64 " tid %" PRId64, rank, sep,
+                 t->is_gpu ? "GPU" : "host", t->pid, t->tid);
     }
 }
 
+/* A legend entry's text: the name and where it is timed. */
+static void legend_text(char *buf, size_t size, const char *kind, const char *name)
+{
+    snprintf(buf, size, "%s %s", kind, name);
+}
+
 int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
+{
+    return rpt_svg_meta(s, NULL, 0, title, out);
+}
+
+int rpt_svg_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *title,
+                 FILE *out)
 {
     /* The token window and the tracks that have slices in it. */
     int64_t t0, t1;
@@ -299,7 +501,42 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
         }
     }
 
-    /* Layout. */
+    /* The page: the label column as wide as its longest label (estimated,
+     * at most LABEL_MAX_CHARS characters), the plot right of it, the page
+     * as wide as both need. */
+    svg_page pg = {.unit = rpt_meta_layer_trace(s, meta, meta_len) ? "step" : "token"};
+    if (colors_build(s, &pg) != 0) {
+        free(pg.gpu_color);
+        free(pg.host_color);
+        return -1;
+    }
+    double need = LABEL_MIN_W;
+    for (int pass = 0; pass < 2; pass++) {
+        const rpt_group *g = pass == 0 ? s->gpu : s->host;
+        size_t n = pass == 0 ? s->n_gpu : s->n_host;
+        for (size_t i = 0; i < n && i < MAX_BAR_ROWS; i++) {
+            double w = text_w(g[i].name, LBL_PX);
+            need = w > need ? w : need;
+        }
+    }
+    for (size_t r = 0; r < s->n_ranks && r < MAX_BAR_ROWS / 2; r++) {
+        double w = text_w(s->ranks[r].name, LBL_PX) + text_w(" collective", LBL_PX);
+        need = w > need ? w : need;
+    }
+    char lab[3 * RPT_MAX_NAME + 64];
+    for (size_t k = 0; k < ntr; k++) {
+        track_label(lab, sizeof lab, s, &s->tracks[tr[k].track]);
+        double w = text_w(lab, LBL_PX);
+        need = w > need ? w : need;
+    }
+    const double most = LABEL_MAX_CHARS * LBL_PX * FONT_W;
+    pg.label_w = need < most ? need : most;
+    pg.label_x = MARGIN + pg.label_w;
+    pg.plot_x = pg.label_x + 10;
+    pg.w = pg.plot_x + STRIP_W + 40;
+    pg.w = pg.w < MIN_W ? MIN_W : pg.w;
+    const double text_room = pg.w - 2 * MARGIN; /* for lines that start at the margin */
+
     double max_ms = 0;
     for (size_t i = 0; i < s->n_gpu; i++) {
         double v = ms_per(s->gpu[i].total_ns, s->gpu_tokens);
@@ -314,71 +551,83 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
     size_t body_len = 0;
     out = open_memstream(&body, &body_len);
     if (out == NULL) {
+        free(pg.gpu_color);
+        free(pg.host_color);
         return -1;
     }
     double y = 28;
-    char warn[512];
+    char warn[1024];
     if (rpt_loss_warning(s, warn, sizeof warn) > 0) {
         /* at the top, above the title: the GPU bars below are partial */
-        fprintf(out, "<text x=\"16\" y=\"%.0f\" class=\"warn\">", y - 6);
-        xml_text(out, warn);
-        fputs("</text>\n", out);
-        y += 22;
+        y = wrap_text(out, 16, y - 6, "warn", 12.0, 16.0, warn, text_room) + 6 + 22;
     }
-    fprintf(out, "<text x=\"16\" y=\"%.0f\" class=\"h1\">vkprof report", y);
-    if (title != NULL && *title != '\0') {
-        fputs(": ", out);
-        xml_clean_text(out, title);
+    {
+        char *t = title != NULL && *title != '\0' ? rpt_clean_string(title) : NULL;
+        char h1[RPT_MAX_NAME + 32];
+        snprintf(h1, sizeof h1, "vkprof report%s%s", t != NULL ? ": " : "", t != NULL ? t : "");
+        free(t);
+        y = wrap_text(out, 16, y, "h1", 18.0, 22.0, h1, text_room);
     }
-    fputs("</text>\n", out);
     y += 20;
-    const char *dev = s->device != NULL ? s->device : s->process_name_gpu;
-    fprintf(out, "<text x=\"16\" y=\"%.1f\" class=\"sub\">", y);
-    xml_text(out, dev != NULL ? dev : "device not recorded");
-    fprintf(out, " | %" PRIu64 " tokens | GPU busy %.3f ms/token | host busy %.3f ms/token",
-            s->tokens, ms_per(s->gpu_busy_ns, s->gpu_tokens), ms_per(s->host_busy_ns, s->tokens));
-    if (s->cal_method != NULL) {
-        fputs(" | calibration ", out);
-        xml_text(out, s->cal_method);
-        if (s->has_error_bound) {
-            fprintf(out, " (+/-%" PRIu64 " ns)", s->error_bound_ns);
+    {
+        const char *dev = s->device != NULL ? s->device : s->process_name_gpu;
+        char sub[1024];
+        size_t n = (size_t)snprintf(
+            sub, sizeof sub, "%s | %" PRIu64 " %ss | GPU busy %.3f ms/%s | host busy %.3f ms/%s",
+            dev != NULL ? dev : "device not recorded", s->tokens, pg.unit,
+            ms_per(s->gpu_busy_ns, s->gpu_tokens), pg.unit, ms_per(s->host_busy_ns, s->tokens),
+            pg.unit);
+        if (s->cal_method != NULL && n < sizeof sub) {
+            n += (size_t)snprintf(sub + n, sizeof sub - n, " | calibration %s", s->cal_method);
+            if (s->has_error_bound && n < sizeof sub) {
+                snprintf(sub + n, sizeof sub - n, " (+/-%" PRIu64 " ns)", s->error_bound_ns);
+            }
         }
+        y = wrap_text(out, 16, y, "sub", 12.0, 16.0, sub, text_room);
     }
-    fputs("</text>\n", out);
+    if (strcmp(pg.unit, "step") == 0) {
+        y = wrap_text(out, 16, y + 16, "note", 11.0, 14.0,
+                      "a step: one app wait that retired GPU work (a fence, queue or device "
+                      "wait), as the vkprof layer counts them; not a token: an app may wait "
+                      "several times per token",
+                      text_room);
+    }
     if (s->has_dropped && s->dropped_events > 0) {
-        y += 18;
-        fprintf(out,
-                "<text x=\"16\" y=\"%.1f\" class=\"warn\">WARNING: %" PRIu64
-                " events were dropped (event store full): the figures miss them</text>\n",
-                y, s->dropped_events);
+        snprintf(warn, sizeof warn,
+                 "WARNING: %" PRIu64
+                 " events were dropped (event store full): the figures miss them",
+                 s->dropped_events);
+        y = wrap_text(out, 16, y + 18, "warn", 12.0, 16.0, warn, text_room);
     }
     if (rpt_repeat_warning(s, warn, sizeof warn) > 0) {
-        y += 18;
-        fprintf(out, "<text x=\"16\" y=\"%.1f\" class=\"warn\">", y);
-        xml_text(out, warn);
-        fputs("</text>\n", out);
+        y = wrap_text(out, 16, y + 18, "warn", 12.0, 16.0, warn, text_room);
+    }
+    char unmapped[1024];
+    rpt_unmapped_note(s, meta, meta_len, unmapped, sizeof unmapped);
+    if (unmapped[0] != '\0' && s->n_gpu > 0) {
+        y = wrap_text(out, 16, y + 18, "warn", 12.0, 16.0, unmapped, text_room);
     }
     y += 34;
-    y = bars(out, y, "GPU phases", s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, true, max_ms);
+    y = bars(out, &pg, y, "GPU phases", s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, true,
+             max_ms, unmapped[0] != '\0' ? unmapped : NULL);
     y += 10;
-    y = bars(out, y, "Host buckets", s->host, s->n_host, s->host_busy_ns, s->tokens, false, max_ms);
+    y = bars(out, &pg, y, "Host buckets", s->host, s->n_host, s->host_busy_ns, s->tokens, false,
+             max_ms, NULL);
     if (s->n_ranks > 0 || s->n_expert_ids > 0) {
-        y = rank_bars(out, y, s);
+        y = rank_bars(out, &pg, y, s);
     }
 
     /* The timeline strip. */
     y += 20;
-    fprintf(out, "<text x=\"16\" y=\"%.1f\" class=\"h2\">", y);
     if (tok >= 0) {
-        fprintf(out, "Timeline of token #%ld (%.3f ms", tok, (double)span / 1e6);
-        if (s->n_token_events >= 3) {
-            fputs(", the median token", out);
-        }
-        fputs(")", out);
+        snprintf(warn, sizeof warn, "Timeline of %s #%ld (%.3f ms%s%s)", pg.unit, tok,
+                 (double)span / 1e6, s->n_token_events >= 3 ? ", the median " : "",
+                 s->n_token_events >= 3 ? pg.unit : "");
     } else {
-        fprintf(out, "Timeline of the whole trace (%.3f ms; no token events)", (double)span / 1e6);
+        snprintf(warn, sizeof warn, "Timeline of the whole trace (%.3f ms; no %s events)",
+                 (double)span / 1e6, pg.unit);
     }
-    fprintf(out, "</text>\n");
+    y = wrap_text(out, 16, y, "h2", 14.0, 18.0, warn, text_room);
     y += 12;
     double axis_y = y + 14;
     int64_t step = tick_step(span);
@@ -389,16 +638,16 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
     }
     double strip_bot = strip_top + (lanes_h > 0 ? lanes_h - 8 : LANE_H);
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n",
-            PLOT_X, axis_y, PLOT_X + STRIP_W, axis_y);
+            pg.plot_x, axis_y, pg.plot_x + STRIP_W, axis_y);
     for (int64_t t = 0; t <= span; t += step) {
-        double x = PLOT_X + (double)t / (double)span * STRIP_W;
-        char lab[48];
-        fmt_time(lab, sizeof lab, t, step);
+        double x = pg.plot_x + (double)t / (double)span * STRIP_W;
+        char tl[48];
+        fmt_time(tl, sizeof tl, t, step);
         fprintf(out,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                 "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"%s\">%s</text>\n",
                 x, axis_y, x, strip_bot, x, axis_y - 4,
-                t == 0 ? "start" : (x > PLOT_X + STRIP_W - 30 ? "end" : "middle"), lab);
+                t == 0 ? "start" : (x > pg.plot_x + STRIP_W - 30 ? "end" : "middle"), tl);
         if (t > INT64_MAX - step) {
             break;
         }
@@ -408,11 +657,10 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
         const rpt_track *t = &s->tracks[tr[k].track];
         double h = tr[k].lanes * LANE_H;
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
-                PLOT_X, ty, STRIP_W, h, t->is_gpu ? "#f4f4f8" : "#f8f8f4");
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"end\">", LABEL_X,
-                ty + 12);
-        track_label(out, s, t);
-        fputs("</text>\n", out);
+                pg.plot_x, ty, STRIP_W, h, t->is_gpu ? "#f4f4f8" : "#f8f8f4");
+        track_label(lab, sizeof lab, s, t);
+        left_label(out, &pg, ty + 12, lab);
+        fputs("\n", out);
         double lane_end[MAX_LANES];
         for (size_t l = 0; l < MAX_LANES; l++) {
             lane_end[l] = -1;
@@ -424,8 +672,8 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
             }
             int64_t a = x->ts_ns > t0 ? x->ts_ns : t0;
             int64_t b = x->ts_ns + x->dur_ns < t1 ? x->ts_ns + x->dur_ns : t1;
-            double xa = PLOT_X + (double)(a - t0) / (double)span * STRIP_W;
-            double xb = PLOT_X + (double)(b - t0) / (double)span * STRIP_W;
+            double xa = pg.plot_x + (double)(a - t0) / (double)span * STRIP_W;
+            double xb = pg.plot_x + (double)(b - t0) / (double)span * STRIP_W;
             /* Sub-pixel slices: draw only what the lane does not show yet. */
             double *le = &lane_end[x->depth];
             if (xa < *le) {
@@ -444,11 +692,10 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
             fprintf(out,
                     "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
                     "stroke=\"white\" stroke-width=\"0.5\"><title>",
-                    xa, ly + 1, xb - xa, LANE_H - 2, color_of(x->is_gpu, x->group));
+                    xa, ly + 1, xb - xa, LANE_H - 2, color_of(&pg, x->is_gpu, x->group));
             xml_text(out, g->name);
             fprintf(out, " %.3f us</title></rect>\n", (double)x->dur_ns / 1e3);
-            size_t chars = strlen(g->name);
-            if ((xb - xa) > 6.2 * (double)chars + 6) {
+            if (xb - xa > text_w(g->name, 10.0) + 6) {
                 fprintf(out, "<text x=\"%.2f\" y=\"%.1f\" class=\"in\">", xa + 3, ly + 12);
                 xml_text(out, g->name);
                 fputs("</text>\n", out);
@@ -458,39 +705,67 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
     }
     if (ntr == 0) {
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">no slices in this window</text>\n",
-                PLOT_X, strip_top + 12);
+                pg.plot_x, strip_top + 12);
         ty += LANE_H + 8;
     }
     if (tracks_left_out > 0) {
         fprintf(out,
                 "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">%zu more tracks not drawn</text>\n",
-                PLOT_X, ty + 10, tracks_left_out);
+                pg.plot_x, ty + 10, tracks_left_out);
         ty += 16;
     }
 
-    /* Legend. */
+    /* Legend: one entry per name (a phase and a bucket of one name share
+     * it), as wide as its text (estimated), in rows that wrap at the page's
+     * width. */
     ty += 22;
     fprintf(out, "<text x=\"16\" y=\"%.1f\" class=\"h2\">Legend</text>\n", ty);
-    size_t col = 0;
     ty += 8;
+    double lx = MARGIN, ly = ty;
+    bool any = false;
     for (int pass = 0; pass < 2; pass++) {
         const rpt_group *g = pass == 0 ? s->gpu : s->host;
         size_t n = pass == 0 ? s->n_gpu : s->n_host;
         for (size_t i = 0; i < n && i < MAX_BAR_ROWS; i++) {
-            double lx = 16 + (double)(col % 4) * 245;
-            double ly = ty + (double)(col / 4) * 18;
+            const char *kind = pass == 0 ? "GPU" : "host";
+            if (pass == 0) {
+                for (size_t k = 0; k < s->n_host && k < MAX_BAR_ROWS; k++) {
+                    if (strcmp(s->host[k].name, g[i].name) == 0) {
+                        kind = "GPU+host";
+                        break;
+                    }
+                }
+            } else {
+                size_t k = 0;
+                while (k < s->n_gpu && k < MAX_BAR_ROWS && strcmp(s->gpu[k].name, g[i].name) != 0) {
+                    k++;
+                }
+                if (k < s->n_gpu && k < MAX_BAR_ROWS) {
+                    continue; /* listed with the GPU phase of its name */
+                }
+            }
+            legend_text(lab, sizeof lab, kind, g[i].name);
+            double tw = text_w(lab, LBL_PX);
+            double max_tw = pg.w - 2 * MARGIN - 16;
+            tw = tw > max_tw ? max_tw : tw;
+            if (any && lx + 16 + tw > pg.w - MARGIN) {
+                lx = MARGIN;
+                ly += 18;
+            }
             fprintf(out,
-                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\" class=\"lbl\">%s ",
-                    lx, ly, color_of(pass == 0, (uint32_t)i), lx + 16, ly + 11,
-                    pass == 0 ? "GPU" : "host");
-            xml_text(out, g[i].name);
-            fputs("</text>\n", out);
-            col++;
+                    "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
+                    "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" class=\"lbl\">",
+                    lx, ly, color_of(&pg, pass == 0, (uint32_t)i), lx + 16, ly + 11);
+            fit_text(out, lab, LBL_PX, max_tw);
+            fputs("</text></g>\n", out);
+            lx += 16 + tw + LEGEND_GAP;
+            any = true;
         }
     }
     fputs("</svg>\n", out);
-    double height = ty + (double)((col + 3) / 4) * 18 + 12;
+    double height = (any ? ly + 18 : ty) + 12;
+    free(pg.gpu_color);
+    free(pg.host_color);
     if (fclose(out) != 0 || body == NULL) {
         free(body);
         return -1;
@@ -505,7 +780,7 @@ int rpt_svg(const rpt_summary *s, const char *title, FILE *out)
             ".note{font-size:11px;fill:#666}.warn{font-size:12px;fill:#c00;font-weight:bold}"
             ".tick{font-size:10px;fill:#555}.in{font-size:10px;fill:#000}</style>\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            W, height, W, height);
+            ceil(pg.w), height, ceil(pg.w), height);
 
     fwrite(body, 1, body_len, final);
     free(body);
