@@ -932,6 +932,18 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                            : "");
         }
     }
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(ctxo, "calibration");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cal, "inconsistent"))) {
+        double off = num(cal, "inconsistent_offset_ns");
+        fprintf(o,
+                "      calibration inconsistent: the driver's calibrated clock put this queue's "
+                "stamps %.6f s %s their submit windows (%llu of %llu executions checked); GPU "
+                "time is placed by bracketing with those windows instead (error bound %llu ns)\n",
+                (off < 0 ? -off : off) / 1e9, off < 0 ? "before" : "after",
+                (unsigned long long)u64(cal, "window_violations"),
+                (unsigned long long)u64(cal, "window_checks"),
+                (unsigned long long)u64(cal, "error_bound_ns"));
+    }
     const cJSON *lost = cJSON_GetObjectItemCaseSensitive(timing, "lost");
     uint64_t lost_total = 0;
     for (size_t i = 0; i < sizeof lost_keys / sizeof lost_keys[0]; i++) {

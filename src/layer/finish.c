@@ -176,6 +176,23 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
                 vkprof__json_null(j);
             }
             free(snap);
+            /* its calibration, checked in use (issue 25) */
+            vkprof_calibration cal;
+            if (ctx != NULL && vkprof_get_calibration(ctx, &cal) == VKPROF_OK) {
+                vkprof__json_key(j, "calibration");
+                vkprof__json_obj(j);
+                vkprof__json_kv_str(j, "method",
+                                    cal.method == VKPROF_CALIBRATION_EXTENSION
+                                        ? "calibrated_timestamps"
+                                    : cal.method == VKPROF_CALIBRATION_BRACKET ? "bracket"
+                                                                               : "none");
+                vkprof__json_kv_u64(j, "error_bound_ns", cal.error_bound_ns);
+                vkprof__json_kv_u64(j, "window_checks", cal.window_checks);
+                vkprof__json_kv_u64(j, "window_violations", cal.window_violations);
+                vkprof__json_kv_bool(j, "inconsistent", cal.inconsistent);
+                vkprof__json_kv_i64(j, "inconsistent_offset_ns", cal.inconsistent_offset_ns);
+                vkprof__json_end(j);
+            }
             /* its event store: whole, or truncated where */
             vkprof_trace_info ti;
             if (ctx != NULL && vkprof_get_trace_info(ctx, &ti) == VKPROF_OK && ti.capacity > 0) {

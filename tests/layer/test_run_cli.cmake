@@ -147,6 +147,8 @@ elseif(CASE STREQUAL "report")
   expect("stderr" "${err}" "per step us~\n      mul_mat_vec_f16_f32_f32 +30 +3.000 +75.0 +1125.0\n      small_one +10 +1.000 +25.0 +375.0\n      total +4.000 +100.0 +1500.0\n")
   expect("stderr" "${err}" "GPU 1.500 ms per step over 8 steps \\(~: submits sampled, scaled by the dispatches that ran over those sampled: an estimate\\)\n")
   expect("stderr" "${err}" "\n  trace: none \\(no context was timed\\)\n")
+  # a calibration found inconsistent in use (issue 25) is said, by how much
+  expect("stderr" "${err}" "\n      calibration inconsistent: the driver's calibrated clock put this queue's stamps 11.849979 s before their submit windows \\(3 of 3 executions checked\\); GPU time is placed by bracketing with those windows instead \\(error bound 270000 ns\\)\n")
 elseif(CASE STREQUAL "options")
   # what the child gets: the loader's variables and the layer's
   set(ENV{VK_INSTANCE_LAYERS} VK_LAYER_KHRONOS_validation)
