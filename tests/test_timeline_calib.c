@@ -21,8 +21,10 @@ typedef struct window {
 } window;
 
 /* `count` submits, each one timed scope; host windows from just before the
- * submit to just after the fence wait returns. */
-static void run_scopes(vkprof_context ctx, int count, window *w)
+ * submit to just after the fence wait returns. Ring mode (`ring`): submits
+ * through vkprof_queue_submit (explicit executions) and vkprof_collect;
+ * else the 2-slot resolve and accumulate. */
+static void run_scopes_in(vkprof_context ctx, int count, window *w, bool ring)
 {
     for (int i = 0; i < count; i++) {
         CHECK_VK(vku_begin(&g.dev));
@@ -35,12 +37,25 @@ static void run_scopes(vkprof_context ctx, int count, window *w)
                            .pCommandBuffers = &g.dev.cmd};
         CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
         w[i].submit_ns = vkprof_host_now_ns();
-        CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
+        if (ring) {
+            CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
+        } else {
+            CHECK_VK(vkQueueSubmit(g.dev.queue, 1, &si, g.dev.fence));
+        }
         CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
         w[i].fence_ns = vkprof_host_now_ns();
-        CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
-        CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        if (ring) {
+            CHECK(vkprof_collect(ctx) == VKPROF_OK);
+        } else {
+            CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
+            CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
+        }
     }
+}
+
+static void run_scopes(vkprof_context ctx, int count, window *w)
+{
+    run_scopes_in(ctx, count, w, false);
 }
 
 /* Every GPU scope of the trace must lie in its submit..fence window, give or
@@ -347,22 +362,7 @@ static void calib_offset_case(int64_t offset)
     CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
     enum { N = 12 };
     window w[N];
-    for (int i = 0; i < N; i++) {
-        CHECK_VK(vku_begin(&g.dev));
-        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
-        vku_busy_record(&g.dev, &busy, g.dev.cmd, 200 + 50 * (uint32_t)(i % 5));
-        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
-        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &g.dev.cmd};
-        CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-        w[i].submit_ns = vkprof_host_now_ns();
-        CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
-        CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_C(10000000000)));
-        w[i].fence_ns = vkprof_host_now_ns();
-        CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    }
+    run_scopes_in(ctx, N, w, true);
     vkprof_calibration cal;
     CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
     printf("  checked %llu executions, %llu outside; inconsistent %d by %.6f s; method %d, "
