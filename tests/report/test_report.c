@@ -1310,6 +1310,54 @@ static void test_first_call(void)
     }
 }
 
+/* Issue 26: GPU busy and idle per token. Token events at 0, 10, 20 and
+ * 30 ms; on the queue: in the first window two slices that overlap (1-4 and
+ * 3-6 ms: 5 ms busy) and one nested in them (2-3 ms, no more), a slice that
+ * runs over the next token (9-12 ms: 1 ms in the first window, 2 in the
+ * second), and nothing in the third window. So: window 1 6 ms busy of 10,
+ * window 2 2 ms of 10, window 3 left out; 8 ms of 20 in all (60% idle), the
+ * median window (the upper of two) 80% idle. */
+static void test_gpu_idle(void)
+{
+    const char *json =
+        "{\"traceEvents\": ["
+        "{\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"s\": \"p\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": 0},"
+        "{\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"s\": \"p\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": 10000},"
+        "{\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"s\": \"p\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": 20000},"
+        "{\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"s\": \"p\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": 30000},"
+        "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"a\", \"pid\": 2, \"tid\": 1, \"ts\": 1000, "
+        "\"dur\": 3000},"
+        "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"b\", \"pid\": 2, \"tid\": 1, \"ts\": 2000, "
+        "\"dur\": 1000},"
+        "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"c\", \"pid\": 2, \"tid\": 1, \"ts\": 3000, "
+        "\"dur\": 3000},"
+        "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"d\", \"pid\": 2, \"tid\": 1, \"ts\": 9000, "
+        "\"dur\": 3000}"
+        "], \"metadata\": {\"dropped_events\": 0}}";
+    rpt_summary *s = parse_ok(json);
+    if (s == NULL) {
+        return;
+    }
+    char out[8192] = "";
+    FILE *f = fmemopen(out, sizeof out, "w");
+    CHECK(f != NULL && rpt_print(s, "t", f) == 0);
+    if (f != NULL) {
+        fclose(f);
+    }
+    rpt_free(s);
+    const char *want = ": busy 4.000 ms/token, idle 6.000 ms/token (60.0% idle) over 2 token(s) "
+                       "with timed GPU work; the median token 80.0% idle; 1 token(s) with no "
+                       "timed GPU work left out\n";
+    CHECK(strstr(out, want) != NULL);
+    if (strstr(out, want) == NULL) {
+        fprintf(stderr, "%s\n", out);
+    }
+}
+
 /* Issue 25: llama.cpp's pipeline names (35-40 characters): the label column
  * and the legend are laid out from the text's estimated width, the legend
  * wraps, and one name is one colour everywhere (a phase and a host bucket of
@@ -1385,6 +1433,7 @@ int main(int argc, char **argv)
     test_format();
     test_long_names();
     test_first_call();
+    test_gpu_idle();
     test_svg_long_names();
     test_duplicate_keys();
     test_repeated_slices();
