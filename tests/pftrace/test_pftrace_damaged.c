@@ -97,6 +97,29 @@ typedef struct tally {
 /* Read `bytes` as the file `name` (in tmpdir) and check what is said:
  * a trace, or an error that says Perfetto (converter errors name a packet).
  * bare_json_ok: a JSON reader's error is fine (the bytes start like JSON). */
+static bool json_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The content starts JSON text after a leading line break (what a damaged
+ * Perfetto trace, whose first byte is 0x0a, may come to look like). */
+static bool content_is_json(const char *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && json_blank(b[i])) {
+        i++;
+    }
+    if (i == n || (b[i] != '{' && b[i] != '[')) {
+        return false;
+    }
+    const char open = b[i++];
+    while (i < n && json_blank(b[i])) {
+        i++;
+    }
+    return i < n && (open == '{' ? b[i] == '"' || b[i] == '}' : b[i] == '{' || b[i] == ']');
+}
+
 static void check_one(const char *name, const char *bytes, size_t n, bool bare_json_ok, tally *t,
                       const char *what)
 {
@@ -192,7 +215,12 @@ int main(void)
         }
         char what[64];
         snprintf(what, sizeof what, "change #%zu", k);
-        check_one("damaged.pftrace", copy, n, false, &flip, what);
+        /* named .pftrace: a JSON reader's message only when the damage made
+         * the content JSON by the documented rule (trace_reader.c,
+         * rpt_trace_format): a line break, then '{' and '"' or '}', or '['
+         * and '{' or ']', blanks between (seen once in 5777 changes: the
+         * first packet's length byte became '{' before a '"') */
+        check_one("damaged.pftrace", copy, n, content_is_json(copy, n), &flip, what);
         /* unnamed: a JSON reader's message only when the first byte now
          * starts JSON text (or is not a packet's tag) */
         bool tag = copy[0] == '\n';
