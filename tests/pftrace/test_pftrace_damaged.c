@@ -102,16 +102,21 @@ static bool json_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* The content starts JSON text after a leading line break (what a damaged
- * Perfetto trace, whose first byte is 0x0a, may come to look like). */
+/* The content starts JSON text by the documented rule (what a damaged
+ * Perfetto trace may come to look like): after a UTF-8 BOM and blanks, '{'
+ * or '['; when the first byte is still a packet's tag (0x0a, a line break),
+ * only if '"' or '}' follows '{', or '{' or ']' follows '['. */
 static bool content_is_json(const char *b, size_t n)
 {
-    size_t i = 0;
+    size_t i = n >= 3 && memcmp(b, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
     while (i < n && json_blank(b[i])) {
         i++;
     }
     if (i == n || (b[i] != '{' && b[i] != '[')) {
         return false;
+    }
+    if (b[0] != '\n') {
+        return true; /* not a packet: JSON text, or neither */
     }
     const char open = b[i++];
     while (i < n && json_blank(b[i])) {
@@ -217,14 +222,29 @@ int main(void)
         snprintf(what, sizeof what, "change #%zu", k);
         /* named .pftrace: a JSON reader's message only when the damage made
          * the content JSON by the documented rule (trace_reader.c,
-         * rpt_trace_format): a line break, then '{' and '"' or '}', or '['
-         * and '{' or ']', blanks between (seen once in 5777 changes: the
-         * first packet's length byte became '{' before a '"') */
+         * rpt_trace_format; seen twice in 5777 changes: the first packet's
+         * length byte became '{' before a '"', and the first byte became
+         * '[', which then reads as a JSON array whose event #0 is no object) */
         check_one("damaged.pftrace", copy, n, content_is_json(copy, n), &flip, what);
         /* unnamed: a JSON reader's message only when the first byte now
          * starts JSON text (or is not a packet's tag) */
         bool tag = copy[0] == '\n';
         check_one("damaged.bin", copy, n, !tag || copy[1] == '{' || copy[1] == '[', &flip, what);
+    }
+    /* the first byte made '[' or '{' (no packet's tag): JSON by the rule,
+     * so the JSON reader's message (the case seen once at random) */
+    for (int k = 0; copy != NULL && k < 2; k++) {
+        memcpy(copy, buf, n);
+        copy[0] = k == 0 ? '[' : '{';
+        CHECK(content_is_json(copy, n));
+        char path[512];
+        snprintf(path, sizeof path, "%s/first.pftrace", tmpdir);
+        write_bytes(path, copy, n);
+        rpt_summary *s = NULL;
+        err[0] = '\0';
+        CHECK(rpt_read_file(path, 0, &s, err, sizeof err) != 0);
+        rpt_free(s);
+        CHECK(err[0] != '\0' && strstr(err, "Perfetto") == NULL);
     }
     free(copy);
     printf("%zu changed copies (x2 names): %d read, %d Perfetto errors, %d errors in the "
