@@ -290,6 +290,10 @@ typedef struct vkprof_phase_acc {
     uint64_t total_ticks; /* saturating */
     uint64_t min_ticks;
     uint64_t max_ticks;
+    /* of count and total_ticks: the phase's first calls, stamped whatever
+     * the rotating window (desc.rotate_first_calls) */
+    uint64_t first_count;
+    uint64_t first_ticks;
 } vkprof_phase_acc;
 
 /* ---- ring mode (ring.c) ---- */

@@ -6,7 +6,8 @@
  * workload (query values set per boundary through the sim's slot knobs), the
  * sample accounting, a full ring, a step whose number of calls changes, the
  * seed's model (no vkprof_cmd_submit),
- * misuse on a call left out, and the VKPROF_RING_ROTATE override. */
+ * misuse on a call left out, the VKPROF_RING_ROTATE override, and each
+ * phase's first call stamped apart and counted once (rotate_first_calls). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ static th_gpu g;
 static vku_busy busy;
 static th_log logbuf;
 
+static bool first_calls; /* make_rot: desc.rotate_first_calls */
+
 static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
 {
     vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
@@ -30,6 +33,7 @@ static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
     d.ring_queries = queries;
     d.shared_boundaries = shared;
     d.rotate_scopes = rotate;
+    d.rotate_first_calls = first_calls;
     d.host_query_reset = g.dev.host_query_reset;
     d.report_every = UINT32_MAX;
     d.log = th_log_fn;
@@ -335,6 +339,75 @@ static void test_rotate_seed_model(void)
     vkprof_destroy(ctx);
 }
 
+/* A driver compiles a pipeline at its first dispatch: on a deterministic
+ * workload whose step 0 makes each phase's first call 50000 ticks longer,
+ * 6 calls a step over 3 phases (each phase's calls alike), K = 2 (P = 3),
+ * 12 steps. With rotate_first_calls each phase's first call is stamped
+ * whatever the window (step 0: its window of 2 and the third phase's first
+ * call) and counted once: the estimate is the exact total. Without, a first
+ * call inside the window is scaled by the period (+2 x 50000), and one
+ * outside it is never seen (-50000). */
+static void test_rotate_first_calls(void)
+{
+    enum { C = 6, K = 2, P = 3, STEPS = 12, COMPILE = 50000 };
+    static const vkprof_phase base3[3] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV,
+                                          VKPROF_PHASE_ATTENTION};
+    vkprof_phase ph[C];
+    for (uint32_t i = 0; i < C; i++) {
+        ph[i] = base3[i % 3];
+    }
+    for (int with = 1; with >= 0; with--) {
+        sim_reset();
+        g_sim.slot_knobs = true;
+        first_calls = with != 0;
+        vkprof_context ctx = make_rot(128, true, K);
+        for (uint32_t step = 0; step < STEPS; step++) {
+            bnd[0] = 0;
+            for (uint32_t i = 0; i < C; i++) {
+                bnd[i + 1] = bnd[i] + 1000 + 300 * (i % 3) + (step == 0 && i < 3 ? COMPILE : 0);
+            }
+            token_base = UINT64_C(1) << 40 | (uint64_t)(step + 1) << 24;
+            uint64_t stamps = run_step(ctx, C, ph, true);
+            /* step 0 with the flag: calls 0, 1 (the window) and 2 (a first
+             * call), boundaries shared: 4 stamps; else K + 1 */
+            CHECK_EQ_U64(stamps, step == 0 && with ? 4 : K + 1);
+            check_accounting(ctx);
+        }
+        CHECK_EQ_U64(g_sim.slot_knob_skips, 0);
+        vkprof_timing_stats t = th_stats(ctx);
+        CHECK_EQ_U64(t.rotate_cycles, STEPS / P);
+        CHECK_EQ_U64(t.calls_executed, C * STEPS);
+        CHECK_EQ_U64(t.samples, (uint64_t)C * STEPS / P + (with ? 1 : 0));
+        CHECK_EQ_U64(t.scopes_collected, t.samples);
+        for (uint32_t k = 0; k < 3; k++) {
+            vkprof_phase_stats s = th_phase(ctx, base3[k]);
+            const uint64_t d = 1000 + 300 * k;
+            const uint64_t exact = COMPILE + 2 * STEPS * d;
+            CHECK_EQ_U64(s.calls, 2 * STEPS);
+            CHECK_EQ_U64(s.count, 2 * STEPS / P + (with && k == 2 ? 1 : 0));
+            CHECK_EQ_U64(s.first_calls, with ? 1 : 0);
+            CHECK_EQ_U64(s.first_ns, with ? COMPILE + d : 0);
+            CHECK_EQ_U64(s.max_ns, k == 2 && !with ? d : COMPILE + d);
+            if (with) {
+                CHECK_EQ_U64(s.est_total_ns, exact);
+            } else if (k < 2) {
+                CHECK_EQ_U64(s.est_total_ns, exact + 2 * COMPILE); /* scaled by P */
+            } else {
+                CHECK_EQ_U64(s.est_total_ns, exact - COMPILE); /* never stamped */
+            }
+        }
+        size_t need = 0;
+        vkprof_snapshot_json(ctx, NULL, 0, &need);
+        char *js = malloc(need);
+        CHECK(js != NULL && vkprof_snapshot_json(ctx, js, need, &need) == VKPROF_OK);
+        CHECK(js != NULL && (strstr(js, "\"first_calls\":1") != NULL) == (with != 0));
+        CHECK(js != NULL && (strstr(js, "\"rotate_first_calls\":true") != NULL) == (with != 0));
+        free(js);
+        vkprof_destroy(ctx);
+    }
+    first_calls = false;
+}
+
 /* A call left out records no Vulkan command; its end is checked against its
  * begin; vkprof_reset restarts the counters. */
 static void test_rotate_misuse(void)
@@ -413,6 +486,7 @@ int main(void)
     RUN(test_rotate_seed_model);
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);
+    RUN(test_rotate_first_calls);
     vku_busy_destroy(&g.dev, &busy);
     th_gpu_finish(&g);
     return th_done();

@@ -321,6 +321,14 @@ typedef struct vkprof_context_desc {
      *  overrides it (0 turns it off; anything else is warned about and
      *  ignored). Steps still obey sample_every. Default 0. */
     uint32_t rotate_scopes;
+    /** Rotation: also stamp each phase's first call, whatever the window,
+     *  and count it once in the estimate, apart from the mean that is
+     *  scaled (vkprof_phase_stats.first_calls, first_ns). Drivers compile
+     *  a pipeline at its first use (an H200 took 893 ms for a first
+     *  flash-attention dispatch); one such call in a phase's few samples,
+     *  scaled by the period, would swamp the phase. Costs 2 stamps once per
+     *  phase. Default false (every sample in the scaled mean). */
+    bool rotate_first_calls;
 
     /* ---- host spans ---- */
     vkprof_host_level host_level; /**< default VKPROF_HOST_FROM_ENV */
@@ -411,8 +419,16 @@ typedef struct vkprof_phase_stats {
     uint64_t calls;
     /** The estimated GPU time of all `calls`: total_ns / count * calls
      *  (exact integer arithmetic, rounded down); total_ns when every call was
-     *  timed; 0 when none was. Per token: est_total_ns / steps. */
+     *  timed; 0 when none was. Per token: est_total_ns / steps. With
+     *  desc.rotate_first_calls, the first calls' time counts once:
+     *  first_ns + (total_ns - first_ns) / (count - first_calls) *
+     *  (calls - first_calls). */
     uint64_t est_total_ns;
+    /** Of count: the phase's first calls, stamped whatever the rotating
+     *  window (desc.rotate_first_calls; else 0), and their time in ns
+     *  (part of total_ns). */
+    uint64_t first_calls;
+    uint64_t first_ns;
 } vkprof_phase_stats;
 
 /**
@@ -741,6 +757,7 @@ typedef struct vkprof_timing_stats {
     uint32_t ring_queries;     /**< pool size (2 in 2-slot mode) */
     uint32_t sample_every;     /**< 1: every step */
     uint32_t rotate_scopes;    /**< K of rotating sampling; 0: not rotating */
+    bool rotate_first_calls;   /**< desc.rotate_first_calls, with rotation */
     uint64_t timed_steps;      /**< steps whose scopes were recorded */
     uint64_t scopes_recorded;  /**< scopes whose stamps were recorded */
     uint64_t scopes_collected; /**< scopes folded into a phase */

@@ -54,7 +54,7 @@
 #include <unistd.h>
 
 #define SPOOL_MAGIC "VKPSPOOL"
-#define SPOOL_VERSION 3u /* 3: lost_stale, the calibration check */
+#define SPOOL_VERSION 4u /* 3: lost_stale, the calibration check; 4: first calls */
 #define SPOOL_THREADS 1024u
 #define SPOOL_PAGE ((uint64_t)4096)
 #define SPOOL_ENDIAN UINT32_C(0x01020304)
@@ -642,7 +642,7 @@ static void fold_after(vkprof_context ctx, vkprof_frozen *fz, const spool_ckpt *
             continue;
         }
         if (e->kind == VKPROF_EV_GPU && i >= c->gpu_next && e->name < np) {
-            vkprof__phase_fold(ctx, e->name, (e->end - e->start) & ctx->valid_mask);
+            vkprof__phase_fold(ctx, e->name, (e->end - e->start) & ctx->valid_mask, false);
             vkprof_timing_stats *ts = &fz->timing;
             ts->scopes_collected++;
             if (ts->scopes_pending > 0) {

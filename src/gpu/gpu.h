@@ -10,7 +10,8 @@
 vkprof_result vkprof__phases_init(vkprof_context ctx);
 void vkprof__phases_free(vkprof_context ctx);
 bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase);
-void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks);
+/* first: a phase's first call (desc.rotate_first_calls), counted apart too */
+void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks, bool first);
 /* timing.c */
 void vkprof__timing_shutdown(vkprof_context ctx);
 /* vkprof_collect's work (core/context.c's vkprof_collect adds the spool's checkpoint) */

@@ -21,6 +21,8 @@ static void acc_clear(vkprof_phase_acc *a)
     a->total_ticks = 0;
     a->min_ticks = UINT64_MAX;
     a->max_ticks = 0;
+    a->first_count = 0;
+    a->first_ticks = 0;
 }
 
 vkprof_result vkprof__phases_init(vkprof_context ctx)
@@ -50,11 +52,20 @@ bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase)
     return phase < atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
 }
 
-void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks)
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks, bool first)
 {
     vkprof_phase_acc *a = &ctx->phases[phase];
     a->count++;
-    a->total_ticks = (a->total_ticks > UINT64_MAX - ticks) ? UINT64_MAX : a->total_ticks + ticks;
+    a->total_ticks = sat_add(a->total_ticks, ticks);
+    if (first) {
+        a->first_count++;
+        a->first_ticks = sat_add(a->first_ticks, ticks);
+    }
     if (ticks < a->min_ticks) {
         a->min_ticks = ticks;
     }
@@ -155,11 +166,24 @@ static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
     s->max_ns = a->count ? vkprof_ticks_to_ns(a->max_ticks, period) : 0;
     uint64_t calls = vkprof__ring_phase_calls(ctx, i);
     s->calls = calls == UINT64_MAX ? a->count : calls;
+    s->first_calls = a->first_count;
+    s->first_ns = vkprof_ticks_to_ns(a->first_ticks, period);
     /* The estimator: the mean of the timed calls times the calls executed.
-     * Every call timed (or lost): calls == count, the exact total. */
-    s->est_total_ns = a->count == 0          ? 0
-                      : s->calls == a->count ? s->total_ns
-                                             : vkprof__muldiv(s->total_ns, s->calls, a->count);
+     * Every call timed (or lost): calls == count, the exact total. A
+     * phase's first calls (a driver's compile) count once, and the mean of
+     * the others is scaled to the calls that are not first calls. */
+    if (a->count == 0) {
+        s->est_total_ns = 0;
+    } else if (s->calls == a->count) {
+        s->est_total_ns = s->total_ns;
+    } else if (a->first_count > 0 && a->first_count < a->count && s->calls > a->first_count &&
+               s->first_ns <= s->total_ns) {
+        uint64_t rest = vkprof__muldiv(s->total_ns - s->first_ns, s->calls - a->first_count,
+                                       a->count - a->first_count);
+        s->est_total_ns = sat_add(s->first_ns, rest);
+    } else {
+        s->est_total_ns = vkprof__muldiv(s->total_ns, s->calls, a->count);
+    }
 }
 
 vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint32_t cap,
@@ -226,6 +250,10 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
         vkprof__json_kv_u64(j, "total_ticks", s.total_ticks);
         vkprof__json_kv_u64(j, "calls", s.calls);
         vkprof__json_kv_u64(j, "est_total_ns", s.est_total_ns);
+        if (s.first_calls > 0) {
+            vkprof__json_kv_u64(j, "first_calls", s.first_calls);
+            vkprof__json_kv_u64(j, "first_ns", s.first_ns);
+        }
         vkprof__json_end(j);
     }
     vkprof__json_end(j);
@@ -238,6 +266,9 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     vkprof__json_kv_u64(j, "queries", ts.ring_queries);
     vkprof__json_kv_u64(j, "sample_every", ts.sample_every);
     vkprof__json_kv_u64(j, "rotate_scopes", ts.rotate_scopes);
+    if (ts.rotate_scopes > 0) {
+        vkprof__json_kv_bool(j, "rotate_first_calls", ts.rotate_first_calls);
+    }
     vkprof__json_kv_u64(j, "timed_steps", ts.timed_steps);
     vkprof__json_kv_u64(j, "scopes_recorded", ts.scopes_recorded);
     vkprof__json_kv_u64(j, "scopes_collected", ts.scopes_collected);

@@ -75,6 +75,7 @@ typedef struct rscope {
     bool done;                   /* current execution: folded or lost */
     bool ready;                  /* b and e were read in this collection */
     bool partial;                /* one of its stamps is written: it ran */
+    bool first_use;              /* its phase's first call (desc.rotate_first_calls) */
 } rscope;
 
 typedef struct rrec {
@@ -141,6 +142,9 @@ struct vkprof_ring_T {
     _Atomic uint64_t step_calls; /* rotation: calls begun in the current step */
     _Atomic uint64_t rot_start;  /* rotation: the first call index stamped this step */
     _Atomic uint64_t rot_cycles, rot_last_calls, rot_changed;
+    /* desc.rotate_first_calls: a phase has had its first call (never reset:
+     * a first use is once in the context's life) */
+    _Atomic bool phase_seen[VKPROF_MAX_PHASES];
 };
 
 typedef struct vkprof_ring_T vkprof_ring;
@@ -632,10 +636,15 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         return VKPROF_DISABLED;
     }
     uint32_t k = ctx->desc.rotate_scopes;
+    bool first_use = false;
     if (k > 0) {
         uint64_t idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
         uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
-        if (idx < start || idx - start >= k) {
+        /* a phase's first call is stamped whatever the window (a driver's
+         * compile at first use, counted once in the estimate) */
+        first_use = ctx->desc.rotate_first_calls &&
+                    !atomic_exchange_explicit(&r->phase_seen[phase], true, memory_order_relaxed);
+        if ((idx < start || idx - start >= k) && !first_use) {
             /* the call just before the window ends at the window's first boundary */
             return skip_begin(ctx, phase, cmd, ctx->desc.shared_boundaries && idx + 1 == start);
         }
@@ -668,6 +677,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: a scope");
     }
     add(&ctx->scopes_recorded, 1);
+    sc->first_use = first_use;
     sc->phase = phase;
     sc->state = SC_OPEN;
     sc->flow = vkprof__current_span();
@@ -1021,7 +1031,9 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                      "another execution's values: a command buffer submitted again without "
                      "vkprof_cmd_submit?); not folded");
             } else {
-                vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask);
+                vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask,
+                                   sc->first_use);
+                sc->first_use = false; /* a re-submitted recording's later runs are not */
                 add(&ctx->scopes_collected, 1);
                 if (first == NULL || sc->begin_pos < first->begin_pos) {
                     first = sc;
@@ -1557,6 +1569,7 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
                              : 2u;
     out->sample_every = sample_every(ctx);
     out->rotate_scopes = ring ? ctx->desc.rotate_scopes : 0;
+    out->rotate_first_calls = out->rotate_scopes > 0 && ctx->desc.rotate_first_calls;
     out->timed_steps = atomic_load(&ctx->timed_steps);
     out->scopes_recorded = atomic_load(&ctx->scopes_recorded);
     out->scopes_collected = atomic_load(&ctx->scopes_collected);

@@ -381,7 +381,7 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
                             "accumulate('%s') but the scope is '%s'; nothing folded",
                             ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
     }
-    vkprof__phase_fold(ctx, phase, ctx->scope_ticks);
+    vkprof__phase_fold(ctx, phase, ctx->scope_ticks, false);
     ctx->scopes_collected++;
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks, ctx->scope_flow,
