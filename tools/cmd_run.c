@@ -52,37 +52,43 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--sample N]\n"
-               "                  [--names FILE] [--keep first|last] [--trace-events N]\n"
-               "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
-               "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
-               "  each of its processes how it ended, its trace, and per device and queue\n"
-               "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
-               "  each phase and the steps (a host wait that retires queue work closes one).\n"
-               "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
-               "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
-               "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
-               "  last collection.\n"
-               "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
-               "                        .summary.json go (default vkprof-run; made when\n"
-               "                        missing; nothing in it is deleted)\n"
-               "  --mode M        dispatch (every dispatch, the default), label (each debug\n"
-               "                  label region) or cmdbuf (each command buffer)\n"
-               "  --sample N      time 1 submit in N (default 1)\n"
-               "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
-               "                  without one, modules are named after the symbols that hold\n"
-               "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
-               "                  not)\n"
-               "  --keep K        first (default): the first events, later ones counted as\n"
-               "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
-               "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
-               "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
-               "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
-               "                  else <vkprof's folder>/layer, else\n"
-               "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
-               "  The layer is enabled the loader's way: VK_ADD_LAYER_PATH gets the folder,\n"
-               "  VK_INSTANCE_LAYERS gets " LAYER_NAME " appended; VKPROF_LAYER=on and the\n"
-               "  options above go to the layer as VKPROF_LAYER_* variables.\n");
+    fprintf(f,
+            "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--rotate K] [--sample N]\n"
+            "                  [--names FILE] [--keep first|last] [--trace-events N]\n"
+            "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
+            "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
+            "  each of its processes how it ended, its trace, and per device and queue\n"
+            "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
+            "  each phase and the steps (a host wait that retires queue work closes one).\n"
+            "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
+            "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
+            "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
+            "  last collection.\n"
+            "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
+            "                        .summary.json go (default vkprof-run; made when\n"
+            "                        missing; nothing in it is deleted)\n"
+            "  --mode M        dispatch (every dispatch, the default), label (each debug\n"
+            "                  label region) or cmdbuf (each command buffer)\n"
+            "  --rotate K      dispatch mode: each step stamps only K dispatches (K + 1\n"
+            "                  stamps), the next step the next K, so every dispatch\n"
+            "                  position is timed once every ceil(dispatches a step / K)\n"
+            "                  steps; phase times are then estimates (mean x calls). 0:\n"
+            "                  every dispatch (the default)\n"
+            "  --sample N      time 1 submit in N (default 1)\n"
+            "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
+            "                  without one, modules are named after the symbols that hold\n"
+            "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
+            "                  not)\n"
+            "  --keep K        first (default): the first events, later ones counted as\n"
+            "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
+            "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
+            "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
+            "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
+            "                  else <vkprof's folder>/layer, else\n"
+            "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
+            "  The layer is enabled the loader's way: VK_ADD_LAYER_PATH gets the folder,\n"
+            "  VK_INSTANCE_LAYERS gets " LAYER_NAME " appended; VKPROF_LAYER=on and the\n"
+            "  options above go to the layer as VKPROF_LAYER_* variables.\n");
 }
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -361,6 +367,7 @@ static bool prepare_dir(const char *dir, char *out, size_t cap)
 typedef struct run_opts {
     const char *mode, *names, *keep, *format;
     uint32_t sample, trace_events;
+    uint32_t rotate; /* UINT32_MAX: not given */
     char run_id[64];
 } run_opts;
 
@@ -395,6 +402,12 @@ static bool setup_env(const char *layer_dir, const char *out_dir, const run_opts
     if (o->sample > 0) {
         snprintf(n, sizeof n, "%u", o->sample);
         if (!set_env("VKPROF_LAYER_SAMPLE", n)) {
+            return false;
+        }
+    }
+    if (o->rotate != UINT32_MAX) {
+        snprintf(n, sizeof n, "%u", o->rotate);
+        if (!set_env("VKPROF_LAYER_ROTATE", n)) {
             return false;
         }
     }
@@ -810,6 +823,80 @@ static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)
     }
 }
 
+/* A phase's GPU time in the table: measured, or with rotation its estimate */
+static uint64_t phase_ns(const cJSON *p, uint64_t rotate)
+{
+    return rotate > 0 ? u64(p, "est_total_ns") : u64(p, "total_ns");
+}
+
+/* Rotation: how far the window has gone, what it has not reached, and what
+ * the estimate assumes. */
+static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
+                           uint64_t untimed_phases, double replay)
+{
+    FILE *o = r->out;
+    const cJSON *rot = cJSON_GetObjectItemCaseSensitive(timing, "rotation");
+    fprintf(o,
+            "      rotating: %llu dispatches stamped a step of %llu, every position once in %llu "
+            "steps; %llu passes completed; %llu of %llu calls stamped\n",
+            (unsigned long long)u64(timing, "rotate_scopes"),
+            (unsigned long long)u64(rot, "calls_per_step"),
+            (unsigned long long)u64(rot, "period_steps"), (unsigned long long)u64(rot, "cycles"),
+            (unsigned long long)(u64(timing, "calls_executed") - u64(timing, "calls_unstamped")),
+            (unsigned long long)u64(timing, "calls_executed"));
+    uint64_t first_calls = 0, first_ns = 0, first_max = 0;
+    const char *first_name = NULL;
+    const cJSON *q;
+    cJSON_ArrayForEach(q, phases)
+    {
+        first_calls += u64(q, "first_calls");
+        first_ns += u64(q, "first_ns");
+        if (u64(q, "first_ns") > first_max) {
+            first_max = u64(q, "first_ns");
+            first_name = str(q, "name", "?");
+        }
+    }
+    if (first_calls > 0) {
+        fprintf(o,
+                "      first calls: each phase's first dispatch is stamped whatever the window "
+                "and counted once, not scaled (a driver may compile a pipeline there): %llu "
+                "calls, %.3f ms, the longest %s (%.3f ms)\n",
+                (unsigned long long)first_calls, (double)first_ns / 1e6,
+                first_name != NULL ? first_name : "?", (double)first_max / 1e6);
+    }
+    if (u64(rot, "changed_steps") > 0) {
+        fprintf(o,
+                "      %llu steps had another number of dispatches than the step before: the "
+                "window still moves over every position, but not exactly once a pass\n",
+                (unsigned long long)u64(rot, "changed_steps"));
+    }
+    if (replay != 1.0) {
+        fprintf(o,
+                "      recordings were submitted more than once: calls are counted when "
+                "recorded, so the estimates are scaled by the dispatches executed over those "
+                "recorded (x%.3f), and a re-submitted recording keeps the window it was "
+                "recorded with\n",
+                replay);
+    }
+    if (untimed_phases > 0) {
+        fprintf(o, "      not timed yet (the window has not reached them: run more steps):");
+        const cJSON *p;
+        uint64_t shown = 0;
+        cJSON_ArrayForEach(p, phases)
+        {
+            if (u64(p, "count") == 0 && u64(p, "calls") > 0) {
+                if (shown++ == 8) {
+                    fprintf(o, " ...");
+                    break;
+                }
+                fprintf(o, " %s (%llu calls)", str(p, "name", "?"),
+                        (unsigned long long)u64(p, "calls"));
+            }
+        }
+        fprintf(o, "\n");
+    }
+}
+
 /* One context of one device: the per-phase table, the samples, the store. */
 /* Why a context timed nothing, where the summary shows it: label mode with
  * no command-buffer label (ggml's debug markers open only queue labels). */
@@ -857,14 +944,22 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                 "exited\n",
                 missing);
     }
-    uint64_t total = 0;
+    /* Rotation (--rotate K): a phase's time is its estimate, the mean of its
+     * timed calls times its calls (the library's est_total_ns); a phase with
+     * calls but no timed one yet has none and is named below the table. */
+    const uint64_t rotate = u64(timing, "rotate_scopes");
+    uint64_t total = 0, timed_total = 0, untimed_phases = 0;
     size_t rows = 0;
     int width = 24; /* the name column: the longest name shown, at most 63 */
     const cJSON *p;
     cJSON_ArrayForEach(p, phases)
     {
+        if (rotate > 0 && u64(p, "count") == 0 && u64(p, "calls") > 0) {
+            untimed_phases++;
+        }
         if (u64(p, "count") > 0) {
-            total += u64(p, "total_ns");
+            total += phase_ns(p, rotate);
+            timed_total += u64(p, "total_ns");
             rows++;
             size_t len = strlen(str(p, "name", "?"));
             if ((int)len > width) {
@@ -872,24 +967,37 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
     }
-    bool scaled = sample_every > 1;
+    bool scaled = sample_every > 1 || rotate > 0;
     /* sampled: the estimate scales by what ran over what was sampled (the
      * dispatches executed, less those in windows not sampled: the sampling
      * picks 1 window in N on average, not exactly) */
-    double factor = (double)sample_every;
+    double factor = sample_every > 1 ? (double)sample_every : 1.0, replay = 1.0;
     if (scaled && fam != NULL) {
         const cJSON *dd = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
         uint64_t ex = u64(dd, "executed");
         uint64_t ns = u64(cJSON_GetObjectItemCaseSensitive(dd, "executed_untimed"), "not_sampled");
-        if (ex > ns) {
+        if (sample_every > 1 && ex > ns) {
             factor = (double)ex / (double)(ex - ns);
+        }
+        /* rotation counts a call when it is recorded: a recording submitted
+         * more than once ran its calls once per submit */
+        uint64_t rec = u64(dd, "recorded");
+        uint64_t rns = u64(cJSON_GetObjectItemCaseSensitive(dd, "recorded_untimed"), "not_sampled");
+        if (rotate > 0 && rec > rns && ex > ns && ex - ns != rec - rns) {
+            replay = (double)(ex - ns) / (double)(rec - rns);
+            factor *= replay;
         }
     }
     if (rows == 0) {
         print_nothing_timed(r, fam);
     } else {
-        fprintf(o, "      %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms",
-                "share %", scaled ? "per step us~" : "per step us");
+        if (rotate > 0) {
+            fprintf(o, "      %-*s %10s %10s %12s %8s %14s\n", width, "phase", "timed", "calls",
+                    "timed ms", "share %~", "per step us~");
+        } else {
+            fprintf(o, "      %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms",
+                    "share %", scaled ? "per step us~" : "per step us");
+        }
         /* largest first */
         const cJSON **sorted = calloc(rows, sizeof *sorted);
         size_t n = 0;
@@ -900,36 +1008,54 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 1; i < n; i++) {
-            for (size_t k = i; k > 0 && u64(sorted[k], "total_ns") > u64(sorted[k - 1], "total_ns");
-                 k--) {
+            for (size_t k = i;
+                 k > 0 && phase_ns(sorted[k], rotate) > phase_ns(sorted[k - 1], rotate); k--) {
                 const cJSON *t = sorted[k];
                 sorted[k] = sorted[k - 1];
                 sorted[k - 1] = t;
             }
         }
         for (size_t i = 0; i < n; i++) {
-            uint64_t t = u64(sorted[i], "total_ns");
+            uint64_t t = phase_ns(sorted[i], rotate);
             char per[32] = "-";
             if (steps > 0) {
                 snprintf(per, sizeof per, "%.1f", (double)t * factor / (double)steps / 1e3);
             }
-            fprintf(o, "      %-*.63s %10llu %12.3f %8.1f %14s\n", width,
-                    str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
-                    (double)t / 1e6, total > 0 ? 100.0 * (double)t / (double)total : 0.0, per);
+            const double share = total > 0 ? 100.0 * (double)t / (double)total : 0.0;
+            if (rotate > 0) {
+                fprintf(o, "      %-*.63s %10llu %10llu %12.3f %8.1f %14s\n", width,
+                        str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
+                        (unsigned long long)u64(sorted[i], "calls"),
+                        (double)u64(sorted[i], "total_ns") / 1e6, share, per);
+            } else {
+                fprintf(o, "      %-*.63s %10llu %12.3f %8.1f %14s\n", width,
+                        str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
+                        (double)t / 1e6, share, per);
+            }
         }
         free(sorted);
         char per[32] = "-";
         if (steps > 0) {
             snprintf(per, sizeof per, "%.1f", (double)total * factor / (double)steps / 1e3);
         }
-        fprintf(o, "      %-*s %10s %12.3f %8.1f %14s\n", width, "total", "", (double)total / 1e6,
-                100.0, per);
+        if (rotate > 0) {
+            fprintf(o, "      %-*s %10s %10s %12.3f %8.1f %14s\n", width, "total", "", "",
+                    (double)timed_total / 1e6, 100.0, per);
+        } else {
+            fprintf(o, "      %-*s %10s %12.3f %8.1f %14s\n", width, "total", "",
+                    (double)total / 1e6, 100.0, per);
+        }
         if (steps > 0) {
             fprintf(o, "      GPU %.3f ms per step over %llu steps%s\n",
                     (double)total * factor / (double)steps / 1e6, (unsigned long long)steps,
-                    scaled ? " (~: submits sampled, scaled by the dispatches that ran over those "
-                             "sampled: an estimate)"
-                           : "");
+                    rotate > 0 ? " (~: rotating window, each phase's mean times its calls: an "
+                                 "estimate)"
+                    : scaled   ? " (~: submits sampled, scaled by the dispatches that ran over "
+                                 "those sampled: an estimate)"
+                               : "");
+        }
+        if (rotate > 0) {
+            print_rotation(r, timing, phases, untimed_phases, replay);
         }
     }
     const cJSON *cal = cJSON_GetObjectItemCaseSensitive(ctxo, "calibration");
@@ -1147,6 +1273,12 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
     if (sample_every > 1) {
         fprintf(o, "  1 submit in %llu timed\n", (unsigned long long)sample_every);
     }
+    if (u64(root, "rotate") > 0) {
+        fprintf(o,
+                "  rotating window: %llu dispatches timed a step (+1 boundary stamp), the next "
+                "step the next ones: per-phase times are estimates\n",
+                (unsigned long long)u64(root, "rotate"));
+    }
     if (u64(root, "modules") > 0) {
         const bool auto_names = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "auto_names"));
         fprintf(o, "  shader modules: %llu", (unsigned long long)u64(root, "modules"));
@@ -1285,9 +1417,9 @@ static size_t print_all(report *r, const char *dir, const char *run_id)
  * an option (or an option's value). 0: no command. */
 static int command_start(int argc, char **argv)
 {
-    static const char *const valued[] = {"-o",       "--output", "--mode",
-                                         "--sample", "--names",  "--layer-dir",
-                                         "--keep",   "--format", "--trace-events"};
+    static const char *const valued[] = {"-o",       "--output",      "--mode",      "--sample",
+                                         "--names",  "--rotate",      "--layer-dir", "--keep",
+                                         "--format", "--trace-events"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -1316,10 +1448,12 @@ int vkprof_cmd_run(int argc, char **argv)
     const char *out = "vkprof-run", *layer_dir = NULL;
     run_opts ro;
     memset(&ro, 0, sizeof ro);
+    ro.rotate = UINT32_MAX;
     const cli_opt opts[] = {
         {"--output", CLI_STR, .str = &out},
         {"--mode", CLI_STR, .str = &ro.mode},
         {"--sample", CLI_U32, .u32 = &ro.sample, .min = 1, .max = 1000000},
+        {"--rotate", CLI_U32, .u32 = &ro.rotate, .min = 0, .max = 1u << 20},
         {"--names", CLI_STR, .str = &ro.names},
         {"--keep", CLI_STR, .str = &ro.keep},
         {"--format", CLI_STR, .str = &ro.format},
@@ -1348,6 +1482,12 @@ int vkprof_cmd_run(int argc, char **argv)
     if (ro.mode != NULL && strcmp(ro.mode, "dispatch") != 0 && strcmp(ro.mode, "label") != 0 &&
         strcmp(ro.mode, "cmdbuf") != 0) {
         fprintf(stderr, TOOL ": unknown --mode '%s' (dispatch|label|cmdbuf)\n", ro.mode);
+        return 2;
+    }
+    if (ro.rotate != UINT32_MAX && ro.rotate > 0 && ro.mode != NULL &&
+        strcmp(ro.mode, "dispatch") != 0) {
+        fprintf(stderr, TOOL ": --rotate stamps dispatches: it needs --mode dispatch, not '%s'\n",
+                ro.mode);
         return 2;
     }
     if (ro.keep != NULL && strcmp(ro.keep, "first") != 0 && strcmp(ro.keep, "last") != 0) {

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
-#define LYR_INDEX_VERSION 2u /* 2: the module names' counts */
+#define LYR_INDEX_VERSION 3u /* 2: the module names' counts; 3: rotate */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -35,6 +35,7 @@
 /* Why dispatches were recorded without a stamp: X(id, key) */
 #define LYR_UNTIMED_REASONS(X)                                                                     \
     X(not_sampled, "not_sampled")           /* --sample N: a submit window not timed */            \
+    X(not_in_window, "not_in_window")       /* --rotate K: outside this step's window */           \
     X(phase_table_full, "phase_table_full") /* no phase left for its name */                       \
     X(simultaneous_use, "simultaneous_use") /* simultaneous use, no context for it */              \
     X(family_untimed, "family_untimed")     /* its queue family has no timestamps / no ctx */      \
@@ -101,7 +102,8 @@ typedef struct lyr_index {
     uint32_t trace_format; /* vkprof_trace_format */
     uint32_t trace_events;
     uint64_t name_map_entries;
-    uint32_t auto_names, pad_names; /* VKPROF_LAYER_AUTO_NAMES */
+    uint32_t auto_names; /* VKPROF_LAYER_AUTO_NAMES */
+    uint32_t rotate;     /* VKPROF_LAYER_ROTATE: K dispatches stamped a step, 0 all */
     /* shader modules created, and how many of them embedded.c named */
     _Atomic uint64_t modules, modules_by_address, modules_by_content;
     char mode_name[16];

@@ -103,6 +103,13 @@ static void load_config(void)
         lyr_warn("VKPROF_LAYER_SAMPLE='%s' is not a whole number 1..1000000; using 1", v);
         c->sample = 1;
     }
+    v = getenv("VKPROF_LAYER_ROTATE");
+    if (v != NULL && *v != '\0' && !parse_u32(v, 0, 1u << 20, &c->rotate)) {
+        lyr_warn("VKPROF_LAYER_ROTATE='%s' is not a whole number 0..1048576; using 0 (every "
+                 "dispatch)",
+                 v);
+        c->rotate = 0;
+    }
     v = getenv("VKPROF_LAYER_TRACE_EVENTS");
     if (v != NULL && *v != '\0' && !parse_u32(v, 1024, 1u << 26, &c->trace_events)) {
         lyr_warn("VKPROF_LAYER_TRACE_EVENTS='%s' is not a whole number 1024..67108864; "
@@ -188,6 +195,14 @@ static void load_config(void)
         } else {
             lyr_warn("VKPROF_LAYER_AUTO_NAMES='%s' is not on or off; using on", v);
         }
+    }
+    /* The rotating window moves at each step, over the dispatches' stamps:
+     * with no steps it would never move, and other modes stamp regions. */
+    if (c->rotate > 0 && (c->mode != LYR_MODE_DISPATCH || c->steps == LYR_STEPS_NONE)) {
+        lyr_warn("VKPROF_LAYER_ROTATE=%u needs --mode dispatch and steps (not "
+                 "VKPROF_LAYER_STEPS=none); every dispatch is timed instead",
+                 c->rotate);
+        c->rotate = 0;
     }
     v = getenv("VKPROF_LAYER_NAMES");
     if (v != NULL && *v != '\0' && c->on) {
@@ -328,7 +343,9 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     desc.log_level = VKPROF_LOG_WARN;
     desc.timing_mode = VKPROF_TIMING_RING;
     desc.shared_boundaries = lyr_cfg.mode == LYR_MODE_DISPATCH;
-    desc.sample_every = 1; /* the layer samples submits itself */
+    desc.sample_every = 1;               /* the layer samples submits itself */
+    desc.rotate_scopes = lyr_cfg.rotate; /* the library's window, moved by vkprof_step */
+    desc.rotate_first_calls = true;      /* a pipeline's compile counts once */
     desc.host_level = VKPROF_HOST_ALL;
     desc.report_every = UINT32_MAX;
     desc.trace_path = "";

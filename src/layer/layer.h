@@ -69,6 +69,7 @@ typedef struct lyr_config {
     bool on;
     lyr_mode mode;
     uint32_t sample;
+    uint32_t rotate; /* VKPROF_LAYER_ROTATE=K: dispatch mode stamps K dispatches a step (0: all) */
     char out_dir[1024];
     lyr_steps steps;
     char step_label[128];

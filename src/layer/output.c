@@ -217,6 +217,7 @@ static void proc_create(void)
     ix->active = lyr_cfg.on;
     ix->mode = (uint32_t)lyr_cfg.mode;
     ix->sample_every = lyr_cfg.sample;
+    ix->rotate = lyr_cfg.rotate;
     ix->keep_last = lyr_cfg.keep_last;
     ix->trace_format = lyr_cfg.trace_format;
     ix->trace_events = lyr_cfg.trace_events;

@@ -216,7 +216,18 @@ static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why
         *why = LYR_UNTIMED_phase_table_full;
         return false;
     }
-    if (vkprof_cmd_begin(ctx, c->handle, phase) != VKPROF_OK) {
+    vkprof_result r = vkprof_cmd_begin(ctx, c->handle, phase);
+    if (r == VKPROF_DISABLED && lyr_cfg.rotate > 0) {
+        /* Rotation: outside this step's window. The library keeps the call
+         * on the buffer's open stack (its end must follow) and may stamp
+         * the window's first boundary at that end: the buffer is one with
+         * scopes, told to the library at its submit. */
+        *why = LYR_UNTIMED_not_in_window;
+        c->had_scopes = true;
+        c->rec_scopes = true;
+        return false;
+    }
+    if (r != VKPROF_OK) {
         *why = LYR_UNTIMED_refused;
         return false;
     }
@@ -705,6 +716,9 @@ static int region_cover(lyr_cmd *c, VkCommandBuffer cb)
     if (scoped) {                                                                                  \
         dispatch_end(c, ctx, cb, phase, GROUPS, BASE);                                             \
     } else {                                                                                       \
+        if (why_ == LYR_UNTIMED_not_in_window) {                                                   \
+            (void)vkprof_cmd_end(ctx, cb, phase); /* the left-out call's end */                    \
+        }                                                                                          \
         c->n_untimed[why_]++;                                                                      \
     }
 
