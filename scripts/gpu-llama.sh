@@ -13,6 +13,13 @@
 #                                  shaders from the loaded library), the
 #                                  calibration's window check, flows, the
 #                                  report; setup time with the names off and on
+#   scripts/gpu-llama.sh perf      issue 26: tokens/s of llama-bench plain and
+#                                  under each mode (ROUNDS interleaved rounds;
+#                                  RUNMODES, default: plain rot1 rot4 every
+#                                  cmdbuf s32; SHAPES, default: 1b, or "1b 8b"),
+#                                  the split per kernel family against every
+#                                  dispatch, GPU per step against the command
+#                                  buffers, and the rotation's convergence
 # Logs and traces' summaries go to $OUT (or ./gpu-out).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
@@ -163,10 +170,156 @@ PY
   return $rc
 }
 
+# One mode's vkprof run arguments ("" for plain).
+mode_args() {
+  case "$1" in
+    plain) echo "" ;;
+    every) echo "--rotate 0" ;;
+    rot*) echo "--rotate ${1#rot}" ;;
+    cmdbuf) echo "--mode cmdbuf" ;;
+    s*) echo "--sample ${1#s}" ;;
+  esac
+}
+
+perf() {
+  export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+  local rounds=${ROUNDS:-3} modes=${RUNMODES:-plain rot1 rot4 every cmdbuf s32}
+  {
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>/dev/null
+    for shape in ${SHAPES:-1b}; do
+      local B="$L/bin/llama-bench -m $L/llama-$shape.gguf -p 0 -n ${NGEN:-128} -r 3 -ngl 99"
+      echo "== $shape: $B (rounds $rounds, modes $modes)"
+      for r in $(seq "$rounds"); do
+        for m in $modes; do
+          local o=w/perf-$shape-$m-$r a
+          a=$(mode_args "$m")
+          rm -rf "$o"; mkdir -p "$o"
+          if [ "$m" = plain ]; then
+            $B > "$o/bench.out" 2> "$o/bench.err"
+          else
+            $V run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err"
+          fi
+          local st=$? ts
+          ts=$(grep -E "^\|.*tg" "$o/bench.out" | tail -1 | awk -F'|' '{print $(NF-1)}' | awk '{print $1}')
+          echo "perf $shape $m round $r exit $st tok/s $ts"
+        done
+      done
+      for m in $modes; do
+        [ "$m" = plain ] || sed -n '/== vkprof run/,$p' "w/perf-$shape-$m-$rounds/bench.err" | grep -vE "^\s+(mul_mat|rms|add|rope|soft|get_rows|cpy|mul|glu|swiglu|set_rows|flash|contig|scale)" | head -30
+      done
+    done
+    python3 - $modes <<'PY'
+import glob, json, os, re, sys, statistics as st
+modes = sys.argv[1:]
+runs = {}
+for line in open(os.environ["PERFLOG"]):
+    m = re.match(r"perf (\S+) (\S+) round (\d+) exit (\d+) tok/s (\S*)", line)
+    if m and m.group(5):
+        runs.setdefault((m.group(1), m.group(2)), []).append(float(m.group(5)))
+def fam(n):
+    n = re.sub(r"^(mul_mat_vec|mul_mat|matmul)_.*", r"\1", n)
+    n = re.sub(r"_(f32|f16|bf16|q4_0|q8_1|q8_0|i32|aligned|subgroup|wg\d+|norepeat|len\d+).*$", "", n)
+    return n
+def summary(shape, m, r):
+    f = glob.glob("w/perf-%s-%s-%s/*.summary.json" % (shape, m, r))
+    if not f:
+        return None
+    s = json.load(open(f[0]))
+    d = s["devices"][0]
+    return s, d, d["contexts"][0]["snapshot"]
+def split(shape, m, r, key):
+    x = summary(shape, m, r)
+    if x is None:
+        return None, None, None
+    s, d, n = x
+    out = {}
+    for p in n["phases"]:
+        if p["count"] > 0:
+            out[fam(p["name"])] = out.get(fam(p["name"]), 0) + p[key]
+    return out, d["steps"], n
+shapes = sorted({k[0] for k in runs})
+R = max(len(v) for v in runs.values()) if runs else 0
+for shape in shapes:
+    base = runs.get((shape, "plain"))
+    print("\n== %s tokens/s (rounds: each value; mean; ratio to plain's mean)" % shape)
+    for m in modes:
+        v = runs.get((shape, m), [])
+        if not v:
+            continue
+        ratio = st.mean(v) / st.mean(base) if base else float("nan")
+        print("  %-7s %-40s mean %7.1f  x%.3f" % (m, " ".join("%.1f" % x for x in v), st.mean(v), ratio))
+    ev, esteps, en = split(shape, "every", R, "total_ns")
+    cb, csteps, _ = split(shape, "cmdbuf", R, "total_ns")
+    if ev:
+        te = sum(ev.values())
+        print("  every dispatch: GPU %.3f ms per step (%d steps)" % (te / esteps / 1e6, esteps))
+    if cb:
+        tc = sum(cb.values())
+        print("  command buffers: GPU busy %.3f ms per step (%d steps)" % (tc / csteps / 1e6, csteps))
+    for m in modes:
+        if not m.startswith("rot"):
+            continue
+        rv, rsteps, rn = split(shape, m, R, "est_total_ns")
+        if not rv or not ev:
+            continue
+        tr = sum(rv.values())
+        rot = rn["timing"].get("rotation", {})
+        print("  %s: GPU %.3f ms per step (est., %d steps; %d calls a step, period %d steps, %d passes, %d changed steps)" % (
+            m, tr / rsteps / 1e6, rsteps, rot.get("calls_per_step", 0), rot.get("period_steps", 0), rot.get("cycles", 0), rot.get("changed_steps", 0)))
+        if cb:
+            print("    est. per step / command-buffer busy per step: %.3f; every-dispatch / command buffers: %.3f" % (
+                (tr / rsteps) / (tc / csteps), (te / esteps) / (tc / csteps)))
+        worst = 0
+        print("    %-28s %8s %8s %6s" % ("family", "every %", m + " %", "pp"))
+        for f in sorted(ev, key=lambda k: -ev[k]):
+            a = 100 * ev[f] / te
+            b = 100 * rv.get(f, 0) / tr
+            worst = max(worst, abs(a - b))
+            if a >= 0.5 or abs(a - b) >= 0.5:
+                print("    %-28s %8.2f %8.2f %+6.2f" % (f, a, b, b - a))
+        print("    largest difference: %.2f pp" % worst)
+        # convergence: the running estimate's shares (first calls left out),
+        # step by step, against the every-dispatch shares
+        tf = glob.glob("w/perf-%s-%s-%s/*.trace.json" % (shape, m, R))
+        if not tf:
+            continue
+        t = json.load(open(tf[0]))
+        sl = sorted((e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "gpu"), key=lambda e: e["ts"])
+        calls = {}
+        for p in rn["phases"]:
+            if p["calls"] > 0:
+                calls[fam(p["name"])] = calls.get(fam(p["name"]), 0) + p["calls"]
+        seen, sums, cnts, last_bad = set(), {}, {}, None
+        steps_seen = 0
+        bystep = {}
+        for e in sl:
+            bystep.setdefault(e["args"].get("step", 0), []).append(e)
+        for stp in sorted(bystep):
+            for e in bystep[stp]:
+                if e["name"] not in seen:
+                    seen.add(e["name"]); continue
+                f = fam(e["name"])
+                sums[f] = sums.get(f, 0) + float(e["dur"]); cnts[f] = cnts.get(f, 0) + 1
+            est = {f: sums[f] / cnts[f] * calls.get(f, 0) for f in sums}
+            tot = sum(est.values())
+            ok = tot > 0 and all(abs(100 * est.get(f, 0) / tot - 100 * ev[f] / te) <= 1.0 for f in ev if 100 * ev[f] / te >= 0.5)
+            if not ok:
+                last_bad = stp
+        last = max(bystep) if bystep else 0
+        if last_bad is not None and last_bad >= last:
+            print("    convergence: not every family (>= 0.5%%) within 1 pp of every dispatch by the last step (%d)" % last)
+        else:
+            print("    convergence: every family (>= 0.5%%) within 1 pp of every dispatch from step %d on (of %d)" % (
+                (last_bad + 1) if last_bad is not None else 1, last))
+PY
+  } 2>&1
+}
+
 W=$PWD/gpu-work; mkdir -p "$W"; cd "$W" || exit 1; mkdir -p w
 case "${1:-}" in
   build) build ;;
   sigint) sigint ;;
   names) names ;;
-  *) echo "usage: $0 build|sigint|names" >&2; exit 2 ;;
+  perf) export PERFLOG=$out/perf.log; perf | tee "$PERFLOG" ;;
+  *) echo "usage: $0 build|sigint|names|perf" >&2; exit 2 ;;
 esac
