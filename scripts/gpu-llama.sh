@@ -30,6 +30,10 @@ ROOT=$PWD
 src=$ROOT/${VKPROF_SRC:-.gl/src}
 
 build() {
+  if [ -x "$L/bin/llama-bench" ] && [ -f "$L/llama-1b.gguf" ] && [ -x "$ROOT/build-gpu/vkprof" ] &&
+    { [ "${MODELS:-1b}" = 1b ] || [ -f "$L/llama-8b.gguf" ]; }; then
+    echo "build: already here (a warm machine)"; return 0
+  fi
   cmake -S "$src" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_WERROR=ON >"$out/build.log" 2>&1 &&
     cmake --build "$ROOT/build-gpu" -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
   mkdir -p "$L/src" "$L/bin"
@@ -226,7 +230,9 @@ def summary(shape, m, r):
         return None
     s = json.load(open(f[0]))
     d = s["devices"][0]
-    return s, d, d["contexts"][0]["snapshot"]
+    # the queue family's context that timed the work (ggml uses 2 families)
+    best = max(d["contexts"], key=lambda c: sum(p["calls"] for p in (c.get("snapshot") or {}).get("phases", [])))
+    return s, d, best["snapshot"]
 def split(shape, m, r, key):
     x = summary(shape, m, r)
     if x is None:
@@ -237,17 +243,45 @@ def split(shape, m, r, key):
         if p["count"] > 0:
             out[fam(p["name"])] = out.get(fam(p["name"]), 0) + p[key]
     return out, d["steps"], n
+def step_shape(shape, m, r):
+    tf = glob.glob("w/perf-%s-%s-%s/*.trace.json" % (shape, m, r))
+    if not tf:
+        return
+    t = json.load(open(tf[0]))
+    per = {}
+    for e in t["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "gpu":
+            k = e["args"].get("step", 0)
+            per[k] = per.get(k, 0) + 1
+    seq = [per.get(k, 0) for k in range(1, max(per) + 1)] if per else []
+    hist = {}
+    for n in seq:
+        hist[n] = hist.get(n, 0) + 1
+    print("  %s: dispatches per step, steps 1-60: %s" % (m, seq[:60]))
+    print("  %s: steps by dispatch count: %s" % (m, sorted(hist.items(), key=lambda kv: -kv[1])[:12]))
 shapes = sorted({k[0] for k in runs})
 R = max(len(v) for v in runs.values()) if runs else 0
 for shape in shapes:
     base = runs.get((shape, "plain"))
-    print("\n== %s tokens/s (rounds: each value; mean; ratio to plain's mean)" % shape)
+    print("\n== %s tokens/s, interleaved rounds: mean +- its standard error, median; ratio of means to plain's (+- s.e.), ratio of medians" % shape)
+    def se(v):
+        return st.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
     for m in modes:
         v = runs.get((shape, m), [])
         if not v:
             continue
-        ratio = st.mean(v) / st.mean(base) if base else float("nan")
-        print("  %-7s %-40s mean %7.1f  x%.3f" % (m, " ".join("%.1f" % x for x in v), st.mean(v), ratio))
+        a, sa = st.mean(v), se(v)
+        if base:
+            b, sb = st.mean(base), se(base)
+            r = a / b
+            sr = r * ((sa / a) ** 2 + (sb / b) ** 2) ** 0.5
+            rm = st.median(v) / st.median(base)
+        else:
+            r = sr = rm = float("nan")
+        print("  %-7s n %2d  mean %7.1f +- %5.1f  median %7.1f  x%.3f +- %.3f  median x%.3f" % (m, len(v), a, sa, st.median(v), r, sr, rm))
+    for m in modes:
+        print("  %-7s %s" % (m, " ".join("%.0f" % x for x in runs.get((shape, m), []))))
+    step_shape(shape, "every", R)
     ev, esteps, en = split(shape, "every", R, "total_ns")
     cb, csteps, _ = split(shape, "cmdbuf", R, "total_ns")
     if ev:
