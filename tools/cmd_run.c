@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,11 @@ static void run_usage(FILE *f)
             "                  steps; phase times are then estimates (mean x calls). 0:\n"
             "                  every dispatch (the default)\n"
             "  --sample N      time 1 submit in N (default 1)\n"
+            "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
+            "                  in blocks of B, and in each pair of blocks one, chosen at\n"
+            "                  random, is not profiled; the report compares the steps'\n"
+            "                  wall time with and without (the figures are scaled to\n"
+            "                  every step). 0: off (the default)\n"
             "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
             "                  without one, modules are named after the symbols that hold\n"
             "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
@@ -367,7 +373,8 @@ static bool prepare_dir(const char *dir, char *out, size_t cap)
 typedef struct run_opts {
     const char *mode, *names, *keep, *format;
     uint32_t sample, trace_events;
-    uint32_t rotate; /* UINT32_MAX: not given */
+    uint32_t rotate;     /* UINT32_MAX: not given */
+    uint32_t cost_block; /* --cost-probe B; UINT32_MAX: not given */
     char run_id[64];
 } run_opts;
 
@@ -408,6 +415,12 @@ static bool setup_env(const char *layer_dir, const char *out_dir, const run_opts
     if (o->rotate != UINT32_MAX) {
         snprintf(n, sizeof n, "%u", o->rotate);
         if (!set_env("VKPROF_LAYER_ROTATE", n)) {
+            return false;
+        }
+    }
+    if (o->cost_block != UINT32_MAX) {
+        snprintf(n, sizeof n, "%u", o->cost_block);
+        if (!set_env("VKPROF_LAYER_COST_BLOCK", n)) {
             return false;
         }
     }
@@ -967,22 +980,26 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
     }
-    bool scaled = sample_every > 1 || rotate > 0;
     /* sampled: the estimate scales by what ran over what was sampled (the
      * dispatches executed, less those in windows not sampled: the sampling
-     * picks 1 window in N on average, not exactly) */
+     * picks 1 window in N on average, not exactly); the cost probe's blocks
+     * left unprofiled are scaled for the same way */
+    const cJSON *dd = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
+    const cJSON *xu = cJSON_GetObjectItemCaseSensitive(dd, "executed_untimed");
+    const cJSON *ru = cJSON_GetObjectItemCaseSensitive(dd, "recorded_untimed");
+    const uint64_t probe = u64(xu, "cost_probe");
+    bool scaled = sample_every > 1 || rotate > 0 || probe > 0;
     double factor = sample_every > 1 ? (double)sample_every : 1.0, replay = 1.0;
     if (scaled && fam != NULL) {
-        const cJSON *dd = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
         uint64_t ex = u64(dd, "executed");
-        uint64_t ns = u64(cJSON_GetObjectItemCaseSensitive(dd, "executed_untimed"), "not_sampled");
-        if (sample_every > 1 && ex > ns) {
+        uint64_t ns = u64(xu, "not_sampled") + probe;
+        if ((sample_every > 1 || probe > 0) && ex > ns) {
             factor = (double)ex / (double)(ex - ns);
         }
         /* rotation counts a call when it is recorded: a recording submitted
          * more than once ran its calls once per submit */
         uint64_t rec = u64(dd, "recorded");
-        uint64_t rns = u64(cJSON_GetObjectItemCaseSensitive(dd, "recorded_untimed"), "not_sampled");
+        uint64_t rns = u64(ru, "not_sampled") + u64(ru, "cost_probe");
         if (rotate > 0 && rec > rns && ex > ns && ex - ns != rec - rns) {
             replay = (double)(ex - ns) / (double)(rec - rns);
             factor *= replay;
@@ -1048,11 +1065,17 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         if (steps > 0) {
             fprintf(o, "      GPU %.3f ms per step over %llu steps%s\n",
                     (double)total * factor / (double)steps / 1e6, (unsigned long long)steps,
-                    rotate > 0 ? " (~: rotating window, each phase's mean times its calls: an "
-                                 "estimate)"
-                    : scaled   ? " (~: submits sampled, scaled by the dispatches that ran over "
-                                 "those sampled: an estimate)"
-                               : "");
+                    rotate > 0 && probe > 0
+                        ? " (~: rotating window, each phase's mean times its calls, scaled by the "
+                          "dispatches that ran over those in profiled steps: an estimate)"
+                    : rotate > 0 ? " (~: rotating window, each phase's mean times its calls: an "
+                                   "estimate)"
+                    : sample_every > 1
+                        ? " (~: submits sampled, scaled by the dispatches that ran over those "
+                          "sampled: an estimate)"
+                    : scaled ? " (~: the cost probe's blocks, scaled by the dispatches that ran "
+                               "over those profiled: an estimate)"
+                             : "");
         }
         if (rotate > 0) {
             print_rotation(r, timing, phases, untimed_phases, replay);
@@ -1146,6 +1169,36 @@ static void print_family_dispatches(report *r, const cJSON *fam)
     fprintf(r->out, "\n");
 }
 
+/* The cost probe (--cost-probe B): the steps' mean wall time with
+ * profiling on and off, the difference with its standard error (Welch). */
+static void print_cost(report *r, const cJSON *dev)
+{
+    const cJSON *cp = cJSON_GetObjectItemCaseSensitive(dev, "cost_probe");
+    if (cp == NULL) {
+        return;
+    }
+    const cJSON *on = cJSON_GetObjectItemCaseSensitive(cp, "on");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(cp, "off");
+    const uint64_t n1 = u64(on, "steps"), n0 = u64(off, "steps");
+    const double m1 = num(on, "mean_us"), m0 = num(off, "mean_us");
+    const double s1 = num(on, "sd_us"), s0 = num(off, "sd_us");
+    FILE *o = r->out;
+    if (n1 < 2 || n0 < 2 || m0 <= 0.0) {
+        fprintf(o,
+                "    profiling cost: not measured (%llu steps with profiling, %llu without, after "
+                "the warm-up: run more steps or use a smaller --cost-probe)\n",
+                (unsigned long long)n1, (unsigned long long)n0);
+        return;
+    }
+    const double se = sqrt(s1 * s1 / (double)n1 + s0 * s0 / (double)n0);
+    fprintf(o,
+            "    profiling cost, measured in this run: a step took %.1f us with profiling and "
+            "%.1f us without (%llu and %llu steps, blocks chosen at random): %+.2f%% +- %.2f%% "
+            "(standard error)\n",
+            m1, m0, (unsigned long long)n1, (unsigned long long)n0, 100.0 * (m1 - m0) / m0,
+            100.0 * se / m0);
+}
+
 static void print_device(report *r, const cJSON *dev, uint64_t sample_every, bool per_dispatch)
 {
     FILE *o = r->out;
@@ -1175,6 +1228,7 @@ static void print_device(report *r, const cJSON *dev, uint64_t sample_every, boo
     }
     fprintf(o, "    steps: %llu%s\n", (unsigned long long)steps,
             has_num(dev, "steps") ? "" : " (not in the summary)");
+    print_cost(r, dev);
     cJSON_ArrayForEach(f, fams)
     {
         print_family_dispatches(r, f);
@@ -1417,9 +1471,9 @@ static size_t print_all(report *r, const char *dir, const char *run_id)
  * an option (or an option's value). 0: no command. */
 static int command_start(int argc, char **argv)
 {
-    static const char *const valued[] = {"-o",       "--output",      "--mode",      "--sample",
-                                         "--names",  "--rotate",      "--layer-dir", "--keep",
-                                         "--format", "--trace-events"};
+    static const char *const valued[] = {"-o",      "--output", "--mode",        "--sample",
+                                         "--names", "--rotate", "--cost-probe",  "--layer-dir",
+                                         "--keep",  "--format", "--trace-events"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -1449,11 +1503,13 @@ int vkprof_cmd_run(int argc, char **argv)
     run_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.rotate = UINT32_MAX;
+    ro.cost_block = UINT32_MAX;
     const cli_opt opts[] = {
         {"--output", CLI_STR, .str = &out},
         {"--mode", CLI_STR, .str = &ro.mode},
         {"--sample", CLI_U32, .u32 = &ro.sample, .min = 1, .max = 1000000},
         {"--rotate", CLI_U32, .u32 = &ro.rotate, .min = 0, .max = 1u << 20},
+        {"--cost-probe", CLI_U32, .u32 = &ro.cost_block, .min = 0, .max = 1u << 20},
         {"--names", CLI_STR, .str = &ro.names},
         {"--keep", CLI_STR, .str = &ro.keep},
         {"--format", CLI_STR, .str = &ro.format},

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,8 @@ static void untimed_obj(vkprof_json *j, const char *key, _Atomic uint64_t *v)
     vkprof__json_end(j);
 }
 
-static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, uint32_t di)
+static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, uint32_t di,
+                        uint32_t cost_block)
 {
     vkprof__json_obj(j);
     vkprof__json_kv_u64(j, "index", d->index);
@@ -106,6 +108,27 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
     vkprof__json_kv_bool(j, "synchronization2", d->sync2 != 0);
     vkprof__json_kv_str(j, "fallback_trace", d->fallback_trace[0] ? d->fallback_trace : NULL);
     vkprof__json_kv_u64(j, "steps", atomic_load(&d->steps));
+    if (cost_block > 0) {
+        /* the cost probe: each state's steps, mean wall time and its spread */
+        vkprof__json_key(j, "cost_probe");
+        vkprof__json_obj(j);
+        static const char *const key[2] = {"on", "off"};
+        for (int k = 0; k < 2; k++) {
+            const uint64_t n = d->cost_steps[k];
+            const double mean = n ? (double)d->cost_sum_ns[k] / 1e3 / (double)n : 0.0;
+            double var =
+                n > 1 ? ((double)d->cost_sumsq_us2[k] - (double)n * mean * mean) / (double)(n - 1)
+                      : 0.0;
+            vkprof__json_key(j, key[k]);
+            vkprof__json_obj(j);
+            vkprof__json_kv_u64(j, "steps", n);
+            vkprof__json_kv_u64(j, "sum_ns", d->cost_sum_ns[k]);
+            vkprof__json_kv_f64(j, "mean_us", mean);
+            vkprof__json_kv_f64(j, "sd_us", var > 0 ? sqrt(var) : 0.0);
+            vkprof__json_end(j);
+        }
+        vkprof__json_end(j);
+    }
     vkprof__json_key(j, "queue_families");
     vkprof__json_arr(j);
     const uint32_t nf = d->nfamilies < LYR_IDX_FAMILIES ? d->nfamilies : LYR_IDX_FAMILIES;
@@ -296,6 +319,7 @@ int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs, co
     vkprof__json_kv_str(j, "mode", ix->mode_name);
     vkprof__json_kv_u64(j, "sample_every", ix->sample_every ? ix->sample_every : 1u);
     vkprof__json_kv_u64(j, "rotate", ix->rotate);
+    vkprof__json_kv_u64(j, "cost_block", ix->cost_block);
     vkprof__json_kv_str(j, "steps_rule", ix->steps_rule);
     vkprof__json_kv_u64(j, "name_map_entries", ix->name_map_entries);
     vkprof__json_kv_bool(j, "auto_names", ix->auto_names != 0);
@@ -323,7 +347,7 @@ int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs, co
     vkprof__json_arr(j);
     for (uint32_t d = 0; d < nd; d++) {
         if (atomic_load(&ix->dev[d].state) != LYR_DEV_FREE) {
-            device_json(j, &ix->dev[d], ctxs, d);
+            device_json(j, &ix->dev[d], ctxs, d, ix->cost_block);
         }
     }
     vkprof__json_end(j);

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
-#define LYR_INDEX_VERSION 3u /* 2: the module names' counts; 3: rotate */
+#define LYR_INDEX_VERSION 4u /* 2: the module names' counts; 3: rotate; 4: the cost probe */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -36,6 +36,7 @@
 #define LYR_UNTIMED_REASONS(X)                                                                     \
     X(not_sampled, "not_sampled")           /* --sample N: a submit window not timed */            \
     X(not_in_window, "not_in_window")       /* --rotate K: outside this step's window */           \
+    X(cost_probe, "cost_probe")             /* --cost-probe B: a block of steps left unprofiled */ \
     X(phase_table_full, "phase_table_full") /* no phase left for its name */                       \
     X(simultaneous_use, "simultaneous_use") /* simultaneous use, no context for it */              \
     X(family_untimed, "family_untimed")     /* its queue family has no timestamps / no ctx */      \
@@ -85,6 +86,9 @@ typedef struct lyr_idx_device {
     _Atomic uint64_t steps;
     uint64_t created_ns;
     _Atomic uint64_t destroyed_ns;
+    /* the cost probe: steps, their wall time and its square (us^2), with
+     * profiling on [0] and off [1] (copies of the device's counters) */
+    uint64_t cost_steps[2], cost_sum_ns[2], cost_sumsq_us2[2];
     lyr_idx_family fam[LYR_IDX_FAMILIES];
 } lyr_idx_device;
 
@@ -104,6 +108,8 @@ typedef struct lyr_index {
     uint64_t name_map_entries;
     uint32_t auto_names; /* VKPROF_LAYER_AUTO_NAMES */
     uint32_t rotate;     /* VKPROF_LAYER_ROTATE: K dispatches stamped a step, 0 all */
+    uint32_t cost_block; /* VKPROF_LAYER_COST_BLOCK: the cost probe's block of steps, 0 off */
+    uint32_t pad_cost;
     /* shader modules created, and how many of them embedded.c named */
     _Atomic uint64_t modules, modules_by_address, modules_by_content;
     char mode_name[16];
@@ -126,16 +132,38 @@ typedef struct lyr_index {
  * not by window % every: an app with a fixed pattern of submits (two per
  * token, a reduction every other submit) would otherwise have some of its
  * kernels never timed (issue 26). Window 0 is always timed. */
+static inline uint64_t lyr_mix64(uint64_t x)
+{
+    uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 static inline bool lyr_sampled(uint64_t window, uint32_t every)
 {
     if (every <= 1 || window == 0) {
         return true;
     }
-    uint64_t z = window + UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
-    return z % every == 0;
+    return lyr_mix64(window) % every == 0;
+}
+
+/* --cost-probe B (VKPROF_LAYER_COST_BLOCK): is step `step` (0-based) one
+ * with profiling off? Steps go in blocks of B; blocks go in pairs, and in
+ * each pair one block is off, which one chosen by a mix of the pair's
+ * number: half the steps off, in an order no fixed pattern of the app's
+ * steps (a graph step, then a copy step) can line up with. The first pair
+ * (warm-up: the driver compiles, the caches fill) is on and not measured. */
+static inline bool lyr_cost_off(uint64_t step, uint32_t block)
+{
+    if (block == 0) {
+        return false;
+    }
+    const uint64_t b = step / block, pair = b / 2;
+    if (pair == 0) {
+        return false;
+    }
+    return (b & 1) == (lyr_mix64(pair) & 1);
 }
 
 /* Raise a count of the index to v (never lower it: several threads write

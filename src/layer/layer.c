@@ -110,6 +110,13 @@ static void load_config(void)
                  v);
         c->rotate = 0;
     }
+    v = getenv("VKPROF_LAYER_COST_BLOCK");
+    if (v != NULL && *v != '\0' && !parse_u32(v, 0, 1u << 20, &c->cost_block)) {
+        lyr_warn("VKPROF_LAYER_COST_BLOCK='%s' is not a whole number 0..1048576; using 0 (no cost "
+                 "probe)",
+                 v);
+        c->cost_block = 0;
+    }
     v = getenv("VKPROF_LAYER_TRACE_EVENTS");
     if (v != NULL && *v != '\0' && !parse_u32(v, 1024, 1u << 26, &c->trace_events)) {
         lyr_warn("VKPROF_LAYER_TRACE_EVENTS='%s' is not a whole number 1024..67108864; "
@@ -203,6 +210,13 @@ static void load_config(void)
                  "VKPROF_LAYER_STEPS=none); every dispatch is timed instead",
                  c->rotate);
         c->rotate = 0;
+    }
+    /* the probe's blocks are of steps: with none, every step would be one */
+    if (c->cost_block > 0 && c->steps == LYR_STEPS_NONE) {
+        lyr_warn("VKPROF_LAYER_COST_BLOCK=%u needs steps (not VKPROF_LAYER_STEPS=none); no cost "
+                 "probe",
+                 c->cost_block);
+        c->cost_block = 0;
     }
     v = getenv("VKPROF_LAYER_NAMES");
     if (v != NULL && *v != '\0' && c->on) {

@@ -70,6 +70,9 @@ typedef struct lyr_config {
     lyr_mode mode;
     uint32_t sample;
     uint32_t rotate; /* VKPROF_LAYER_ROTATE=K: dispatch mode stamps K dispatches a step (0: all) */
+    /* VKPROF_LAYER_COST_BLOCK=B: the cost probe, blocks of B steps with
+     * profiling off at random (cost.h); 0: off */
+    uint32_t cost_block;
     char out_dir[1024];
     lyr_steps steps;
     char step_label[128];
@@ -192,6 +195,13 @@ typedef struct lyr_queue {
     uint64_t label_order; /* when its top label was opened (device-wide order) */
 } lyr_queue;
 
+/* The cost probe's sums for one state (0: profiling on, 1: off) */
+typedef struct lyr_cost_sum {
+    _Atomic uint64_t steps;
+    _Atomic uint64_t sum_ns;
+    _Atomic uint64_t sumsq_us2; /* of each step's wall time in whole us, squared */
+} lyr_cost_sum;
+
 typedef struct lyr_device {
     VkDevice handle;
     void *key;
@@ -214,6 +224,10 @@ typedef struct lyr_device {
     _Atomic uint64_t seq;        /* submits (also empty ones) */
     _Atomic uint64_t since_step; /* submits with work since the last step */
     _Atomic uint64_t steps;
+    /* the cost probe (lyr_cost_off): the wall time of each step, by whether
+     * profiling was on in it (relaxed atomics: counters) */
+    _Atomic uint64_t cost_last_ns;
+    lyr_cost_sum cost[2];
     bool finished;       /* results written and contexts destroyed */
     bool inherited;      /* the parent's, seen from the child of a fork: never written */
     lyr_idx_device *idx; /* its entry in the process's index (output.c), NULL without one */

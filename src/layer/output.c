@@ -218,6 +218,7 @@ static void proc_create(void)
     ix->mode = (uint32_t)lyr_cfg.mode;
     ix->sample_every = lyr_cfg.sample;
     ix->rotate = lyr_cfg.rotate;
+    ix->cost_block = lyr_cfg.cost_block;
     ix->keep_last = lyr_cfg.keep_last;
     ix->trace_format = lyr_cfg.trace_format;
     ix->trace_events = lyr_cfg.trace_events;
@@ -315,6 +316,11 @@ void lyr_idx_sync(lyr_device *d)
         return;
     }
     atomic_store_explicit(&e->steps, atomic_load(&d->steps), memory_order_relaxed);
+    for (int k = 0; lyr_cfg.cost_block > 0 && k < 2; k++) {
+        e->cost_steps[k] = atomic_load_explicit(&d->cost[k].steps, memory_order_relaxed);
+        e->cost_sum_ns[k] = atomic_load_explicit(&d->cost[k].sum_ns, memory_order_relaxed);
+        e->cost_sumsq_us2[k] = atomic_load_explicit(&d->cost[k].sumsq_us2, memory_order_relaxed);
+    }
     const uint32_t nf = e->nfamilies;
     for (uint32_t f = 0; f < nf; f++) {
         lyr_family *fa = &d->fam[f];

@@ -111,8 +111,32 @@ void lyr_collect_all(lyr_device *d)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* The cost probe: the wall time of the step that ends now, into the sums of
+ * its state (profiling on or off while it was recorded: lyr_cost_off of its
+ * number). Steps of the first pair of blocks (warm-up) are not counted. */
+static void cost_step(lyr_device *d)
+{
+    const uint32_t b = lyr_cfg.cost_block;
+    const uint64_t now = vkprof_host_now_ns();
+    const uint64_t last = atomic_exchange_explicit(&d->cost_last_ns, now, memory_order_relaxed);
+    const uint64_t step = atomic_load(&d->steps); /* the one ending, 0-based */
+    if (last != 0 && step >= 2 * (uint64_t)b && now > last) {
+        lyr_cost_sum *s = &d->cost[lyr_cost_off(step, b) ? 1 : 0];
+        const uint64_t dt = now - last, us = dt / 1000;
+        atomic_fetch_add_explicit(&s->steps, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->sum_ns, dt, memory_order_relaxed);
+        /* a step under 4.3 s: its square fits; longer ones saturate it */
+        atomic_fetch_add_explicit(&s->sumsq_us2,
+                                  us < (UINT64_C(1) << 32) ? us * us : UINT64_MAX / 2,
+                                  memory_order_relaxed);
+    }
+}
+
 static void step_all(lyr_device *d)
 {
+    if (lyr_cfg.cost_block > 0) {
+        cost_step(d);
+    }
     for (uint32_t f = 0; f < d->nfamilies; f++) {
         vkprof_context ctx = lyr_family_ctx(d, f);
         vkprof_context sim = atomic_load(&d->fam[f].ctx_sim);

@@ -10,7 +10,7 @@
  *   linked_app [--iterations N] [--dispatches D] [--progress FILE]
  *              [--die WHAT --die-at POINT --die-iter I] [--fork] [--exec PROG ARGS...]
  *              [--serve] [--validation] [--no-device] [--sleep-ms MS]
- *              [--pipelines N] [--abandon]
+ *              [--pipelines N] [--abandon] [--time-record]
  *
  * Each iteration records one one-time-submit command buffer of D dispatches
  * (pipelines "alpha" and "beta" alternating, a barrier between), submits it
@@ -42,6 +42,10 @@
  * per iteration after the D dispatches (not in the progress file's counts).
  * --abandon: at teardown, a buffer begun and recorded is freed without a
  * submit (as a WebGPU runtime does at device destroy).
+ * --time-record: print the host time of recording (vkBeginCommandBuffer
+ * to vkEndCommandBuffer) per dispatch, over the iterations after the first,
+ * on stdout ("record_ns_per_dispatch X over N dispatches"): what a layer
+ * costs the app's recording thread.
  *
  * Exit status: 0; 1 on a Vulkan error or a validation message. */
 #ifndef _GNU_SOURCE
@@ -105,6 +109,15 @@ static bool g_split; /* --split: alpha's dispatches in one submit, beta's in a s
 /* --nested-labels: ggml's newer markers, three deep: "graph" around the
  * buffer, "node" around each dispatch, "disp" inside it */
 static bool g_nested_labels;
+static bool g_time_record;            /* --time-record */
+static uint64_t g_rec_ns, g_rec_disp; /* its sums, from the second iteration */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static volatile sig_atomic_t g_stop;
 static const char *g_die = "", *g_die_at = "waited";
@@ -495,6 +508,8 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
         VkCommandBufferBeginInfo bi;
         INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        const uint64_t rec0 = mono_ns();
+        unsigned recorded = 0;
         CHECK(vkBeginCommandBuffer(a->cmd, &bi));
         if (g_nested_labels) {
             label_begin(a, "graph");
@@ -522,6 +537,7 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
                 label_begin(a, "disp");
             }
             vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
+            recorded++;
             if (g_nested_labels) {
                 label_end(a);
                 label_end(a);
@@ -530,11 +546,16 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
         for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
             vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
             vkCmdDispatch(a->cmd, 1, 1, 1);
+            recorded++;
         }
         if (g_nested_labels) {
             label_end(a); /* graph */
         }
         CHECK(vkEndCommandBuffer(a->cmd));
+        if (iter > 0) {
+            g_rec_ns += mono_ns() - rec0;
+            g_rec_disp += recorded;
+        }
         VkSubmitInfo si;
         INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
         si.commandBufferCount = 1;
@@ -650,6 +671,10 @@ static int run(bool validation, bool no_device, unsigned iterations, unsigned di
         fprintf(stderr, "linked_app: exec %s: %s\n", exec_argv[0], strerror(errno));
         return 1;
     }
+    if (g_time_record && g_rec_disp > 0) {
+        printf("record_ns_per_dispatch %.1f over %llu dispatches\n",
+               (double)g_rec_ns / (double)g_rec_disp, (unsigned long long)g_rec_disp);
+    }
     destroy_device(&a);
     destroy_instance(&a);
     if (a.messages > 0 && g_messages_fail) {
@@ -703,6 +728,8 @@ int main(int argc, char **argv)
         } else if (strcmp(o, "--shader") == 0 && v) {
             g_shader = v;
             i++;
+        } else if (strcmp(o, "--time-record") == 0) {
+            g_time_record = true;
         } else if (strcmp(o, "--abandon") == 0) {
             g_abandon = true;
         } else if (strcmp(o, "--validation") == 0) {

@@ -872,6 +872,34 @@ static int introspect(const char *layer_dir)
     return th_done();
 }
 
+/* The cost probe's choice of blocks (index.h, lyr_cost_off): the first
+ * pair of blocks on; in every later pair exactly one block off; which one
+ * varies (no fixed alternation an app's steps could line up with); block 0:
+ * no probe. */
+static void cost_blocks_check(void)
+{
+    for (uint32_t b = 1; b <= 16; b *= 4) {
+        uint64_t first_off = 0;
+        for (uint64_t s = 0; s < 2 * b; s++) {
+            CHECK(!lyr_cost_off(s, b));
+        }
+        for (uint64_t pair = 1; pair <= 1000; pair++) {
+            uint64_t off = 0;
+            for (uint64_t s = 2 * b * pair; s < 2 * b * (pair + 1); s++) {
+                off += lyr_cost_off(s, b);
+                /* a block is all on or all off */
+                CHECK(lyr_cost_off(s, b) == lyr_cost_off(s - s % b, b));
+            }
+            CHECK_EQ_U64(off, b);
+            first_off += lyr_cost_off(2 * b * pair, b);
+        }
+        CHECK(first_off > 400 && first_off < 600);
+    }
+    for (uint64_t s = 0; s < 100; s++) {
+        CHECK(!lyr_cost_off(s, 0));
+    }
+}
+
 int main(int argc, char **argv)
 {
     vku_keep_driver_mapped(); /* ASan: leaks of lavapipe stay nameable */
@@ -888,6 +916,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (is("introspect")) {
+        cost_blocks_check();
         return introspect(argv[2]);
     }
     {

@@ -581,6 +581,32 @@ sys.exit(1 if bad else 0)
   unset(ENV{VKPROF_LAYER_ROTATE})
   expect("garbage rotate" "${err}" "VKPROF_LAYER_ROTATE='2x' is not a whole number 0..1048576; using 0")
   expect("garbage rotate" "${err}" "\n +alpha +6 ")
+  # --cost-probe 4 (issue 26): the report measures what profiling costs
+  # the run. 64 steps: the first pair of blocks (8 steps) on, then in each
+  # pair of blocks of 4 one at random off: 28 steps with profiling and 28
+  # without; the window moves only in steps with profiling (36, K = 2: 72
+  # stamped); the dispatches of the blocks off are untimed, cost_probe
+  timed_run(120 ${VKPROF} run -o ${WORK}/cost --cost-probe 4 --rotate 2 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 64 --dispatches 6 --validation)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "--cost-probe: exit ${rc}")
+  endif()
+  expect_not("cost probe" "${out}${err}" "VUID-|Validation Error")
+  expect("cost probe" "${err}" "\n    profiling cost, measured in this run: a step took [0-9.]+ us with profiling and [0-9.]+ us without \\(28 and 28 steps, blocks chosen at random\\): [-+][0-9.]+% \\+- [0-9.]+% \\(standard error\\)\n")
+  expect("cost probe" "${err}" ": 384 dispatches executed \\(384 recorded\\): 72 timed, 312 untimed: not_in_window 144, cost_probe 168\n")
+  expect("cost probe" "${err}" "scaled by the dispatches that ran over those in profiled steps")
+  expect("cost probe" "${err}" "lost: none")
+  file(GLOB cs ${WORK}/cost/*.summary.json)
+  file(READ ${cs} cj)
+  expect("cost probe summary" "${cj}" "\"cost_block\":4")
+  expect("cost probe summary" "${cj}" "\"cost_probe\":{\"on\":{\"steps\":28,\"sum_ns\":[1-9][0-9]*,\"mean_us\":[0-9.]+,\"sd_us\":[0-9.]+},\"off\":{\"steps\":28,")
+  # a short run: too few steps after the warm-up, said so
+  timed_run(60 ${VKPROF} run -o ${WORK}/cost-short --cost-probe 16 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 8 --dispatches 6)
+  expect("short cost probe" "${err}" "profiling cost: not measured \\(0 steps with profiling, 0 without, after the warm-up")
+  set(ENV{VKPROF_LAYER_COST_BLOCK} "many")
+  timed_run(60 ${VKPROF} run -o ${WORK}/cost-garbage --layer-dir ${LAYER_DIR} -- ${APP} --iterations 2 --dispatches 6)
+  unset(ENV{VKPROF_LAYER_COST_BLOCK})
+  expect("garbage cost block" "${err}" "VKPROF_LAYER_COST_BLOCK='many' is not a whole number 0..1048576; using 0")
+  expect_not("garbage cost block" "${err}" "profiling cost")
   # a window moves over dispatches at each step: refused with another mode
   timed_run(20 ${VKPROF} run -o ${WORK}/label --rotate 2 --mode label --layer-dir ${LAYER_DIR} -- ${APP})
   if(rc EQUAL 0)
