@@ -16,7 +16,9 @@
 #   scripts/gpu-llama.sh perf      issue 26: tokens/s of llama-bench plain and
 #                                  under each mode (ROUNDS interleaved rounds;
 #                                  RUNMODES, default: plain rot1 rot4 every
-#                                  cmdbuf s32; SHAPES, default: 1b, or "1b 8b"),
+#                                  cmdbuf s32; a mode ending in p: with
+#                                  --cost-probe $PROBE (16); SHAPES, default:
+#                                  1b, or "1b 8b"),
 #                                  the split per kernel family against every
 #                                  dispatch, GPU per step against the command
 #                                  buffers, and the rotation's convergence
@@ -177,6 +179,7 @@ PY
 # One mode's vkprof run arguments ("" for plain).
 mode_args() {
   case "$1" in
+    *p) echo "$(mode_args "${1%p}") --cost-probe ${PROBE:-16}" ;;
     plain) echo "" ;;
     every) echo "--rotate 0" ;;
     rot*) echo "--rotate ${1#rot}" ;;
@@ -281,6 +284,19 @@ for shape in shapes:
         print("  %-7s n %2d  mean %7.1f +- %5.1f  median %7.1f  x%.3f +- %.3f  median x%.3f" % (m, len(v), a, sa, st.median(v), r, sr, rm))
     for m in modes:
         print("  %-7s %s" % (m, " ".join("%.0f" % x for x in runs.get((shape, m), []))))
+    # the cost probe's own statement, run by run (--cost-probe)
+    for m in modes:
+        got = []
+        for f in sorted(glob.glob("w/perf-%s-%s-*/bench.err" % (shape, m))):
+            for line in open(f, errors="replace"):
+                c = re.search(r"profiling cost, measured in this run: .*: ([-+][0-9.]+)% \+- ([0-9.]+)%", line)
+                if c:
+                    got.append((float(c.group(1)), float(c.group(2))))
+        if got:
+            mean = st.mean(g[0] for g in got)
+            se = (sum(g[1] ** 2 for g in got) ** 0.5) / len(got)
+            print("  %-7s cost probe: step wall time %+.2f%% +- %.2f%% (mean of %d runs: %s)" % (
+                m, mean, se, len(got), " ".join("%+.1f" % g[0] for g in got)))
     step_shape(shape, "every", R)
     ev, esteps, en = split(shape, "every", R, "total_ns")
     cb, csteps, _ = split(shape, "cmdbuf", R, "total_ns")
@@ -291,7 +307,7 @@ for shape in shapes:
         tc = sum(cb.values())
         print("  command buffers: GPU busy %.3f ms per step (%d steps)" % (tc / csteps / 1e6, csteps))
     for m in modes:
-        if not m.startswith("rot"):
+        if not m.startswith("rot") or m.endswith("p"):
             continue
         rv, rsteps, rn = split(shape, m, R, "est_total_ns")
         if not rv or not ev:
