@@ -32,12 +32,13 @@ ROOT=$PWD
 src=$ROOT/${VKPROF_SRC:-.gl/src}
 
 build() {
-  if [ -x "$L/bin/llama-bench" ] && [ -f "$L/llama-1b.gguf" ] && [ -x "$ROOT/build-gpu/vkprof" ] &&
-    { [ "${MODELS:-1b}" = 1b ] || [ -f "$L/llama-8b.gguf" ]; }; then
-    echo "build: already here (a warm machine)"; return 0
-  fi
+  # vkprof always (incremental on a warm machine: .gl/src is the new snapshot)
   cmake -S "$src" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_WERROR=ON >"$out/build.log" 2>&1 &&
     cmake --build "$ROOT/build-gpu" -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
+  if [ -x "$L/bin/llama-bench" ] && [ -f "$L/llama-1b.gguf" ] &&
+    { [ "${MODELS:-1b}" = 1b ] || [ -f "$L/llama-8b.gguf" ]; }; then
+    echo "build: vkprof rebuilt; llama-bench and the models already here (a warm machine)"; return 0
+  fi
   mkdir -p "$L/src" "$L/bin"
   tar -C "$L/src" -xJf "$ROOT/.gl/llama-src.tar.xz" && tar -C "$L/bin" -xJf "$ROOT/.gl/llama-libs.tar.xz" || return 1
   g++ -std=c++17 -O2 -I"$L/src/include" -I"$L/src/ggml/include" -I"$L/src/common" -I"$L/src/vendor" \
