@@ -1190,6 +1190,15 @@ static void print_cost(report *r, const cJSON *dev)
                 (unsigned long long)n1, (unsigned long long)n0);
         return;
     }
+    const uint64_t ex = u64(cp, "executions"), mixed = u64(cp, "mixed_executions");
+    if (mixed * 10 > ex) {
+        fprintf(o,
+                "    profiling cost: not measured (%llu of %llu command buffers ran in a step "
+                "of the other state than they were recorded in: recordings re-submitted, or "
+                "recorded a step ahead)\n",
+                (unsigned long long)mixed, (unsigned long long)ex);
+        return;
+    }
     const double se = sqrt(s1 * s1 / (double)n1 + s0 * s0 / (double)n0);
     fprintf(o,
             "    profiling cost, measured in this run: a step took %.1f us with profiling and "
@@ -1197,6 +1206,12 @@ static void print_cost(report *r, const cJSON *dev)
             "(standard error)\n",
             m1, m0, (unsigned long long)n1, (unsigned long long)n0, 100.0 * (m1 - m0) / m0,
             100.0 * se / m0);
+    if (mixed > 0) {
+        fprintf(o,
+                "      %llu of %llu command buffers ran in a step of the other state than they "
+                "were recorded in (the difference is blurred by as much)\n",
+                (unsigned long long)mixed, (unsigned long long)ex);
+    }
 }
 
 static void print_device(report *r, const cJSON *dev, uint64_t sample_every, bool per_dispatch)

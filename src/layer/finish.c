@@ -127,6 +127,8 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
             vkprof__json_kv_f64(j, "sd_us", var > 0 ? sqrt(var) : 0.0);
             vkprof__json_end(j);
         }
+        vkprof__json_kv_u64(j, "executions", d->cost_execs);
+        vkprof__json_kv_u64(j, "mixed_executions", d->cost_mixed);
         vkprof__json_end(j);
     }
     vkprof__json_key(j, "queue_families");

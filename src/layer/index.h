@@ -89,6 +89,7 @@ typedef struct lyr_idx_device {
     /* the cost probe: steps, their wall time and its square (us^2), with
      * profiling on [0] and off [1] (copies of the device's counters) */
     uint64_t cost_steps[2], cost_sum_ns[2], cost_sumsq_us2[2];
+    uint64_t cost_execs, cost_mixed; /* executions; those run in the other state */
     lyr_idx_family fam[LYR_IDX_FAMILIES];
 } lyr_idx_device;
 

@@ -228,6 +228,9 @@ typedef struct lyr_device {
      * profiling was on in it (relaxed atomics: counters) */
     _Atomic uint64_t cost_last_ns;
     lyr_cost_sum cost[2];
+    /* executions of buffers with dispatches, and those whose recording's
+     * state (profiled or not) is not the state of the step they ran in */
+    _Atomic uint64_t cost_execs, cost_mixed;
     bool finished;       /* results written and contexts destroyed */
     bool inherited;      /* the parent's, seen from the child of a fork: never written */
     lyr_idx_device *idx; /* its entry in the process's index (output.c), NULL without one */
@@ -283,6 +286,7 @@ typedef struct lyr_cmd {
     bool secondary;
     /* the recording (owner thread only) */
     bool timed;      /* this recording stamps */
+    bool cost_off;   /* recorded in a block the cost probe leaves unprofiled */
     bool no_scopes;  /* render pass continue: nothing may be stamped */
     bool had_scopes; /* a scope call since the last release */
     bool rec_scopes; /* the current recording holds scopes */

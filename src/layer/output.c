@@ -316,6 +316,8 @@ void lyr_idx_sync(lyr_device *d)
         return;
     }
     atomic_store_explicit(&e->steps, atomic_load(&d->steps), memory_order_relaxed);
+    e->cost_execs = atomic_load_explicit(&d->cost_execs, memory_order_relaxed);
+    e->cost_mixed = atomic_load_explicit(&d->cost_mixed, memory_order_relaxed);
     for (int k = 0; lyr_cfg.cost_block > 0 && k < 2; k++) {
         e->cost_steps[k] = atomic_load_explicit(&d->cost[k].steps, memory_order_relaxed);
         e->cost_sum_ns[k] = atomic_load_explicit(&d->cost[k].sum_ns, memory_order_relaxed);

@@ -206,6 +206,15 @@ static void list_add(cmd_list *l, VkCommandBuffer cb)
 static void count_exec(lyr_cmd *c)
 {
     c->submitted = true;
+    /* the cost probe: a recording run in a step of the other state (made in
+     * one block, submitted in another) blurs the two states */
+    if (lyr_cfg.cost_block > 0 && c->n_dispatch > 0) {
+        atomic_fetch_add_explicit(&c->dev->cost_execs, 1, memory_order_relaxed);
+        if (lyr_cost_off(atomic_load_explicit(&c->dev->steps, memory_order_relaxed),
+                         lyr_cfg.cost_block) != c->cost_off) {
+            atomic_fetch_add_explicit(&c->dev->cost_mixed, 1, memory_order_relaxed);
+        }
+    }
     if (c->family >= c->dev->nfamilies) {
         return;
     }

@@ -293,6 +293,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
             ? LYR_UNTIMED_cost_probe
             : -1;
     c->timed = c->untimed_why < 0;
+    c->cost_off = c->untimed_why == LYR_UNTIMED_cost_probe;
     c->qlabel_phase = LYR_NO_PHASE;
     if (c->timed && atomic_load_explicit(&f->qlabel_gen, memory_order_acquire) != 0) {
         c->qlabel_phase = lyr_queue_label_phase(d, c->family, ctx);
