@@ -10,7 +10,7 @@
  *   linked_app [--iterations N] [--dispatches D] [--progress FILE]
  *              [--die WHAT --die-at POINT --die-iter I] [--fork] [--exec PROG ARGS...]
  *              [--serve] [--validation] [--no-device] [--sleep-ms MS]
- *              [--pipelines N] [--abandon] [--time-record]
+ *              [--pipelines N] [--abandon] [--time-record] [--resubmit]
  *
  * Each iteration records one one-time-submit command buffer of D dispatches
  * (pipelines "alpha" and "beta" alternating, a barrier between), submits it
@@ -42,6 +42,8 @@
  * per iteration after the D dispatches (not in the progress file's counts).
  * --abandon: at teardown, a buffer begun and recorded is freed without a
  * submit (as a WebGPU runtime does at device destroy).
+ * --resubmit: record the buffer at the first iteration only, and submit
+ * that recording again at every later one (no one-time-submit flag).
  * --time-record: print the host time of recording (vkBeginCommandBuffer
  * to vkEndCommandBuffer) per dispatch, over the iterations after the first,
  * on stdout ("record_ns_per_dispatch X over N dispatches"): what a layer
@@ -110,6 +112,7 @@ static bool g_split; /* --split: alpha's dispatches in one submit, beta's in a s
  * buffer, "node" around each dispatch, "disp" inside it */
 static bool g_nested_labels;
 static bool g_time_record;            /* --time-record */
+static bool g_resubmit;               /* --resubmit */
 static uint64_t g_rec_ns, g_rec_disp; /* its sums, from the second iteration */
 
 static uint64_t mono_ns(void)
@@ -504,57 +507,60 @@ static void label_end(app *a)
 static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long counts[2])
 {
     for (unsigned part = 0; part < (g_split ? 2u : 1u); part++) {
-        CHECK(vkResetCommandBuffer(a->cmd, 0));
+        const bool record = !g_resubmit || iter == 0;
         VkCommandBufferBeginInfo bi;
         INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
-        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        bi.flags = g_resubmit ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         const uint64_t rec0 = mono_ns();
         unsigned recorded = 0;
-        CHECK(vkBeginCommandBuffer(a->cmd, &bi));
-        if (g_nested_labels) {
-            label_begin(a, "graph");
-        }
-        vkCmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0,
-                                NULL);
-        uint32_t pc[2] = {64, COUNT};
-        vkCmdPushConstants(a->cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
-        for (unsigned k = 0; k < dispatches; k++) {
-            if (g_split && k % 2 != part) {
-                continue;
-            }
-            if (k > 0) {
-                VkMemoryBarrier mb;
-                INIT(mb, VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-                mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
-                mb.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
-                vkCmdPipelineBarrier(a->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
-                                     NULL);
-            }
-            vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
+        if (record) {
+            CHECK(vkResetCommandBuffer(a->cmd, 0));
+            CHECK(vkBeginCommandBuffer(a->cmd, &bi));
             if (g_nested_labels) {
-                label_begin(a, "node");
-                label_begin(a, "disp");
+                label_begin(a, "graph");
             }
-            vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
-            recorded++;
+            vkCmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1,
+                                    &a->set, 0, NULL);
+            uint32_t pc[2] = {64, COUNT};
+            vkCmdPushConstants(a->cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+            for (unsigned k = 0; k < dispatches; k++) {
+                if (g_split && k % 2 != part) {
+                    continue;
+                }
+                if (k > 0) {
+                    VkMemoryBarrier mb;
+                    INIT(mb, VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+                    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+                    mb.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+                    vkCmdPipelineBarrier(a->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL,
+                                         0, NULL);
+                }
+                vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[k % 2]);
+                if (g_nested_labels) {
+                    label_begin(a, "node");
+                    label_begin(a, "disp");
+                }
+                vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
+                recorded++;
+                if (g_nested_labels) {
+                    label_end(a);
+                    label_end(a);
+                }
+            }
+            for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
+                vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
+                vkCmdDispatch(a->cmd, 1, 1, 1);
+                recorded++;
+            }
             if (g_nested_labels) {
-                label_end(a);
-                label_end(a);
+                label_end(a); /* graph */
             }
-        }
-        for (unsigned i = 0; i < g_extra_pipes && a->extra != NULL; i++) {
-            vkCmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->extra[i]);
-            vkCmdDispatch(a->cmd, 1, 1, 1);
-            recorded++;
-        }
-        if (g_nested_labels) {
-            label_end(a); /* graph */
-        }
-        CHECK(vkEndCommandBuffer(a->cmd));
-        if (iter > 0) {
-            g_rec_ns += mono_ns() - rec0;
-            g_rec_disp += recorded;
+            CHECK(vkEndCommandBuffer(a->cmd));
+            if (iter > 0) {
+                g_rec_ns += mono_ns() - rec0;
+                g_rec_disp += recorded;
+            }
         }
         VkSubmitInfo si;
         INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
@@ -728,6 +734,8 @@ int main(int argc, char **argv)
         } else if (strcmp(o, "--shader") == 0 && v) {
             g_shader = v;
             i++;
+        } else if (strcmp(o, "--resubmit") == 0) {
+            g_resubmit = true;
         } else if (strcmp(o, "--time-record") == 0) {
             g_time_record = true;
         } else if (strcmp(o, "--abandon") == 0) {

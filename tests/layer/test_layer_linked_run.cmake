@@ -602,6 +602,13 @@ sys.exit(1 if bad else 0)
   # a short run: too few steps after the warm-up, said so
   timed_run(60 ${VKPROF} run -o ${WORK}/cost-short --cost-probe 16 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 8 --dispatches 6)
   expect("short cost probe" "${err}" "profiling cost: not measured \\(0 steps with profiling, 0 without, after the warm-up")
+  # a recording made once and submitted at every step: the probe cannot
+  # leave a block unprofiled; the 12 executions in blocks meant to be off
+  # (of 32 steps: 8 warm-up, 12 on, 12 off) are counted, and no cost claimed
+  timed_run(60 ${VKPROF} run -o ${WORK}/cost-resubmit --cost-probe 4 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 32 --dispatches 6 --resubmit --validation)
+  expect("resubmitted cost probe" "${err}" "profiling cost: not measured \\(12 of 32 command buffers ran in a step of the other state than they were recorded in")
+  expect("resubmitted cost probe" "${err}" ": 192 dispatches executed \\(6 recorded\\): 192 timed\n")
+  expect_not("resubmitted cost probe" "${out}${err}" "VUID-|Validation Error")
   set(ENV{VKPROF_LAYER_COST_BLOCK} "many")
   timed_run(60 ${VKPROF} run -o ${WORK}/cost-garbage --layer-dir ${LAYER_DIR} -- ${APP} --iterations 2 --dispatches 6)
   unset(ENV{VKPROF_LAYER_COST_BLOCK})
