@@ -55,7 +55,8 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--rotate K] [--sample N]\n"
-            "                  [--names FILE] [--keep first|last] [--trace-events N]\n"
+            "                  [--cost-probe B] [--names FILE] [--keep first|last]\n"
+            "                  [--trace-events N]\n"
             "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
             "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
             "  each of its processes how it ended, its trace, and per device and queue\n"
