@@ -290,7 +290,7 @@ for shape in shapes:
         got = []
         for f in sorted(glob.glob("w/perf-%s-%s-*/bench.err" % (shape, m))):
             for line in open(f, errors="replace"):
-                c = re.search(r"profiling cost, measured in this run: .*: ([-+][0-9.]+)% \+- ([0-9.]+)%", line)
+                c = re.search(r"profiling cost, measured in this run: ([-+][0-9.]+)% \+- ([0-9.]+)%", line)
                 if c:
                     got.append((float(c.group(1)), float(c.group(2))))
         if got:

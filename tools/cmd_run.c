@@ -1200,13 +1200,31 @@ static void print_cost(report *r, const cJSON *dev)
                 (unsigned long long)mixed, (unsigned long long)ex);
         return;
     }
-    const double se = sqrt(s1 * s1 / (double)n1 + s0 * s0 / (double)n0);
+    /* By pairs of blocks when there are enough: a pair's two blocks are
+     * neighbours and hold the same mix of the app's steps, so the spread of
+     * their difference is the noise that matters; else over single steps
+     * (Welch), whose spread holds the mix of long and short steps too. */
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(cp, "pairs");
+    const uint64_t np = u64(pr, "pairs");
+    const double off_mean = num(pr, "off_mean_us");
+    if (np >= 3 && off_mean > 0.0) {
+        fprintf(o,
+                "    profiling cost, measured in this run: %+.2f%% +- %.2f%% of a step's wall "
+                "time (standard error, over %llu pairs of blocks of steps, one block of each "
+                "pair profiled, which one at random)\n",
+                100.0 * num(pr, "mean_diff_us") / off_mean,
+                100.0 * num(pr, "sd_diff_us") / sqrt((double)np) / off_mean,
+                (unsigned long long)np);
+    } else {
+        const double se = sqrt(s1 * s1 / (double)n1 + s0 * s0 / (double)n0);
+        fprintf(o,
+                "    profiling cost, measured in this run: %+.2f%% +- %.2f%% of a step's wall "
+                "time (standard error over single steps: fewer than 3 pairs of blocks)\n",
+                100.0 * (m1 - m0) / m0, 100.0 * se / m0);
+    }
     fprintf(o,
-            "    profiling cost, measured in this run: a step took %.1f us with profiling and "
-            "%.1f us without (%llu and %llu steps, blocks chosen at random): %+.2f%% +- %.2f%% "
-            "(standard error)\n",
-            m1, m0, (unsigned long long)n1, (unsigned long long)n0, 100.0 * (m1 - m0) / m0,
-            100.0 * se / m0);
+            "      a step took %.1f us with profiling and %.1f us without (%llu and %llu steps)\n",
+            m1, m0, (unsigned long long)n1, (unsigned long long)n0);
     if (mixed > 0) {
         fprintf(o,
                 "      %llu of %llu command buffers ran in a step of the other state than they "

@@ -127,6 +127,19 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
             vkprof__json_kv_f64(j, "sd_us", var > 0 ? sqrt(var) : 0.0);
             vkprof__json_end(j);
         }
+        /* by pairs of blocks: the mean difference of their mean step times
+         * (on - off), its spread, and the blocks off's mean step time */
+        const uint64_t np = d->cost_pairs;
+        const double md = np ? d->cost_d_sum_us / (double)np : 0.0;
+        const double vd =
+            np > 1 ? (d->cost_d_sq_us2 - (double)np * md * md) / (double)(np - 1) : 0.0;
+        vkprof__json_key(j, "pairs");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "pairs", np);
+        vkprof__json_kv_f64(j, "mean_diff_us", md);
+        vkprof__json_kv_f64(j, "sd_diff_us", vd > 0 ? sqrt(vd) : 0.0);
+        vkprof__json_kv_f64(j, "off_mean_us", np ? d->cost_off_sum_us / (double)np : 0.0);
+        vkprof__json_end(j);
         vkprof__json_kv_u64(j, "executions", d->cost_execs);
         vkprof__json_kv_u64(j, "mixed_executions", d->cost_mixed);
         vkprof__json_end(j);

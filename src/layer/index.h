@@ -90,6 +90,10 @@ typedef struct lyr_idx_device {
      * profiling on [0] and off [1] (copies of the device's counters) */
     uint64_t cost_steps[2], cost_sum_ns[2], cost_sumsq_us2[2];
     uint64_t cost_execs, cost_mixed; /* executions; those run in the other state */
+    /* pairs of blocks completed; the sums of their differences of mean step
+     * time (on - off), of its square, and of the off block's mean (us) */
+    uint64_t cost_pairs;
+    double cost_d_sum_us, cost_d_sq_us2, cost_off_sum_us;
     lyr_idx_family fam[LYR_IDX_FAMILIES];
 } lyr_idx_device;
 

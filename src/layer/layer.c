@@ -844,6 +844,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateDevice(VkPhysicalDevice phys,
     d->key = dispatch_key(*out);
     load_device_funcs(d);
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->cost_lock, NULL);
 
     uint32_t nf = 0;
     in->GetPhysicalDeviceQueueFamilyProperties(phys, &nf, NULL);
@@ -908,6 +909,7 @@ static VKAPI_ATTR void VKAPI_CALL lyr_DestroyDevice(VkDevice device,
     lyr_map_free(&d->modules, free);
     lyr_map_free(&d->fences, free);
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->cost_lock);
     free(d);
 }
 

@@ -231,6 +231,13 @@ typedef struct lyr_device {
     /* executions of buffers with dispatches, and those whose recording's
      * state (profiled or not) is not the state of the step they ran in */
     _Atomic uint64_t cost_execs, cost_mixed;
+    /* the pairs of blocks (under cost_lock): the current pair's two blocks'
+     * steps and time, and over the pairs completed, the difference of their
+     * mean step times (on - off) and the off block's mean, in us */
+    pthread_mutex_t cost_lock;
+    uint64_t cost_blk_n[2], cost_blk_ns[2];
+    uint64_t cost_pairs;
+    double cost_d_sum_us, cost_d_sq_us2, cost_off_sum_us;
     bool finished;       /* results written and contexts destroyed */
     bool inherited;      /* the parent's, seen from the child of a fork: never written */
     lyr_idx_device *idx; /* its entry in the process's index (output.c), NULL without one */

@@ -316,6 +316,14 @@ void lyr_idx_sync(lyr_device *d)
         return;
     }
     atomic_store_explicit(&e->steps, atomic_load(&d->steps), memory_order_relaxed);
+    if (lyr_cfg.cost_block > 0) {
+        pthread_mutex_lock(&d->cost_lock);
+        e->cost_pairs = d->cost_pairs;
+        e->cost_d_sum_us = d->cost_d_sum_us;
+        e->cost_d_sq_us2 = d->cost_d_sq_us2;
+        e->cost_off_sum_us = d->cost_off_sum_us;
+        pthread_mutex_unlock(&d->cost_lock);
+    }
     e->cost_execs = atomic_load_explicit(&d->cost_execs, memory_order_relaxed);
     e->cost_mixed = atomic_load_explicit(&d->cost_mixed, memory_order_relaxed);
     for (int k = 0; lyr_cfg.cost_block > 0 && k < 2; k++) {

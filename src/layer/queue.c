@@ -129,6 +129,26 @@ static void cost_step(lyr_device *d)
         atomic_fetch_add_explicit(&s->sumsq_us2,
                                   us < (UINT64_C(1) << 32) ? us * us : UINT64_MAX / 2,
                                   memory_order_relaxed);
+        /* by pairs of blocks: the two blocks of a pair are neighbours in
+         * time and hold the same mix of the app's steps (a graph step, a
+         * copy step), so the difference of their means varies far less than
+         * single steps do; a pair counts at its last step */
+        const int off = lyr_cost_off(step, b) ? 1 : 0;
+        pthread_mutex_lock(&d->cost_lock);
+        d->cost_blk_n[off]++;
+        d->cost_blk_ns[off] += dt;
+        if ((step + 1) % (2 * (uint64_t)b) == 0) {
+            if (d->cost_blk_n[0] > 0 && d->cost_blk_n[1] > 0) {
+                const double m0 = (double)d->cost_blk_ns[0] / (double)d->cost_blk_n[0] / 1e3;
+                const double m1 = (double)d->cost_blk_ns[1] / (double)d->cost_blk_n[1] / 1e3;
+                d->cost_pairs++;
+                d->cost_d_sum_us += m0 - m1;
+                d->cost_d_sq_us2 += (m0 - m1) * (m0 - m1);
+                d->cost_off_sum_us += m1;
+            }
+            d->cost_blk_n[0] = d->cost_blk_n[1] = d->cost_blk_ns[0] = d->cost_blk_ns[1] = 0;
+        }
+        pthread_mutex_unlock(&d->cost_lock);
     }
 }
 
