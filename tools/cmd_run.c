@@ -810,6 +810,7 @@ typedef struct report {
     long long child;
     int child_status, child_signo;
     const char *mode; /* the process being printed: its layer mode */
+    uint64_t rotate;  /* its rotating window (0: none) */
 } report;
 
 static const char *const lost_keys[] = {
@@ -1176,6 +1177,20 @@ static void print_cost(report *r, const cJSON *dev)
 {
     const cJSON *cp = cJSON_GetObjectItemCaseSensitive(dev, "cost_probe");
     if (cp == NULL) {
+        /* not measured: what this mode does to the app, said anyway */
+        const char *how = r->mode != NULL && strcmp(r->mode, "cmdbuf") == 0
+                              ? "2 stamps a command buffer, each waiting for the work before it"
+                          : r->mode != NULL && strcmp(r->mode, "label") == 0
+                              ? "2 stamps a label region, each waiting for the work before it"
+                          : r->rotate > 0
+                              ? "a few stamps a step (the window), each waiting for the work "
+                                "before it"
+                              : "a stamp after every dispatch, each waiting for the work before "
+                                "it: the GPU runs them one at a time (the costliest mode)";
+        fprintf(r->out,
+                "    profiling cost: not measured in this run (--cost-probe B measures it); "
+                "this mode adds %s\n",
+                how);
         return;
     }
     const cJSON *on = cJSON_GetObjectItemCaseSensitive(cp, "on");
@@ -1324,6 +1339,7 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
     r->processes++;
     r->mode = str(root, "mode", "");
+    r->rotate = u64(root, "rotate");
     uint64_t sample_every = u64(root, "sample_every");
     if (sample_every == 0) {
         sample_every = 1;
