@@ -281,19 +281,20 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     c->submitted = false;
     c->n_dispatch = c->n_timed = 0;
     memset(c->n_untimed, 0, sizeof c->n_untimed);
+    /* the cost probe's state of the step it is recorded in (whatever else
+     * leaves it untimed: the probe compares steps, not buffers) */
+    c->cost_off =
+        lyr_cost_off(atomic_load_explicit(&d->steps, memory_order_relaxed), lyr_cfg.cost_block);
     /* why this recording stamps nothing, when it does not */
-    c->untimed_why =
-        !d->intercept                           ? LYR_UNTIMED_layer_off
-        : c->simultaneous && ctx == NULL        ? LYR_UNTIMED_simultaneous_use
-        : !vkprof_active(ctx)                   ? LYR_UNTIMED_family_untimed
-        : c->no_scopes                          ? LYR_UNTIMED_render_pass_continue
-        : !may_stamp(d, c->family)              ? LYR_UNTIMED_family_untimed
-        : !lyr_sampled(submits, lyr_cfg.sample) ? LYR_UNTIMED_not_sampled
-        : lyr_cost_off(atomic_load_explicit(&d->steps, memory_order_relaxed), lyr_cfg.cost_block)
-            ? LYR_UNTIMED_cost_probe
-            : -1;
+    c->untimed_why = !d->intercept                           ? LYR_UNTIMED_layer_off
+                     : c->simultaneous && ctx == NULL        ? LYR_UNTIMED_simultaneous_use
+                     : !vkprof_active(ctx)                   ? LYR_UNTIMED_family_untimed
+                     : c->no_scopes                          ? LYR_UNTIMED_render_pass_continue
+                     : !may_stamp(d, c->family)              ? LYR_UNTIMED_family_untimed
+                     : !lyr_sampled(submits, lyr_cfg.sample) ? LYR_UNTIMED_not_sampled
+                     : c->cost_off                           ? LYR_UNTIMED_cost_probe
+                                                             : -1;
     c->timed = c->untimed_why < 0;
-    c->cost_off = c->untimed_why == LYR_UNTIMED_cost_probe;
     c->qlabel_phase = LYR_NO_PHASE;
     if (c->timed && atomic_load_explicit(&f->qlabel_gen, memory_order_acquire) != 0) {
         c->qlabel_phase = lyr_queue_label_phase(d, c->family, ctx);
