@@ -37,7 +37,9 @@ static void bench_usage(FILE *f)
             "  --layer: what the Vulkan layer costs an unedited app instead: `vkprof decode`\n"
             "  runs as a child per configuration (no layer; the layer loaded but off; the\n"
             "  layer stamping every dispatch, against the in-app ring-shared; the layer\n"
-            "  sampling 1 submit in N), in rotating interleaved rounds.\n"
+            "  sampling 1 submit in N), in rotating interleaved rounds. The layer is found\n"
+            "  as vkprof run finds it: --layer-dir, $VKPROF_LAYER_DIR, <bin>/layer, or an\n"
+            "  installed <bin>/../share/vulkan/explicit_layer.d.\n"
             "  Presets (P): %s.\n"
             "  Defaults: tiny, 32 tokens, 5 rounds, sample every %u, 100000000 host\n"
             "  iterations, 1048576 trace events.\n",

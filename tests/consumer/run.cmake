@@ -42,6 +42,32 @@ if(READELF)
   message(STATUS "vkprof::vkprof is the shared library: ${linked_shared}")
 endif()
 
+# `vkprof bench --layer` from the installed prefix (issue 26): the layer is
+# found in <prefix>/share/vulkan/explicit_layer.d, with no build tree beside
+# the tool; a prefix with the tool alone is refused, naming both places.
+set(installed_manifest ${prefix}/share/vulkan/explicit_layer.d/VkLayer_vkprof.json)
+if(EXISTS ${prefix}/bin/vkprof AND EXISTS ${installed_manifest})
+  unset(ENV{VKPROF_LAYER_DIR})
+  execute_process(COMMAND ${prefix}/bin/vkprof bench --layer --preset tiny --tokens 2 --repeats 1
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  string(FIND "${out}" "the layer in ${prefix}/bin/../share/vulkan/explicit_layer.d\n" at)
+  string(FIND "${out}" "tokens identical across all runs: yes" same)
+  if(NOT rc EQUAL 0 OR at LESS 0 OR same LESS 0)
+    message(FATAL_ERROR "bench --layer from the installed prefix (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "bench --layer from the installed prefix: the layer in its share/vulkan")
+  file(MAKE_DIRECTORY ${WORK_DIR}/bare/bin)
+  file(COPY ${prefix}/bin/vkprof DESTINATION ${WORK_DIR}/bare/bin)
+  execute_process(COMMAND ${WORK_DIR}/bare/bin/vkprof bench --layer --repeats 1
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  string(FIND "${err}" "no layer manifest (VkLayer_vkprof.json) in ${WORK_DIR}/bare/bin/layer or ${WORK_DIR}/bare/bin/../share/vulkan/explicit_layer.d" said)
+  if(NOT rc EQUAL 2 OR said LESS 0)
+    message(FATAL_ERROR "bench --layer with no layer installed (${rc}): ${err}")
+  endif()
+else()
+  message(STATUS "no vkprof tool or layer installed: bench --layer from a prefix not checked")
+endif()
+
 find_program(PKG_CONFIG pkg-config)
 if(NOT PKG_CONFIG)
   # Only where pkg-config is not installed at all (the GPU machine); CI has it.

@@ -548,6 +548,14 @@ static int write_json(const char *path, const lbench *b, double split, uint32_t 
     return outfile_commit_json(&o, j);
 }
 
+/* Does `dir` hold the layer's manifest? */
+static bool has_manifest(const char *dir)
+{
+    char manifest[2 * PATH_MAX];
+    int w = snprintf(manifest, sizeof manifest, "%s/VkLayer_vkprof.json", dir);
+    return w > 0 && (size_t)w < sizeof manifest && access(manifest, R_OK) == 0;
+}
+
 int bench_layer(const bench_layer_opts *o)
 {
     lbench b;
@@ -560,21 +568,40 @@ int bench_layer(const bench_layer_opts *o)
         return 1;
     }
     b.exe[n] = '\0';
-    if (o->layer_dir != NULL) {
-        snprintf(b.dir, sizeof b.dir, "%s", o->layer_dir);
+    /* where the layer is, as `vkprof run` looks: --layer-dir, else
+     * VKPROF_LAYER_DIR, else beside the executable (a build tree's layer/),
+     * else an installed prefix's share/vulkan/explicit_layer.d */
+    const char *env_dir = getenv("VKPROF_LAYER_DIR");
+    const char *given = o->layer_dir != NULL                    ? o->layer_dir
+                        : env_dir != NULL && env_dir[0] != '\0' ? env_dir
+                                                                : NULL;
+    char cand[2][PATH_MAX];
+    int ncand = 0;
+    if (given != NULL) {
+        snprintf(cand[ncand++], sizeof cand[0], "%s", given);
     } else {
-        snprintf(b.dir, sizeof b.dir, "%s", b.exe);
-        char *slash = strrchr(b.dir, '/');
+        char exe_dir[PATH_MAX];
+        snprintf(exe_dir, sizeof exe_dir, "%s", b.exe);
+        char *slash = strrchr(exe_dir, '/');
         if (slash != NULL) {
             *slash = '\0';
         }
-        size_t dl = strlen(b.dir);
-        snprintf(b.dir + dl, sizeof b.dir - dl, "/layer");
+        snprintf(cand[ncand++], sizeof cand[0], "%.*s/layer", PATH_MAX - 8, exe_dir);
+        snprintf(cand[ncand++], sizeof cand[0], "%.*s/../share/vulkan/explicit_layer.d",
+                 PATH_MAX - 40, exe_dir);
     }
-    char manifest[2 * PATH_MAX];
-    snprintf(manifest, sizeof manifest, "%s/VkLayer_vkprof.json", b.dir);
-    if (access(manifest, R_OK) != 0) {
-        fprintf(stderr, "vkprof bench: no layer manifest at %s (give --layer-dir)\n", manifest);
+    b.dir[0] = '\0';
+    for (int i = 0; i < ncand && b.dir[0] == '\0'; i++) {
+        if (has_manifest(cand[i]) && strlen(cand[i]) < sizeof b.dir) {
+            memcpy(b.dir, cand[i], strlen(cand[i]) + 1);
+        }
+    }
+    if (b.dir[0] == '\0') {
+        fprintf(stderr, "vkprof bench: no layer manifest (VkLayer_vkprof.json) in %s%s%s (%s)\n",
+                cand[0], ncand > 1 ? " or " : "", ncand > 1 ? cand[1] : "",
+                given == NULL          ? "give --layer-dir or VKPROF_LAYER_DIR"
+                : o->layer_dir != NULL ? "--layer-dir"
+                                       : "VKPROF_LAYER_DIR");
         return 2;
     }
     const char *tmpbase = getenv("TMPDIR");
@@ -601,6 +628,7 @@ int bench_layer(const bench_layer_opts *o)
             goto done;
         }
     }
+    printf("vkprof bench --layer: the layer in %s\n", b.dir);
     printf("vkprof bench --layer: preset %s, %u tokens per run, %u rounds, sample every %u\n",
            o->preset, o->tokens, o->repeats, o->sample_every);
     fflush(stdout);
