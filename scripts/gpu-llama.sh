@@ -17,11 +17,15 @@
 #                                  under each mode (ROUNDS interleaved rounds;
 #                                  RUNMODES, default: plain rot1 rot4 every
 #                                  cmdbuf s32; a mode ending in p: with
-#                                  --cost-probe $PROBE (16); SHAPES, default:
+#                                  --cost-probe $PROBE (16); old-MODE: MODE
+#                                  with the build $VOLD; SHAPES, default:
 #                                  1b, or "1b 8b"),
 #                                  the split per kernel family against every
 #                                  dispatch, GPU per step against the command
 #                                  buffers, and the rotation's convergence
+#   scripts/gpu-llama.sh hostcost  where a cheap mode's cost goes on the host:
+#                                  recording per dispatch, the layer's host
+#                                  spans per step, perf(1)'s hot symbols
 # Logs and traces' summaries go to $OUT (or ./gpu-out).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
@@ -199,13 +203,16 @@ perf() {
       echo "== $shape: $B (rounds $rounds, modes $modes)"
       for r in $(seq "$rounds"); do
         for m in $modes; do
-          local o=w/perf-$shape-$m-$r a
-          a=$(mode_args "$m")
+          local o=w/perf-$shape-$m-$r a vv=$V
+          # old-MODE: the same mode with another build ($VOLD, default
+          # build-old/vkprof), side by side in the same rounds
+          case "$m" in old-*) vv=${VOLD:-$ROOT/build-old/vkprof} ;; esac
+          a=$(mode_args "${m#old-}")
           rm -rf "$o"; mkdir -p "$o"
           if [ "$m" = plain ]; then
             $B > "$o/bench.out" 2> "$o/bench.err"
           else
-            $V run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err"
+            $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err"
           fi
           local st=$? ts
           ts=$(grep -E "^\|.*tg" "$o/bench.out" | tail -1 | awk -F'|' '{print $(NF-1)}' | awk '{print $1}')
@@ -366,11 +373,65 @@ PY
   } 2>&1
 }
 
+# Where a cheap mode's cost goes on the host: the host cost of recording a
+# dispatch (linked_app --time-record, 261 dispatches a step as llama.cpp's 1B
+# graph), plain and under each mode; then llama-bench once under each mode,
+# with the trace's host spans summed by name per step; and, where perf(1) is
+# installed, the hottest symbols of one run.
+hostcost() {
+  export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+  local la=$ROOT/build-gpu/tests/linked_app modes=${RUNMODES:-rot1p rot4p everyp}
+  {
+    echo "== linked_app --time-record --dispatches 261 --iterations 400"
+    for m in plain $modes s1000000; do
+      local a; a=$(mode_args "$m"); rm -rf w/hc-la-$m; mkdir -p w/hc-la-$m
+      if [ "$m" = plain ]; then
+        "$la" --dispatches 261 --iterations 400 --time-record 2>&1 | grep record_ns | sed "s/^/  $m: /"
+      else
+        $V run -o w/hc-la-$m $a -- "$la" --dispatches 261 --iterations 400 --time-record 2>&1 |
+          grep -E "record_ns|profiling cost|a step took" | sed "s/^/  $m: /"
+      fi
+    done
+    local B="$L/bin/llama-bench -m $L/llama-1b.gguf -p 0 -n ${NGEN:-128} -r 3 -ngl 99"
+    for m in $modes s1000000; do
+      local o=w/hc-$m a; a=$(mode_args "$m"); rm -rf "$o"; mkdir -p "$o"
+      $V run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err"
+      echo "== llama-bench 1b under $m: tok/s $(grep -E "^\|.*tg" "$o/bench.out" | tail -1 | awk -F'|' '{print $(NF-1)}')"
+      grep -E "profiling cost|a step took|steps:" "$o/bench.err" | head -4
+      python3 - "$o" <<'PY'
+import glob, json, sys, collections
+o = sys.argv[1]
+tf = glob.glob(o + "/*.trace.json")
+if not tf:
+    print("  no trace"); sys.exit(0)
+t = json.load(open(tf[0]))
+s = json.load(open(glob.glob(o + "/*.summary.json")[0]))
+steps = max(1, s["devices"][0].get("steps", 1))
+tot, cnt = collections.Counter(), collections.Counter()
+for e in t["traceEvents"]:
+    if e.get("ph") == "X" and e.get("cat") != "gpu":
+        tot[e["name"]] += e["dur"]; cnt[e["name"]] += 1
+print("  host spans, us per step over %d steps (count):" % steps)
+for k, v in tot.most_common(12):
+    print("    %-36s %9.2f  (%d, %.2f us each)" % (k, v / steps, cnt[k], v / cnt[k]))
+PY
+    done
+    if command -v perf >/dev/null 2>&1; then
+      echo "== perf record, rot1"
+      perf record -q -g -o w/perf.data -- $V run -o w/hc-perf --rotate 1 -- $B >/dev/null 2>&1
+      perf report -i w/perf.data --no-children --sort dso,sym --stdio 2>/dev/null | grep -v "^#" | grep -v "^$" | head -60
+    else
+      echo "== no perf(1) here"
+    fi
+  } 2>&1
+}
+
 W=$PWD/gpu-work; mkdir -p "$W"; cd "$W" || exit 1; mkdir -p w
 case "${1:-}" in
   build) build ;;
   sigint) sigint ;;
   names) names ;;
   perf) export PERFLOG=$out/perf.log; perf | tee "$PERFLOG" ;;
-  *) echo "usage: $0 build|sigint|names|perf" >&2; exit 2 ;;
+  hostcost) hostcost | tee "$out/hostcost.log" ;;
+  *) echo "usage: $0 build|sigint|names|perf|hostcost" >&2; exit 2 ;;
 esac

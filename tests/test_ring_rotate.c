@@ -7,13 +7,16 @@
  * sample accounting, a full ring, a step whose number of calls changes, the
  * seed's model (no vkprof_cmd_submit),
  * misuse on a call left out, the VKPROF_RING_ROTATE override, and each
- * phase's first call stamped apart and counted once (rotate_first_calls). */
+ * phase's first call stamped apart and counted once (rotate_first_calls),
+ * and calls counted from more threads than the thread table holds. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h" /* clock_checks_off: the sim's fake values are not on the host clock */
+#include "base/base.h" /* VKPROF_MAX_THREADS, vkprof__thread_count */
+#include "context.h"   /* clock_checks_off: the sim's fake values are not on the host clock */
 #include "harness.h"
 #include "sim.h"
 
@@ -440,6 +443,91 @@ static void test_rotate_misuse(void)
     vkprof_destroy(ctx);
 }
 
+/* Calls are counted per recording thread, each in its own slot, and summed
+ * (issue 26: no lock-prefixed add on a call left out). Threads one after
+ * the other, on one command buffer: more than the thread table holds, so
+ * the last ones count in the shared counters; then vkprof_reset, and more.
+ * Every call is counted exactly once, in its phase. */
+typedef struct count_job {
+    vkprof_context ctx;
+    VkCommandBuffer cmd;
+    int fails;
+} count_job;
+
+static const vkprof_phase count_phases[3] = {VKPROF_PHASE_QKV, VKPROF_PHASE_ATTENTION,
+                                             VKPROF_PHASE_MLP_DOWN};
+
+static void *count_calls(void *arg)
+{
+    count_job *j = arg;
+    for (int i = 0; i < 3; i++) {
+        /* left out: no Vulkan command */
+        j->fails += vkprof_cmd_begin(j->ctx, j->cmd, count_phases[i]) != VKPROF_DISABLED;
+        j->fails += vkprof_cmd_end(j->ctx, j->cmd, count_phases[i]) != VKPROF_DISABLED;
+    }
+    return NULL;
+}
+
+static uint32_t count_in_threads(count_job *j, uint32_t threads)
+{
+    uint32_t ran = 0;
+    for (uint32_t t = 0; t < threads; t++) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, count_calls, j) == 0) {
+            pthread_join(th, NULL);
+            ran++;
+        }
+    }
+    return ran;
+}
+
+static void test_rotate_calls_per_thread(void)
+{
+    sim_reset();
+    vkprof_context ctx = make_rot(0, false, 1);
+    count_job j = {ctx, g.dev.cmd, 0};
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK); /* index 0 */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
+    uint32_t ran = count_in_threads(&j, VKPROF_MAX_THREADS + 16);
+    CHECK_EQ_U64(j.fails, 0);
+    CHECK_EQ_U64(vkprof__thread_count(), VKPROF_MAX_THREADS); /* the table is full */
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_step(ctx);
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.scopes_collected, 1);
+    CHECK_EQ_U64(t.calls_executed, 1 + 3 * (uint64_t)ran);
+    CHECK_EQ_U64(t.calls_unstamped, 3 * (uint64_t)ran);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).calls, 1);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_U64(th_phase(ctx, count_phases[i]).calls, ran);
+    }
+    vkprof_reset(ctx);
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.calls_executed, 0);
+    CHECK_EQ_U64(t.calls_unstamped, 0);
+    /* after the reset, the window at index 1: this thread (its own slot) and
+     * 5 more past the table */
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_DISABLED); /* index 0 */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_DISABLED);
+    CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK); /* index 1 */
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
+    count_calls(&j);
+    ran = count_in_threads(&j, 5);
+    CHECK_EQ_U64(j.fails, 0);
+    CHECK_VK(vku_submit_wait(&g.dev));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_step(ctx);
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.calls_executed, 2 + 3 * (1 + (uint64_t)ran));
+    CHECK_EQ_U64(t.calls_unstamped, 1 + 3 * (1 + (uint64_t)ran));
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).calls, 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).calls, 1 + ran);
+    vkprof_destroy(ctx);
+}
+
 /* VKPROF_RING_ROTATE overrides the desc; garbage is warned about and ignored. */
 static void test_rotate_env(void)
 {
@@ -487,6 +575,7 @@ int main(void)
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);
     RUN(test_rotate_first_calls);
+    RUN(test_rotate_calls_per_thread);
     vku_busy_destroy(&g.dev, &busy);
     th_gpu_finish(&g);
     return th_done();

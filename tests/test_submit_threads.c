@@ -227,6 +227,9 @@ static void check_final(const char *when)
     const uint64_t resubmitters = THREADS / 2, rerecorders = THREADS - resubmitters;
     vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_recorded, (resubmitters + rerecorders * TOKENS) * SCOPES);
+    /* calls, counted by each recording thread in its own slot and summed */
+    CHECK_EQ_U64(t.calls_executed, (resubmitters + rerecorders * TOKENS) * SCOPES);
+    CHECK_EQ_U64(t.calls_unstamped, 0);
     CHECK_EQ_U64(t.samples, (uint64_t)THREADS * TOKENS * SCOPES);
     CHECK_EQ_U64(t.scopes_collected, (uint64_t)THREADS * TOKENS * SCOPES);
     CHECK_EQ_U64(t.scopes_dropped, 0);

@@ -37,7 +37,10 @@ void vkprof__errors_clear(vkprof_context ctx);
 #define VKPROF_KEEP_TLS_ADDR(p) ((void)0)
 #endif
 
-/* thread.c */
+/* thread.c. Thread indices run 1..VKPROF_MAX_THREADS, one per thread for
+ * the process's life, never reused; past the table, every further thread
+ * shares index VKPROF_MAX_THREADS ("other threads"). */
+#define VKPROF_MAX_THREADS 1024u
 uint64_t vkprof__current_span(void);
 uint64_t vkprof__span_open(void); /* a new flow id, now the thread's open span */
 void vkprof__span_close(uint64_t parent);

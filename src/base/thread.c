@@ -5,8 +5,6 @@
 
 #include <stdio.h>
 
-#define VKPROF_MAX_THREADS 1024u
-
 static _Atomic uint32_t g_thread_count;
 static char g_thread_names[VKPROF_MAX_THREADS][64];
 static _Atomic uint32_t g_thread_named[VKPROF_MAX_THREADS];

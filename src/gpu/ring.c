@@ -97,6 +97,19 @@ typedef struct rrec {
     bool in_pending;    /* on the pending list */
 } rrec;
 
+/* One thread's call counters in one ring: written by that thread alone, so
+ * a relaxed load and store (no lock prefix), read by anyone. A call left out
+ * by rotation paid four lock-prefixed read-modify-writes (the phase's
+ * calls, the unstamped calls, the rotation index, the phase's first-use
+ * flag), ~90% of its time in perf(1); llama.cpp's 1B graph makes 261 such
+ * calls a step. Now only the rotation index, which orders calls across
+ * threads, is one (issue 26; docs/performance.md, "What a call left out
+ * costs"). */
+typedef struct calls_slot {
+    _Atomic uint64_t phase[VKPROF_MAX_PHASES];
+    _Atomic uint64_t unstamped;
+} calls_slot;
+
 typedef struct tracker {
     _Atomic uintptr_t key; /* the VkCommandBuffer; 0 free; TOMBSTONE freed */
     /* the owner's recording state */
@@ -135,10 +148,18 @@ struct vkprof_ring_T {
      * calibration places stamps after their recording; until then a stamp
      * before it is not called stale (the calibration itself may be off) */
     bool stale_validated;
-    /* calls and rotation (relaxed atomics: counters; the window is moved by
-     * vkprof_step, and read by every begin) */
-    _Atomic uint64_t phase_calls[VKPROF_MAX_PHASES]; /* begins per phase, stamped or not */
+    /* Calls: begins per phase, stamped or not, and those left unstamped.
+     * Each recording thread counts in its own slot, by its thread index
+     * (calls_slot); the shared counters take threads past the table and
+     * the subtractions of recordings that never ran; vkprof_reset moves
+     * the bases. A count is shared + the slots - base, modulo 2^64. */
+    _Atomic(calls_slot *) slots[VKPROF_MAX_THREADS - 1];
+    _Atomic uint64_t phase_calls[VKPROF_MAX_PHASES];
     _Atomic uint64_t calls_unstamped;
+    _Atomic uint64_t phase_base[VKPROF_MAX_PHASES];
+    _Atomic uint64_t unstamped_base;
+    /* rotation (relaxed atomics; the window is moved by vkprof_step, and
+     * read by every begin) */
     _Atomic uint64_t step_calls; /* rotation: calls begun in the current step */
     _Atomic uint64_t rot_start;  /* rotation: the first call index stamped this step */
     _Atomic uint64_t rot_cycles, rot_last_calls, rot_changed;
@@ -174,6 +195,7 @@ bool vkprof_step_timed(vkprof_context ctx)
 }
 
 static void rotate_advance(vkprof_ring *r, uint32_t k);
+static uint64_t calls_now(vkprof_ring *r, uint32_t phase);
 
 void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished)
 {
@@ -217,10 +239,15 @@ void vkprof__ring_reset_counts(vkprof_context ctx)
     if (r == NULL) {
         return;
     }
+    /* the bases move to the counts now (the threads' slots are theirs to
+     * write, so they are not zeroed) */
     for (uint32_t i = 0; i < VKPROF_MAX_PHASES; i++) {
-        atomic_store_explicit(&r->phase_calls[i], 0, memory_order_relaxed);
+        uint64_t base = atomic_load_explicit(&r->phase_base[i], memory_order_relaxed);
+        atomic_store_explicit(&r->phase_base[i], base + calls_now(r, i), memory_order_relaxed);
     }
-    atomic_store_explicit(&r->calls_unstamped, 0, memory_order_relaxed);
+    uint64_t ub = atomic_load_explicit(&r->unstamped_base, memory_order_relaxed);
+    atomic_store_explicit(&r->unstamped_base, ub + calls_now(r, VKPROF_MAX_PHASES),
+                          memory_order_relaxed);
     atomic_store_explicit(&r->rot_cycles, 0, memory_order_relaxed);
     atomic_store_explicit(&r->rot_changed, 0, memory_order_relaxed);
 }
@@ -235,12 +262,78 @@ uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase)
     if (!vkprof__ring_mode(ctx) || ctx->ring == NULL || phase >= VKPROF_MAX_PHASES) {
         return UINT64_MAX;
     }
-    return atomic_load_explicit(&ctx->ring->phase_calls[phase], memory_order_relaxed);
+    return calls_now(ctx->ring, phase);
 }
 
 static void add(_Atomic uint64_t *c, uint64_t n)
 {
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* A counter of the calling thread's own slot: one writer, no lock prefix. */
+static void own_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* The calling thread's counters in this ring, made at its first call; NULL
+ * for a thread past the thread table (it shares its index) or without
+ * memory: the shared counters then. Only the thread itself stores its slot,
+ * so making it needs no compare-and-swap. */
+static calls_slot *my_slot(vkprof_ring *r)
+{
+    uint16_t tid = vkprof__thread_index();
+    if (tid == 0 || tid >= VKPROF_MAX_THREADS) {
+        return NULL;
+    }
+    calls_slot *s = atomic_load_explicit(&r->slots[tid - 1], memory_order_acquire);
+    if (s == NULL) {
+        s = calloc(1, sizeof *s);
+        if (s != NULL) {
+            atomic_store_explicit(&r->slots[tid - 1], s, memory_order_release);
+        }
+    }
+    return s;
+}
+
+/* A begin, counted: its phase, and whether it was left unstamped. */
+static void count_call(vkprof_ring *r, calls_slot *s, vkprof_phase phase)
+{
+    if (s != NULL) {
+        own_add(&s->phase[phase], 1);
+    } else {
+        add(&r->phase_calls[phase], 1);
+    }
+}
+
+static void count_unstamped(vkprof_ring *r, calls_slot *s)
+{
+    if (s != NULL) {
+        own_add(&s->unstamped, 1);
+    } else {
+        add(&r->calls_unstamped, 1);
+    }
+}
+
+/* The counts now: shared + every thread's slot - the base (modulo 2^64: the
+ * shared counter takes subtractions, so it may wrap on its own).
+ * phase == VKPROF_MAX_PHASES: the unstamped calls. */
+static uint64_t calls_now(vkprof_ring *r, uint32_t phase)
+{
+    bool un = phase >= VKPROF_MAX_PHASES;
+    uint64_t v = un ? atomic_load_explicit(&r->calls_unstamped, memory_order_relaxed) -
+                          atomic_load_explicit(&r->unstamped_base, memory_order_relaxed)
+                    : atomic_load_explicit(&r->phase_calls[phase], memory_order_relaxed) -
+                          atomic_load_explicit(&r->phase_base[phase], memory_order_relaxed);
+    uint32_t n = vkprof__thread_count();
+    for (uint32_t i = 0; i < n && i < VKPROF_MAX_THREADS - 1; i++) {
+        calls_slot *s = atomic_load_explicit(&r->slots[i], memory_order_acquire);
+        if (s != NULL) {
+            v += atomic_load_explicit(un ? &s->unstamped : &s->phase[phase], memory_order_relaxed);
+        }
+    }
+    return v;
 }
 
 /* Count lost samples; the logger warns the first time anything is lost. */
@@ -384,6 +477,9 @@ void vkprof__ring_shutdown(vkprof_context ctx)
         rec_free(r->trackers[i].sealed);
     }
     free(r->trackers);
+    for (uint32_t i = 0; i < VKPROF_MAX_THREADS - 1; i++) {
+        free(atomic_load_explicit(&r->slots[i], memory_order_relaxed));
+    }
     free(r->pending);
     free(r->free_bits);
     free(r->readback);
@@ -569,11 +665,11 @@ static bool boundary_usable(vkprof_context ctx, const tracker *t)
 
 /* Rotation: a begin outside this step's window. Nothing is recorded; the
  * buffer is being recorded anew (its next submit runs what is stamped now). */
-static vkprof_result skip_begin(vkprof_context ctx, vkprof_phase phase, VkCommandBuffer cmd,
-                                bool edge)
+static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_phase phase,
+                                VkCommandBuffer cmd, bool edge)
 {
     vkprof_ring *r = ctx->ring;
-    add(&r->calls_unstamped, 1);
+    count_unstamped(r, mine);
     tracker *t = tracker_find(r, cmd, true);
     if (t == NULL) {
         return VKPROF_DISABLED; /* the table is full; its end is taken as left out too */
@@ -623,9 +719,10 @@ static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
     vkprof_ring *r = ctx->ring;
-    add(&r->phase_calls[phase], 1);
+    calls_slot *mine = my_slot(r);
+    count_call(r, mine, phase);
     if (!vkprof__step_timed(ctx)) {
-        add(&r->calls_unstamped, 1);
+        count_unstamped(r, mine);
         /* sampling: this step is not timed. A buffer that held scopes is
          * being recorded anew without stamps: its next submit runs none. */
         tracker *u = tracker_find(r, cmd, false);
@@ -643,10 +740,12 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         /* a phase's first call is stamped whatever the window (a driver's
          * compile at first use, counted once in the estimate) */
         first_use = ctx->desc.rotate_first_calls &&
+                    !atomic_load_explicit(&r->phase_seen[phase], memory_order_relaxed) &&
                     !atomic_exchange_explicit(&r->phase_seen[phase], true, memory_order_relaxed);
         if ((idx < start || idx - start >= k) && !first_use) {
             /* the call just before the window ends at the window's first boundary */
-            return skip_begin(ctx, phase, cmd, ctx->desc.shared_boundaries && idx + 1 == start);
+            return skip_begin(ctx, mine, phase, cmd,
+                              ctx->desc.shared_boundaries && idx + 1 == start);
         }
     }
     tracker *t = tracker_find(r, cmd, true);
@@ -1600,9 +1699,9 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     if (ring && r != NULL) {
         uint32_t np = atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
         for (uint32_t i = 0; i < np && i < VKPROF_MAX_PHASES; i++) {
-            out->calls_executed += atomic_load_explicit(&r->phase_calls[i], memory_order_relaxed);
+            out->calls_executed += calls_now(r, i);
         }
-        out->calls_unstamped = atomic_load_explicit(&r->calls_unstamped, memory_order_relaxed);
+        out->calls_unstamped = calls_now(r, VKPROF_MAX_PHASES);
         if (out->rotate_scopes > 0) {
             uint64_t n = atomic_load_explicit(&r->rot_last_calls, memory_order_relaxed);
             out->rotate_cycles = atomic_load_explicit(&r->rot_cycles, memory_order_relaxed);
