@@ -82,6 +82,12 @@ typedef struct host_costs {
      * read alone (0 when there is none), and which counter */
     double span_monotonic_ns, counter_ns;
     const char *counter_name;
+    /* a call left out (issue 26): ns per VKPROF_BEGIN/END pair that writes
+     * no stamp, in a step that sampling leaves untimed and outside the
+     * rotating window (K = 4, first calls apart), left_out_calls such calls
+     * a step as llama.cpp's 1B graph; the median step; NAN: not measured */
+    uint32_t left_out_calls, left_out_steps;
+    double left_out_sampled_ns, left_out_rotating_ns;
     /* trace export */
     uint32_t trace_capacity;
     uint64_t trace_recorded, trace_dropped;

@@ -220,6 +220,10 @@ int bench_write_json(const char *path, const summary *s)
     vkprof__json_kv_str(j, "counter", h->counter_name[0] ? h->counter_name : NULL);
     vkprof__json_kv_f64(j, "counter_read_ns", h->counter_ns);
     vkprof__json_kv_f64(j, "span_begin_end_tracing_ns", h->fill_ns_per_span);
+    vkprof__json_kv_f64(j, "left_out_sampled_ns", h->left_out_sampled_ns);
+    vkprof__json_kv_f64(j, "left_out_rotating_ns", h->left_out_rotating_ns);
+    vkprof__json_kv_u64(j, "left_out_calls_per_step", h->left_out_calls);
+    vkprof__json_kv_u64(j, "left_out_steps", h->left_out_steps);
     vkprof__json_end(j);
 
     vkprof__json_key(j, "trace_export");
@@ -358,6 +362,10 @@ void bench_print_report(const summary *s)
         printf("  %-47s %.1f ns (a whole span = %.2fx one clock_gettime)\n", what, h->counter_ns,
                h->clock_ns > 0 ? h->span_ns / h->clock_ns : 0.0);
     }
+    printf("  a call left out (begin + end, no stamp), %u a step, median of %u steps:\n"
+           "    in a step sampling leaves untimed             %.1f ns\n"
+           "    in a rotating step (K = 4: 5 stamps a step)    %.1f ns\n",
+           h->left_out_calls, h->left_out_steps, h->left_out_sampled_ns, h->left_out_rotating_ns);
     const ring_path *rp = s->rp;
     if (rp != NULL && rp->ran) {
         printf("\nThe ring's host path per token, without the decode's GPU work (%u empty phase "
