@@ -487,8 +487,12 @@ typedef struct vkprof_device_info {
  * calls each one with NULL for each pointer argument.)
  */
 
-/** A desc with every default filled in (the Vulkan handles left zero;
- *  synchronization2 VKPROF_FEATURE_UNKNOWN). */
+/** The default desc: all zero, which means "default" in every field (the
+ *  Vulkan handles left zero; synchronization2 VKPROF_FEATURE_UNKNOWN), with
+ *  three fields spelled out as their zero means: enable
+ *  VKPROF_ENABLE_FROM_ENV, env_var VKPROF_DEFAULT_ENV and log_level
+ *  VKPROF_LOG_WARN. The resolved values of the rest are known only once
+ *  vkprof_create has resolved them: read them with vkprof_get_desc. */
 vkprof_context_desc vkprof_default_desc(void);
 
 /**
@@ -552,6 +556,17 @@ bool vkprof_parse_flag(const char *text, bool *out);
 
 /** Device facts; VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or `out`. */
 vkprof_result vkprof_get_device_info(vkprof_context ctx, vkprof_device_info *out);
+
+/**
+ * The desc as vkprof_create resolved it: no field left at a zero that means
+ * "default" (a zero that remains is a value: rotate_scopes 0, no rotation;
+ * trace_path NULL, no trace), the environment variables it read applied
+ * (enable, host level, trace path and format, VKPROF_RING_ROTATE), and every
+ * string pointing into the context (valid until vkprof_destroy). Like
+ * sokol's sg_query_desc. VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or
+ * `out`.
+ */
+vkprof_result vkprof_get_desc(vkprof_context ctx, vkprof_context_desc *out);
 
 /**
  * Register an app phase by name (at most VKPROF_MAX_NAME bytes, not empty).

@@ -636,6 +636,15 @@ vkprof_result vkprof_get_device_info(vkprof_context ctx, vkprof_device_info *out
     return VKPROF_OK;
 }
 
+vkprof_result vkprof_get_desc(vkprof_context ctx, vkprof_context_desc *out)
+{
+    if (ctx == NULL || out == NULL) {
+        return VKPROF_ERROR_INVALID_ARGUMENT;
+    }
+    *out = ctx->desc;
+    return VKPROF_OK;
+}
+
 /* A step is the app's token: the GPU core (sampling, shared boundaries), the
  * timeline and the per-token report each learn of it, from here. */
 void vkprof_step(vkprof_context ctx)

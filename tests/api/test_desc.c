@@ -433,6 +433,57 @@ static void test_resolved_defaults(void)
     gpu_finish(&g);
 }
 
+/* vkprof_get_desc: the desc as create resolved it, the environment read
+ * once, every string the context's own copy. */
+static void test_get_desc(void)
+{
+    gpu g;
+    gpu_init(&g, false);
+    reset_counts();
+    vkprof_context_desc z;
+    memset(&z, 0, sizeof z);
+    vkprof_context_desc d = readme_desc(&g);
+    z.instance = d.instance;
+    z.physical_device = d.physical_device;
+    z.device = d.device;
+    z.queue_family_index = d.queue_family_index;
+    z.get_instance_proc_addr = d.get_instance_proc_addr;
+    z.get_device_proc_addr = d.get_device_proc_addr;
+    z.timing_mode = VKPROF_TIMING_RING;
+    z.env_var = "VKPROF_TEST_GETDESC";
+    char label[16] = "rank0";
+    z.trace_label = label;
+    setenv("VKPROF_TEST_GETDESC", "on", 1);
+    setenv("VKPROF_RING_ROTATE", "3", 1);
+    setenv("VKPROF_TRACE_FORMAT", "pftrace", 1);
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(&z, &ctx) == VKPROF_OK);
+    unsetenv("VKPROF_TEST_GETDESC");
+    unsetenv("VKPROF_RING_ROTATE");
+    unsetenv("VKPROF_TRACE_FORMAT");
+    strcpy(label, "changed");
+    vkprof_context_desc r;
+    memset(&r, 0xab, sizeof r);
+    CHECK(vkprof_get_desc(ctx, &r) == VKPROF_OK);
+    CHECK(r.enable == VKPROF_ENABLE_ON); /* from the env var, read at create */
+    CHECK(r.host_level == VKPROF_HOST_OFF);
+    CHECK_EQ_U64(r.rotate_scopes, 3);
+    CHECK(r.trace_format == VKPROF_TRACE_FORMAT_PFTRACE);
+    CHECK_EQ_U64(r.ring_queries, 4096); /* the header's stated defaults */
+    CHECK_EQ_U64(r.sample_every, 1);
+    CHECK_EQ_U64(r.report_every, 8);
+    CHECK_EQ_U64(r.trace_capacity, 1u << 20);
+    CHECK(r.log_level == VKPROF_LOG_WARN);
+    CHECK(r.synchronization2 == VKPROF_FEATURE_DISABLED); /* unknown: the core stamp */
+    CHECK(r.env_var != NULL && strcmp(r.env_var, "VKPROF_TEST_GETDESC") == 0);
+    CHECK(r.env_var != z.env_var); /* the context's copy */
+    CHECK(r.trace_label != NULL && strcmp(r.trace_label, "rank0") == 0);
+    CHECK(r.trace_path == NULL); /* no trace asked for */
+    CHECK(r.device == z.device && r.queue_family_index == z.queue_family_index);
+    vkprof_destroy(ctx);
+    gpu_finish(&g);
+}
+
 int main(void)
 {
     RUN(test_default_desc);
@@ -442,5 +493,6 @@ int main(void)
     RUN(test_disabled);
     RUN(test_log_levels);
     RUN(test_resolved_defaults);
+    RUN(test_get_desc);
     return th_done();
 }
