@@ -1,13 +1,65 @@
 /*
- * vkprof: per-phase GPU timing for Vulkan compute work.
+ * vkprof: per-phase GPU timing for Vulkan compute work, host spans, and one
+ * timeline of both for Perfetto.
  *
  * The app hands over its Vulkan objects and proc-addr functions; the library
  * loads no Vulkan loader of its own and keeps a per-context function table.
  *
- * Thread safety: a vkprof_context is NOT thread-safe. Calls on one context
- * must be externally serialised (one recording thread per context is the
- * normal case). Distinct contexts are independent. vkprof_result_name(),
- * vkprof_default_desc() and vkprof_parse_flag() are thread-safe.
+ * QUICK START (the ring mode: never stalls, any thread; the README has the
+ * 2-slot mode and more)
+ *
+ *   1. Create a context for the queue family you time:
+ *        vkprof_context_desc d = vkprof_default_desc(); // zero means default
+ *        d.instance = inst; d.physical_device = phys; d.device = dev;
+ *        d.queue_family_index = family; d.queue = queue;
+ *        d.get_instance_proc_addr = vkGetInstanceProcAddr;
+ *        d.get_device_proc_addr = vkGetDeviceProcAddr;
+ *        d.timing_mode = VKPROF_TIMING_RING;
+ *        vkprof_context prof;
+ *        vkprof_create(&d, &prof); // on with VKPROF_GPU_PROFILE=1 and timestamps
+ *   2. Around each phase's dispatches, while recording:
+ *        VKPROF_BEGIN(prof, cmd, VKPROF_PHASE_ATTENTION);
+ *        vkCmdDispatch(cmd, ...);
+ *        VKPROF_END(prof, cmd, VKPROF_PHASE_ATTENTION);
+ *   3. Submit through it (or call vkprof_cmd_submit just before your own):
+ *        vkprof_queue_submit(prof, queue, 1, &submit_info, fence);
+ *   4. After the fence, once per token:
+ *        vkprof_collect(prof); vkprof_step(prof);
+ *   5. Read and write:
+ *        vkprof_snapshot_json(prof, buf, sizeof buf, &need); // or vkprof_snapshot
+ *        vkprof_trace_write(prof, "run.json"); // after vkprof_trace_start(prof, 0)
+ *        vkprof_destroy(prof);
+ *   Host spans: vkprof_span_start / vkprof_span_end around host work.
+ *
+ * THREAD SAFETY, call by call. Distinct contexts are independent.
+ *   Any thread, any time, concurrently:
+ *     vkprof_version, vkprof_result_name/_text, vkprof_default_desc,
+ *     vkprof_parse_flag, vkprof_ticks_to_ns, vkprof_tick_delta,
+ *     vkprof_host_now_ns, vkprof_active, vkprof_register_phase (a short
+ *     lock), vkprof_phase_count/_name, vkprof_get_device_info, vkprof_get_desc;
+ *     the host spans: vkprof_span_*, vkprof_register_bucket (a short lock),
+ *     vkprof_bucket_*, vkprof_get/set_host_level, vkprof_rendezvous,
+ *     vkprof_set_thread_name, vkprof_step, vkprof_step_count
+ *     (tests/test_threads.c: 8 threads under TSan); vkprof_spool_sync and
+ *     vkprof_spool_status (the spool's mutex).
+ *   Ring mode (VKPROF_TIMING_RING), any thread, concurrently:
+ *     VKPROF_BEGIN/END, vkprof_cmd_begin/_end/_end_args/_both, each command
+ *     buffer recorded by one thread at a time as Vulkan requires (lock-free);
+ *     vkprof_cmd_submit(_flow), vkprof_queue_submit(2), vkprof_cmd_release,
+ *     vkprof_cmd_discard and vkprof_collect (one spin lock)
+ *     (tests/test_submit_threads.c: 8 threads under TSan).
+ *   One thread at a time, and not while vkprof_collect runs on another (it
+ *   folds the samples these read or reset):
+ *     vkprof_snapshot(_json), vkprof_get_timing_stats, vkprof_format_report,
+ *     vkprof_reset, vkprof_calibrate, vkprof_get_calibration,
+ *     vkprof_device_to_host_ns, vkprof_trace_start, vkprof_trace_write(_set),
+ *     vkprof_flush (exporting takes only published events: other threads may
+ *     go on recording spans and scopes meanwhile).
+ *   2-slot mode (the default timing_mode): every timing call (begin, end,
+ *     resolve, accumulate, collect, last_scope_ticks) on one thread at a
+ *     time: it has one scope in flight.
+ *   vkprof_create and vkprof_destroy: destroy when no other call on the
+ *     context is in flight.
  *
  * Cost when off: while profiling is off (or the queue family has no
  * timestamps) every call returns at once and records no Vulkan command and
