@@ -131,7 +131,6 @@ typedef struct vkprof_host {
     uint64_t uid;                    /* unique in the process: threads cache their acc by it */
     _Atomic uint32_t bucket_count;
     atomic_flag register_lock;
-    _Atomic uint64_t steps;
     uint32_t report_every;
     /* report window, under report_lock */
     atomic_flag report_lock;
@@ -140,6 +139,13 @@ typedef struct vkprof_host {
     uint64_t window_calls[VKPROF_MAX_BUCKETS];
     uint64_t window_total[VKPROF_MAX_BUCKETS]; /* ticks */
 } vkprof_host;
+
+/* ---- steps (base): the app's tokens. vkprof_step (core) advances the
+ * count and an opened spool (export) restores it, through base/base.h; the
+ * GPU core, the timeline, host spans and the exporters read it there. ---- */
+typedef struct vkprof_steps {
+    _Atomic uint64_t done; /* steps finished: the current step is done + 1 */
+} vkprof_steps;
 
 /* ---- calibration ---- */
 typedef struct vkprof_cal_point {
@@ -315,24 +321,10 @@ typedef struct vkprof_error_atomics {
 #undef VKPROF_X_
 } vkprof_error_atomics;
 
-struct vkprof_context_T {
-    struct vkprof_context_head_ head; /* must stay first: vkprof_active() reads it */
-
-    /* The caller's desc resolved by vkprof_create in one pass (core/context.c,
-     * resolve_desc): no field here means "default" any more, and the strings
-     * point into the context. Everything reads this, never the caller's. */
-    vkprof_context_desc desc;
-    char env_var[128], host_env_var[128], trace_env_var[128];
-    char trace_path[1024];  /* the trace path asked for (desc or env) */
-    char spool_path[1024];  /* desc.trace_spool */
-    char trace_label[128];  /* desc.trace_label */
-    const char *trace_from; /* where it came from, for messages */
-    vkprof_vk vk;
-    vkprof_device_info info;
-    uint64_t valid_mask;
-
-    bool requested;
-
+/* ---- the GPU timing core (src/gpu/): the 2-slot cycle, the ring, the
+ * phase table and the timing stats. Only gpu/ and the seams above it (export,
+ * core) read it (tests/layering). ---- */
+typedef struct vkprof_gpu {
     /* 2-slot mode */
     VkQueryPool pool;
     vkprof_scope_state state;
@@ -353,10 +345,6 @@ struct vkprof_context_T {
     /* samples lost, by reason (vkprof_timing_stats.lost_*) */
     _Atomic uint64_t lost_ring_full, lost_overwritten, lost_never_submitted, lost_reset,
         lost_misuse, lost_backwards, lost_stale;
-    /* tests only: the stamps are simulated values with no relation to the
-     * host clock (tests/sim.c's fake results), so the checks that compare
-     * them with it (stale samples, the calibration's windows) are off */
-    bool clock_checks_off;
     _Atomic uint64_t extra_samples;    /* executions beyond the first of a recorded scope */
     _Atomic uint64_t scopes_discarded; /* vkprof_cmd_discard: recorded, never submitted */
     _Atomic uint64_t submissions;
@@ -371,13 +359,41 @@ struct vkprof_context_T {
     _Atomic uint32_t phase_count;
     atomic_flag phase_lock;
 
-    vkprof_error_atomics errors; /* read with vkprof__errors_read */
-
     /* 2-slot scope, for the timeline */
     uint64_t scope_begin_ticks, scope_end_ticks;
     uint64_t scope_flow;  /* the span open on this thread at begin */
     uint32_t scope_annot; /* its args: 1 + index into trace.annots; 0: none */
+} vkprof_gpu;
 
+struct vkprof_context_T {
+    struct vkprof_context_head_ head; /* must stay first: vkprof_active() reads it */
+
+    /* The caller's desc resolved by vkprof_create in one pass (core/context.c,
+     * resolve_desc): no field here means "default" any more, and the strings
+     * point into the context. Everything reads this, never the caller's. */
+    vkprof_context_desc desc;
+    char env_var[128], host_env_var[128], trace_env_var[128];
+    char trace_path[1024];  /* the trace path asked for (desc or env) */
+    char spool_path[1024];  /* desc.trace_spool */
+    char trace_label[128];  /* desc.trace_label */
+    const char *trace_from; /* where it came from, for messages */
+    vkprof_vk vk;
+    vkprof_device_info info;
+    uint64_t valid_mask;
+
+    bool requested;
+
+    vkprof_gpu gpu; /* the GPU timing core (src/gpu/) */
+
+    /* tests only: the stamps are simulated values with no relation to the
+     * host clock (tests/sim.c's fake results), so the checks that compare
+     * them with it (stale samples, the calibration's windows) are off */
+    bool clock_checks_off;
+
+    vkprof_error_atomics errors; /* read with vkprof__errors_read */
+
+
+    vkprof_steps steps; /* base */
     vkprof_host host;
     vkprof_hclk hclk;
     vkprof_cal cal;

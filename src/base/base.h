@@ -27,6 +27,22 @@ uint64_t vkprof__count_result(vkprof_context ctx, vkprof_result code);
 void vkprof__errors_read(vkprof_context ctx, vkprof_error_counts *out);
 void vkprof__errors_clear(vkprof_context ctx);
 
+/* The step counter (ctx->steps): steps finished; the current step is this
+ * + 1. Every seam reads it here; vkprof_step (core) advances it, returning
+ * the step just finished, and an opened spool (export) sets it. */
+static inline uint64_t vkprof__steps_done(vkprof_context ctx)
+{
+    return atomic_load_explicit(&ctx->steps.done, memory_order_relaxed);
+}
+static inline uint64_t vkprof__steps_advance(vkprof_context ctx)
+{
+    return atomic_fetch_add(&ctx->steps.done, 1) + 1;
+}
+static inline void vkprof__steps_set(vkprof_context ctx, uint64_t done)
+{
+    atomic_store(&ctx->steps.done, done);
+}
+
 /* Keeps a TLS address computed once in a register for the rest of a
  * function: GCC otherwise computes it again at each use, which in
  * position-independent code (both libraries) is a __tls_get_addr call each

@@ -239,7 +239,7 @@ static void read_device_facts(vkprof_context ctx)
     ctx->valid_mask = bits == 0 ? 0 : bits >= 64 ? UINT64_MAX : ((UINT64_C(1) << bits) - 1u);
     info->supported = bits != 0;
 
-    ctx->host_reset = ctx->desc.host_query_reset && ctx->vk.ResetQueryPool != NULL;
+    ctx->gpu.host_reset = ctx->desc.host_query_reset && ctx->vk.ResetQueryPool != NULL;
     bool want2 = ctx->desc.synchronization2 == VKPROF_FEATURE_ENABLED; /* resolve_desc */
     info->timestamp2 = want2 && ctx->vk.CmdWriteTimestamp2 != NULL;
     if (want2 && ctx->vk.CmdWriteTimestamp2 == NULL && info->supported) {
@@ -579,13 +579,13 @@ static void collect_at_destroy(vkprof_context ctx)
         }
         return;
     }
-    if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
+    if (ctx->gpu.state == VKPROF_SCOPE_ENDED || ctx->gpu.state == VKPROF_SCOPE_RESOLVED) {
         ctx->errors.discarded++;
-        ctx->lost_misuse++;
-        ctx->state = VKPROF_SCOPE_IDLE;
+        ctx->gpu.lost_misuse++;
+        ctx->gpu.state = VKPROF_SCOPE_IDLE;
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
                     "destroy: the last '%s' scope was never accumulated; discarded",
-                    ctx->phases[ctx->scope_phase].name);
+                    ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
 }
 
@@ -652,7 +652,7 @@ void vkprof_step(vkprof_context ctx)
     if (ctx == NULL || ctx->offline) {
         return;
     }
-    uint64_t step = atomic_fetch_add(&ctx->host.steps, 1) + 1; /* steps count from 1 */
+    uint64_t step = vkprof__steps_advance(ctx); /* steps count from 1 */
     vkprof__timing_on_step(ctx, step - 1);
     uint64_t now = vkprof_host_now_ns();
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {

@@ -444,7 +444,7 @@ static void fill_meta(vkprof_export *x, const uint32_t *dev_ord, const uint64_t 
         cm->valid_bits = c->info.timestamp_valid_bits;
         vkprof_get_calibration(c, &cm->cal);
         vkprof_get_timing_stats(c, &cm->ts);
-        cm->steps = atomic_load(&c->host.steps);
+        cm->steps = vkprof__steps_done(c);
         cm->keep_last = t->keep_last;
         cm->capacity = t->capacity;
         cm->recorded = x->src[s].next;
@@ -652,8 +652,8 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
     uint64_t *used = sc->used;
     x->token_src = 0;
     for (uint32_t s = 1; s < n; s++) {
-        if (atomic_load(&x->src[s].ctx->host.steps) >
-            atomic_load(&x->src[x->token_src].ctx->host.steps)) {
+        if (vkprof__steps_done(x->src[s].ctx) >
+            vkprof__steps_done(x->src[x->token_src].ctx)) {
             x->token_src = s;
         }
     }

@@ -340,8 +340,8 @@ static uint64_t signature(vkprof_context ctx)
     uint64_t s = UINT64_C(0xcbf29ce484222325);
     const uint64_t v[] = {atomic_load(&ctx->trace.next),
                           atomic_load(&ctx->trace.annot_next),
-                          atomic_load(&ctx->host.steps),
-                          atomic_load(&ctx->phase_count),
+                          vkprof__steps_done(ctx),
+                          atomic_load(&ctx->gpu.phase_count),
                           atomic_load(&ctx->host.bucket_count),
                           ctx->cal.taken,
                           ctx->hclk.taken,
@@ -378,7 +378,7 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     c->shared_boundaries = ctx->desc.shared_boundaries;
     c->active = ctx->head.active != 0;
     c->requested = ctx->requested;
-    c->host_reset = ctx->host_reset;
+    c->host_reset = ctx->gpu.host_reset;
     c->trace_format = ctx->desc.trace_format;
     /* folds, calibration points and phase calls hold still meanwhile: the
      * counts, the phase sums and gpu_next describe one moment */
@@ -386,10 +386,10 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     vkprof_get_timing_stats(ctx, &c->timing);
     vkprof__errors_read(ctx, &c->errors);
     c->gpu_next = atomic_load(&ctx->trace.next);
-    uint32_t np = atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
+    uint32_t np = atomic_load_explicit(&ctx->gpu.phase_count, memory_order_acquire);
     np = np > VKPROF_MAX_PHASES ? VKPROF_MAX_PHASES : np;
     c->phase_count = np;
-    memcpy(c->phases, ctx->phases, np * sizeof *c->phases);
+    memcpy(c->phases, ctx->gpu.phases, np * sizeof *c->phases);
     for (uint32_t i = 0; i < np; i++) {
         c->phase_calls[i] = vkprof__ring_phase_calls(ctx, i);
     }
@@ -439,7 +439,7 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     c->annot_dropped = atomic_load(&t->annot_dropped);
     c->trace_start_ns = t->start_ns;
 
-    c->steps = atomic_load(&ctx->host.steps);
+    c->steps = vkprof__steps_done(ctx);
     c->span_next = atomic_load(&t->next);
     uint32_t nb = atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire);
     nb = nb > VKPROF_MAX_BUCKETS ? VKPROF_MAX_BUCKETS : nb;
@@ -631,11 +631,11 @@ static void fold_after(vkprof_context ctx, vkprof_frozen *fz, const spool_ckpt *
     const uint64_t next = atomic_load(&t->next);
     const uint64_t oldest = t->keep_last && next > t->capacity ? next - t->capacity : 0;
     const uint64_t lim = t->keep_last ? next : (next < t->capacity ? next : t->capacity);
-    const uint32_t np = atomic_load(&ctx->phase_count);
+    const uint32_t np = atomic_load(&ctx->gpu.phase_count);
     const uint32_t nb = atomic_load(&ctx->host.bucket_count);
     uint64_t from = c->gpu_next < c->span_next ? c->gpu_next : c->span_next;
     from = from < oldest ? oldest : from;
-    uint64_t steps = atomic_load(&ctx->host.steps);
+    uint64_t steps = vkprof__steps_done(ctx);
     for (uint64_t i = from; i < lim; i++) {
         const vkprof_event *e = event_at(t, i);
         if (e == NULL) {
@@ -661,7 +661,7 @@ static void fold_after(vkprof_context ctx, vkprof_frozen *fz, const spool_ckpt *
             steps = e->step;
         }
     }
-    atomic_store(&ctx->host.steps, steps);
+    vkprof__steps_set(ctx, steps);
 }
 
 /* The static name a source of the host clock goes by (the context points at
@@ -814,23 +814,23 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
     copy_str(ctx->driver_name, sizeof ctx->driver_name, c->driver_name);
     ctx->valid_mask = c->valid_mask;
     ctx->requested = c->requested != 0;
-    ctx->host_reset = c->host_reset != 0;
+    ctx->gpu.host_reset = c->host_reset != 0;
     /* it times nothing: no span, no scope, whatever is called on it */
     __atomic_store_n(&ctx->head.host_level, (int)VKPROF_HOST_OFF, __ATOMIC_RELAXED);
 
     /* phases: names and sums */
-    ctx->phases = calloc(VKPROF_MAX_PHASES, sizeof *ctx->phases);
+    ctx->gpu.phases = calloc(VKPROF_MAX_PHASES, sizeof *ctx->gpu.phases);
     ctx->cal.points = calloc(VKPROF_CAL_POINTS, sizeof *ctx->cal.points);
-    if (ctx->phases == NULL || ctx->cal.points == NULL) {
+    if (ctx->gpu.phases == NULL || ctx->cal.points == NULL) {
         FAIL("%s: out of memory", path);
     }
-    memcpy(ctx->phases, c->phases, c->phase_count * sizeof *ctx->phases);
+    memcpy(ctx->gpu.phases, c->phases, c->phase_count * sizeof *ctx->gpu.phases);
     for (uint32_t i = 0; i < c->phase_count; i++) {
-        ctx->phases[i].name[VKPROF_MAX_NAME] = '\0';
+        ctx->gpu.phases[i].name[VKPROF_MAX_NAME] = '\0';
         fz->phase_calls[i] = c->phase_calls[i];
     }
-    atomic_flag_clear(&ctx->phase_lock);
-    atomic_store(&ctx->phase_count, c->phase_count);
+    atomic_flag_clear(&ctx->gpu.phase_lock);
+    atomic_store(&ctx->gpu.phase_count, c->phase_count);
     /* the counts the getters compute in a live context */
     fz->timing = c->timing;
 #define VKPROF_X_(field, result, meaning) atomic_store(&ctx->errors.field, c->errors.field);
@@ -862,7 +862,7 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
         atomic_store(&b->total_ticks, c->buckets[i].total_ticks);
     }
     atomic_store(&ctx->host.bucket_count, c->bucket_count);
-    atomic_store(&ctx->host.steps, c->steps);
+    vkprof__steps_set(ctx, c->steps);
     ctx->host.report_every = UINT32_MAX;
     /* the store, in place (read only) */
     vkprof_trace *t = &ctx->trace;
@@ -918,7 +918,7 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
 
 fail:
     if (ctx != NULL) {
-        free(ctx->phases);
+        free(ctx->gpu.phases);
         free(ctx->cal.points);
         free(ctx);
     }
@@ -939,7 +939,7 @@ fail:
 void vkprof__spool_destroy_offline(vkprof_context ctx)
 {
     vkprof__spool_close(ctx); /* unmaps, frees the frozen figures */
-    free(ctx->phases);
+    free(ctx->gpu.phases);
     free(ctx->cal.points);
     free(ctx);
 }

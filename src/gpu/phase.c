@@ -27,29 +27,29 @@ static void acc_clear(vkprof_phase_acc *a)
 
 vkprof_result vkprof__phases_init(vkprof_context ctx)
 {
-    ctx->phases = calloc(VKPROF_MAX_PHASES, sizeof *ctx->phases);
-    if (ctx->phases == NULL) {
+    ctx->gpu.phases = calloc(VKPROF_MAX_PHASES, sizeof *ctx->gpu.phases);
+    if (ctx->gpu.phases == NULL) {
         return VKPROF_ERROR_OUT_OF_MEMORY;
     }
     for (uint32_t i = 0; i < VKPROF_PHASE_DEFAULT_COUNT; i++) {
-        snprintf(ctx->phases[i].name, sizeof ctx->phases[i].name, "%s", default_names[i]);
-        acc_clear(&ctx->phases[i]);
+        snprintf(ctx->gpu.phases[i].name, sizeof ctx->gpu.phases[i].name, "%s", default_names[i]);
+        acc_clear(&ctx->gpu.phases[i]);
     }
-    atomic_flag_clear(&ctx->phase_lock);
-    atomic_store_explicit(&ctx->phase_count, VKPROF_PHASE_DEFAULT_COUNT, memory_order_release);
+    atomic_flag_clear(&ctx->gpu.phase_lock);
+    atomic_store_explicit(&ctx->gpu.phase_count, VKPROF_PHASE_DEFAULT_COUNT, memory_order_release);
     return VKPROF_OK;
 }
 
 void vkprof__phases_free(vkprof_context ctx)
 {
-    free(ctx->phases);
-    ctx->phases = NULL;
-    atomic_store(&ctx->phase_count, 0);
+    free(ctx->gpu.phases);
+    ctx->gpu.phases = NULL;
+    atomic_store(&ctx->gpu.phase_count, 0);
 }
 
 bool vkprof__phase_valid(vkprof_context ctx, vkprof_phase phase)
 {
-    return phase < atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
+    return phase < atomic_load_explicit(&ctx->gpu.phase_count, memory_order_acquire);
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -59,7 +59,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks, bool first)
 {
-    vkprof_phase_acc *a = &ctx->phases[phase];
+    vkprof_phase_acc *a = &ctx->gpu.phases[phase];
     a->count++;
     a->total_ticks = sat_add(a->total_ticks, ticks);
     if (first) {
@@ -81,44 +81,44 @@ vkprof_result vkprof_register_phase(vkprof_context ctx, const char *name, vkprof
         return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
                             "vkprof_register_phase: name must be 1..%u bytes", VKPROF_MAX_NAME);
     }
-    while (atomic_flag_test_and_set_explicit(&ctx->phase_lock, memory_order_acquire)) {
+    while (atomic_flag_test_and_set_explicit(&ctx->gpu.phase_lock, memory_order_acquire)) {
         /* another thread is registering: a few dozen instructions */
     }
-    uint32_t n = atomic_load_explicit(&ctx->phase_count, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&ctx->gpu.phase_count, memory_order_relaxed);
     for (uint32_t i = 0; i < n; i++) {
-        if (strcmp(ctx->phases[i].name, name) == 0) {
-            atomic_flag_clear_explicit(&ctx->phase_lock, memory_order_release);
+        if (strcmp(ctx->gpu.phases[i].name, name) == 0) {
+            atomic_flag_clear_explicit(&ctx->gpu.phase_lock, memory_order_release);
             *out = i;
             return VKPROF_OK;
         }
     }
     if (n >= VKPROF_MAX_PHASES) {
-        atomic_flag_clear_explicit(&ctx->phase_lock, memory_order_release);
+        atomic_flag_clear_explicit(&ctx->gpu.phase_lock, memory_order_release);
         return vkprof__fail(ctx, VKPROF_ERROR_TOO_MANY_PHASES,
                             "vkprof_register_phase('%s'): %u phases already", name,
                             VKPROF_MAX_PHASES);
     }
-    vkprof_phase_acc *a = &ctx->phases[n];
+    vkprof_phase_acc *a = &ctx->gpu.phases[n];
     memset(a, 0, sizeof *a);
     memcpy(a->name, name, strlen(name) + 1);
     acc_clear(a);
-    atomic_store_explicit(&ctx->phase_count, n + 1, memory_order_release);
-    atomic_flag_clear_explicit(&ctx->phase_lock, memory_order_release);
+    atomic_store_explicit(&ctx->gpu.phase_count, n + 1, memory_order_release);
+    atomic_flag_clear_explicit(&ctx->gpu.phase_lock, memory_order_release);
     *out = n;
     return VKPROF_OK;
 }
 
 uint32_t vkprof_phase_count(vkprof_context ctx)
 {
-    return ctx == NULL ? 0 : ctx->phase_count;
+    return ctx == NULL ? 0 : ctx->gpu.phase_count;
 }
 
 const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase)
 {
-    if (ctx == NULL || phase >= ctx->phase_count) {
+    if (ctx == NULL || phase >= ctx->gpu.phase_count) {
         return NULL;
     }
-    return ctx->phases[phase].name;
+    return ctx->gpu.phases[phase].name;
 }
 
 bool vkprof_any_recorded(vkprof_context ctx)
@@ -126,8 +126,8 @@ bool vkprof_any_recorded(vkprof_context ctx)
     if (ctx == NULL) {
         return false;
     }
-    for (uint32_t i = 0; i < ctx->phase_count; i++) {
-        if (ctx->phases[i].count != 0) {
+    for (uint32_t i = 0; i < ctx->gpu.phase_count; i++) {
+        if (ctx->gpu.phases[i].count != 0) {
             return true;
         }
     }
@@ -139,22 +139,22 @@ void vkprof_reset(vkprof_context ctx)
     if (ctx == NULL) {
         return;
     }
-    for (uint32_t i = 0; i < ctx->phase_count; i++) {
-        acc_clear(&ctx->phases[i]);
+    for (uint32_t i = 0; i < ctx->gpu.phase_count; i++) {
+        acc_clear(&ctx->gpu.phases[i]);
     }
     vkprof__errors_clear(ctx);
-    atomic_store(&ctx->timed_steps, 0);
-    ctx->scopes_recorded = ctx->scopes_collected = 0;
-    ctx->lost_ring_full = ctx->lost_overwritten = ctx->lost_never_submitted = 0;
-    ctx->lost_reset = ctx->lost_misuse = ctx->lost_backwards = ctx->lost_stale = 0;
-    ctx->extra_samples = ctx->submissions = ctx->scopes_discarded = 0;
-    ctx->stamps_written = ctx->shared_stamps = 0;
+    atomic_store(&ctx->gpu.timed_steps, 0);
+    ctx->gpu.scopes_recorded = ctx->gpu.scopes_collected = 0;
+    ctx->gpu.lost_ring_full = ctx->gpu.lost_overwritten = ctx->gpu.lost_never_submitted = 0;
+    ctx->gpu.lost_reset = ctx->gpu.lost_misuse = ctx->gpu.lost_backwards = ctx->gpu.lost_stale = 0;
+    ctx->gpu.extra_samples = ctx->gpu.submissions = ctx->gpu.scopes_discarded = 0;
+    ctx->gpu.stamps_written = ctx->gpu.shared_stamps = 0;
     vkprof__ring_reset_counts(ctx);
 }
 
 static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
 {
-    const vkprof_phase_acc *a = &ctx->phases[i];
+    const vkprof_phase_acc *a = &ctx->gpu.phases[i];
     float period = ctx->info.timestamp_period;
     memset(s, 0, sizeof *s);
     s->id = i;
@@ -195,15 +195,15 @@ vkprof_result vkprof_snapshot(vkprof_context ctx, vkprof_phase_stats *out, uint3
     if (out == NULL) {
         cap = 0; /* a size query */
     }
-    *count = ctx->phase_count;
-    uint32_t n = cap < ctx->phase_count ? cap : ctx->phase_count;
+    *count = ctx->gpu.phase_count;
+    uint32_t n = cap < ctx->gpu.phase_count ? cap : ctx->gpu.phase_count;
     for (uint32_t i = 0; i < n; i++) {
         fill_stats(ctx, i, &out[i]);
     }
     if (errors != NULL) {
         vkprof__errors_read(ctx, errors);
     }
-    return cap < ctx->phase_count ? VKPROF_ERROR_BUFFER_TOO_SMALL : VKPROF_OK;
+    return cap < ctx->gpu.phase_count ? VKPROF_ERROR_BUFFER_TOO_SMALL : VKPROF_OK;
 }
 
 /* The snapshot as JSON, through the one JSON writer (base/json.h) into the
@@ -233,7 +233,7 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
     vkprof__json_kv_bool(j, "supported", info->supported);
     vkprof__json_key(j, "phases");
     vkprof__json_arr(j);
-    for (uint32_t i = 0; i < ctx->phase_count; i++) {
+    for (uint32_t i = 0; i < ctx->gpu.phase_count; i++) {
         vkprof_phase_stats s;
         fill_stats(ctx, i, &s);
         vkprof__json_obj(j);

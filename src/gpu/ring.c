@@ -185,7 +185,7 @@ bool vkprof__step_timed(vkprof_context ctx)
     if (!vkprof__ring_mode(ctx)) {
         return true;
     }
-    uint64_t step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed);
+    uint64_t step = vkprof__steps_done(ctx);
     return step % sample_every(ctx) == 0;
 }
 
@@ -201,13 +201,13 @@ void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished)
 {
     if (!vkprof__ring_mode(ctx) || finished % sample_every(ctx) == 0) {
         if (ctx->head.active) {
-            atomic_fetch_add_explicit(&ctx->timed_steps, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ctx->gpu.timed_steps, 1, memory_order_relaxed);
         }
     }
     /* a step ends any shared boundary: the next token is a new recording */
-    atomic_fetch_add_explicit(&ctx->step_epoch, 1, memory_order_relaxed);
-    if (vkprof__ring_mode(ctx) && ctx->desc.rotate_scopes > 0 && ctx->ring != NULL) {
-        rotate_advance(ctx->ring, ctx->desc.rotate_scopes);
+    atomic_fetch_add_explicit(&ctx->gpu.step_epoch, 1, memory_order_relaxed);
+    if (vkprof__ring_mode(ctx) && ctx->desc.rotate_scopes > 0 && ctx->gpu.ring != NULL) {
+        rotate_advance(ctx->gpu.ring, ctx->desc.rotate_scopes);
     }
 }
 
@@ -235,7 +235,7 @@ static void rotate_advance(vkprof_ring *r, uint32_t k)
 /* vkprof_reset: the call counters start again; the window stays where it is. */
 void vkprof__ring_reset_counts(vkprof_context ctx)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (r == NULL) {
         return;
     }
@@ -259,10 +259,10 @@ uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase)
     if (ctx->frozen != NULL) {
         return phase < VKPROF_MAX_PHASES ? ctx->frozen->phase_calls[phase] : UINT64_MAX;
     }
-    if (!vkprof__ring_mode(ctx) || ctx->ring == NULL || phase >= VKPROF_MAX_PHASES) {
+    if (!vkprof__ring_mode(ctx) || ctx->gpu.ring == NULL || phase >= VKPROF_MAX_PHASES) {
         return UINT64_MAX;
     }
-    return calls_now(ctx->ring, phase);
+    return calls_now(ctx->gpu.ring, phase);
 }
 
 static void add(_Atomic uint64_t *c, uint64_t n)
@@ -343,7 +343,7 @@ static void lose(vkprof_context ctx, _Atomic uint64_t *reason, uint64_t n, const
         return;
     }
     add(reason, n);
-    if (!atomic_exchange_explicit(&ctx->lost_warned, true, memory_order_relaxed)) {
+    if (!atomic_exchange_explicit(&ctx->gpu.lost_warned, true, memory_order_relaxed)) {
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
                     "GPU samples lost (first: %llu, %s); every report counts them "
                     "(vkprof_get_timing_stats, the snapshot, the trace, vkprof report)",
@@ -365,15 +365,15 @@ static void unlock(vkprof_ring *r)
 
 void vkprof__gpu_lock(vkprof_context ctx)
 {
-    if (vkprof__ring_mode(ctx) && ctx->ring != NULL) {
-        lock(ctx->ring);
+    if (vkprof__ring_mode(ctx) && ctx->gpu.ring != NULL) {
+        lock(ctx->gpu.ring);
     }
 }
 
 void vkprof__gpu_unlock(vkprof_context ctx)
 {
-    if (vkprof__ring_mode(ctx) && ctx->ring != NULL) {
-        unlock(ctx->ring);
+    if (vkprof__ring_mode(ctx) && ctx->gpu.ring != NULL) {
+        unlock(ctx->gpu.ring);
     }
 }
 
@@ -381,7 +381,7 @@ void vkprof__gpu_unlock(vkprof_context ctx)
 
 static vkprof_result ring_init_locked(vkprof_context ctx)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (r->pool != VK_NULL_HANDLE) {
         return VKPROF_OK;
     }
@@ -414,7 +414,7 @@ static vkprof_result ring_init_locked(vkprof_context ctx)
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
                             "vkCreateQueryPool(%u queries) failed (VkResult %d)", n, (int)vr);
     }
-    if (ctx->host_reset) {
+    if (ctx->gpu.host_reset) {
         ctx->vk.ResetQueryPool(ctx->desc.device, pool, 0, n);
     }
     r->queries = n;
@@ -434,21 +434,21 @@ vkprof_result vkprof__ring_create(vkprof_context ctx)
         return VKPROF_ERROR_OUT_OF_MEMORY;
     }
     atomic_flag_clear(&r->lock);
-    ctx->ring = r;
+    ctx->gpu.ring = r;
     return VKPROF_OK;
 }
 
 /* The pool is made on first use; the first scope may come from any thread. */
 static vkprof_result ring_ready(vkprof_context ctx)
 {
-    vkprof_ring *r = ctx->ring;
-    if (atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+    vkprof_ring *r = ctx->gpu.ring;
+    if (atomic_load_explicit(&ctx->gpu.ring_ready, memory_order_acquire)) {
         return VKPROF_OK;
     }
     lock(r);
     vkprof_result res = ring_init_locked(ctx);
     if (res == VKPROF_OK) {
-        atomic_store_explicit(&ctx->ring_ready, true, memory_order_release);
+        atomic_store_explicit(&ctx->gpu.ring_ready, true, memory_order_release);
     }
     unlock(r);
     return res;
@@ -465,7 +465,7 @@ static void rec_free(rrec *rec)
 
 void vkprof__ring_shutdown(vkprof_context ctx)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (r == NULL) {
         return;
     }
@@ -486,7 +486,7 @@ void vkprof__ring_shutdown(vkprof_context ctx)
     free(r->last_value);
     free(r->has_last);
     free(r);
-    ctx->ring = NULL;
+    ctx->gpu.ring = NULL;
 }
 
 /* ---- the tracker table (lock-free; a handle is inserted only by its owner) ---- */
@@ -628,7 +628,7 @@ static rscope *scope_push(rrec *rec)
 
 static void ring_stamp(vkprof_context ctx, VkCommandBuffer cmd, const rrec *rec, uint64_t pos)
 {
-    vkprof__stamp(ctx, cmd, ctx->ring->pool, slot_at(ctx->ring, rec, pos));
+    vkprof__stamp(ctx, cmd, ctx->gpu.ring->pool, slot_at(ctx->gpu.ring, rec, pos));
 }
 
 /* Open scopes left by a disable, or at a submit, can never end: drop them. */
@@ -651,7 +651,7 @@ static void drop_open(vkprof_context ctx, tracker *t)
         sc->state = SC_ENDED;
         sc->done = true;
     }
-    lose(ctx, &ctx->lost_misuse, n, "a scope left open");
+    lose(ctx, &ctx->gpu.lost_misuse, n, "a scope left open");
     atomic_fetch_add_explicit(&ctx->errors.discarded, t->depth, memory_order_relaxed);
     t->depth = 0;
     t->boundary_valid = false;
@@ -660,7 +660,7 @@ static void drop_open(vkprof_context ctx, tracker *t)
 static bool boundary_usable(vkprof_context ctx, const tracker *t)
 {
     return ctx->desc.shared_boundaries && t->boundary_valid &&
-           t->boundary_epoch == atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
+           t->boundary_epoch == atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
 }
 
 /* Rotation: a begin outside this step's window. Nothing is recorded; the
@@ -668,20 +668,20 @@ static bool boundary_usable(vkprof_context ctx, const tracker *t)
 static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_phase phase,
                                 VkCommandBuffer cmd, bool edge)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     count_unstamped(r, mine);
     tracker *t = tracker_find(r, cmd, true);
     if (t == NULL) {
         return VKPROF_DISABLED; /* the table is full; its end is taken as left out too */
     }
-    uint64_t epoch = atomic_load_explicit(&ctx->enable_epoch, memory_order_relaxed);
+    uint64_t epoch = atomic_load_explicit(&ctx->gpu.enable_epoch, memory_order_relaxed);
     if (t->depth > 0 && t->enable_epoch != epoch) {
         drop_open(ctx, t);
     }
     if (t->depth >= VKPROF_MAX_SCOPE_DEPTH) {
         return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
                             "begin('%s'): scopes nest at most %u deep in one command buffer",
-                            ctx->phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
+                            ctx->gpu.phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
     }
     atomic_store_explicit(&t->rerecorded, true, memory_order_relaxed);
     t->open[t->depth++] = SKIP | (edge ? SKIP_EDGE : 0) | (uint64_t)phase;
@@ -696,7 +696,7 @@ static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_pha
  * begin (or is lost there, counted). */
 static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (ring_ready(ctx) != VKPROF_OK) {
         return;
     }
@@ -707,18 +707,18 @@ static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
     if (!position_take(r, t->cur, &pos)) {
         return;
     }
-    if (!ctx->host_reset) {
+    if (!ctx->gpu.host_reset) {
         ctx->vk.CmdResetQueryPool(cmd, r->pool, slot_at(r, t->cur, pos), 1);
     }
     ring_stamp(ctx, cmd, t->cur, pos);
     t->boundary_valid = true;
     t->boundary_pos = pos;
-    t->boundary_epoch = atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
+    t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
 }
 
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     calls_slot *mine = my_slot(r);
     count_call(r, mine, phase);
     if (!vkprof__step_timed(ctx)) {
@@ -750,18 +750,18 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     }
     tracker *t = tracker_find(r, cmd, true);
     if (t == NULL) {
-        add(&ctx->scopes_recorded, 1);
-        lose(ctx, &ctx->lost_ring_full, 1, "more command buffers with scopes than the table holds");
+        add(&ctx->gpu.scopes_recorded, 1);
+        lose(ctx, &ctx->gpu.lost_ring_full, 1, "more command buffers with scopes than the table holds");
         return VKPROF_OK;
     }
-    uint64_t epoch = atomic_load_explicit(&ctx->enable_epoch, memory_order_relaxed);
+    uint64_t epoch = atomic_load_explicit(&ctx->gpu.enable_epoch, memory_order_relaxed);
     if (t->depth > 0 && t->enable_epoch != epoch) {
         drop_open(ctx, t); /* profiling was turned off while they were open */
     }
     if (t->depth >= VKPROF_MAX_SCOPE_DEPTH) {
         return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
                             "begin('%s'): scopes nest at most %u deep in one command buffer",
-                            ctx->phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
+                            ctx->gpu.phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
     }
     vkprof_result res = ring_ready(ctx);
     if (res != VKPROF_OK) {
@@ -775,12 +775,12 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     if (sc == NULL) {
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: a scope");
     }
-    add(&ctx->scopes_recorded, 1);
+    add(&ctx->gpu.scopes_recorded, 1);
     sc->first_use = first_use;
     sc->phase = phase;
     sc->state = SC_OPEN;
     sc->flow = vkprof__current_span();
-    sc->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    sc->step = vkprof__steps_done(ctx) + 1;
     /* a stamp of this scope runs after its buffer's submit, which follows
      * this call: its begin cannot come before (the stale check) */
     sc->rec_ns = vkprof_host_now_ns();
@@ -794,7 +794,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         sc->done = true;
         rec->stamps = mark; /* a position taken for nothing is handed out again */
         t->boundary_valid = false;
-        lose(ctx, &ctx->lost_ring_full, 1, "the query ring was full");
+        lose(ctx, &ctx->gpu.lost_ring_full, 1, "the query ring was full");
     } else {
         /* Without host resets, reset this scope's own slots in this command
          * buffer, then stamp. With them, the slots are unavailable already
@@ -802,14 +802,14 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
          * an in-buffer reset costs GPU time (an H200 measured 0.77x the
          * bare-Vulkan floor with one per scope). */
         uint32_t s0 = slot_at(r, rec, first);
-        bool in_buffer = !ctx->host_reset;
+        bool in_buffer = !ctx->gpu.host_reset;
         if (shared) {
             if (in_buffer) {
                 ctx->vk.CmdResetQueryPool(cmd, r->pool, s0, 1);
             }
             sc->begin_pos = t->boundary_pos;
             sc->end_pos = first;
-            add(&ctx->shared_stamps, 1);
+            add(&ctx->gpu.shared_stamps, 1);
         } else {
             uint32_t s1 = slot_at(r, rec, second);
             if (!in_buffer) {
@@ -835,9 +835,9 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
 vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
                                const vkprof_arg *args, uint32_t count)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     tracker *t = tracker_find(r, cmd, false);
-    uint64_t epoch = atomic_load_explicit(&ctx->enable_epoch, memory_order_relaxed);
+    uint64_t epoch = atomic_load_explicit(&ctx->gpu.enable_epoch, memory_order_relaxed);
     if (t != NULL && t->depth > 0 && t->enable_epoch != epoch) {
         drop_open(ctx, t);
     }
@@ -847,7 +847,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         }
         return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN,
                             "end('%s') without begin in this command buffer",
-                            ctx->phases[phase].name);
+                            ctx->gpu.phases[phase].name);
     }
     uint64_t top = t->open[t->depth - 1];
     if (top & SKIP) {
@@ -857,7 +857,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         if (SKIP_PHASE(top) != phase) {
             return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                                 "end('%s') but begin was '%s' (a call left out by rotation)",
-                                ctx->phases[phase].name, ctx->phases[SKIP_PHASE(top)].name);
+                                ctx->gpu.phases[phase].name, ctx->gpu.phases[SKIP_PHASE(top)].name);
         }
         /* Only where executions are told (vkprof_cmd_submit): the seed's
          * model frees a recording's slots once its scopes are collected,
@@ -880,10 +880,10 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         sc->done = true;
         rec->live--;
         t->boundary_valid = false;
-        lose(ctx, &ctx->lost_misuse, 1, "an end that named another phase");
+        lose(ctx, &ctx->gpu.lost_misuse, 1, "an end that named another phase");
         return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                             "end('%s') but begin was '%s'; the scope is dropped",
-                            ctx->phases[phase].name, ctx->phases[open].name);
+                            ctx->gpu.phases[phase].name, ctx->gpu.phases[open].name);
     }
     sc->state = SC_ENDED;
     sc->end_order = rec->ends++;
@@ -895,7 +895,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     sc->annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
     t->boundary_valid = true;
     t->boundary_pos = sc->end_pos;
-    t->boundary_epoch = atomic_load_explicit(&ctx->step_epoch, memory_order_relaxed);
+    t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
     return VKPROF_OK;
 }
 
@@ -903,7 +903,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
 
 static vkprof_result read_positions(vkprof_context ctx, const rrec *rec, uint64_t from, uint64_t to)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     while (from < to) {
         if (from / r->chunk < rec->chunk_base) {
             from = rec->chunk_base * r->chunk;
@@ -930,7 +930,7 @@ static vkprof_result read_positions(vkprof_context ctx, const rrec *rec, uint64_
 /* Is this execution's stamp at `pos` written? Its value in *v. */
 static bool pos_ready(vkprof_context ctx, const rrec *rec, uint64_t pos, uint64_t *v)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     uint32_t s = slot_at(r, rec, pos);
     if (r->readback[2 * (size_t)s + 1] == 0) {
         return false;
@@ -945,7 +945,7 @@ static bool pos_ready(vkprof_context ctx, const rrec *rec, uint64_t pos, uint64_
  * previous use for the next one. */
 static void remember(vkprof_context ctx, const rrec *rec, uint64_t from, uint64_t to)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     for (uint64_t p = from; p < to; p++) {
         if (p / r->chunk < rec->chunk_base) {
             continue;
@@ -963,7 +963,7 @@ static void remember(vkprof_context ctx, const rrec *rec, uint64_t from, uint64_
  * them from the host where the app allows it. */
 static void chunks_release(vkprof_context ctx, rrec *rec, uint64_t n, bool ran)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (n == 0) {
         return;
     }
@@ -974,12 +974,12 @@ static void chunks_release(vkprof_context ctx, rrec *rec, uint64_t n, bool ran)
     /* a recording that was never submitted wrote nothing: its slots keep
      * their previous use's values (and are read only once initialized) */
     /* with host resets the slots are reset below: nothing to remember */
-    if (ran && !ctx->host_reset && read_positions(ctx, rec, from, to) == VKPROF_OK) {
+    if (ran && !ctx->gpu.host_reset && read_positions(ctx, rec, from, to) == VKPROF_OK) {
         remember(ctx, rec, from, to);
     }
     for (uint64_t i = 0; i < n; i++) {
         uint32_t id = rec->chunks[i];
-        if (ctx->host_reset) {
+        if (ctx->gpu.host_reset) {
             ctx->vk.ResetQueryPool(ctx->desc.device, r->pool, id * r->chunk, r->chunk);
             for (uint32_t k = 0; k < r->chunk; k++) {
                 r->has_last[id * r->chunk + k] = 0;
@@ -995,7 +995,7 @@ static void chunks_release(vkprof_context ctx, rrec *rec, uint64_t n, bool ran)
 /* Reset every slot of `rec` from the host (none of them may be in use). */
 static void rec_host_reset(vkprof_context ctx, const rrec *rec)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     for (uint64_t i = 0; i < rec->nchunks; i++) {
         uint32_t id = rec->chunks[i];
         ctx->vk.ResetQueryPool(ctx->desc.device, r->pool, id * r->chunk, r->chunk);
@@ -1018,7 +1018,7 @@ static void rec_host_reset(vkprof_context ctx, const rrec *rec)
  * added under it too). */
 static bool stale_sample(vkprof_context ctx, const rscope *sc)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     const vkprof_cal *c = &ctx->cal;
     if (ctx->clock_checks_off || sc->rec_ns == 0 || c->count == 0 || c->points == NULL) {
         return false;
@@ -1037,7 +1037,7 @@ static bool stale_sample(vkprof_context ctx, const rscope *sc)
 
 static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *folded)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (rec->head >= rec->count) {
         return true;
     }
@@ -1117,15 +1117,15 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
         }
         if (sc->ready) {
             if (rec->tainted) {
-                lose(ctx, &ctx->lost_overwritten, 1,
+                lose(ctx, &ctx->gpu.lost_overwritten, 1,
                      "a command buffer was submitted again before its previous execution "
                      "finished");
             } else if (vkprof__ticks_backwards(sc->b, sc->e, ctx->valid_mask)) {
-                lose(ctx, &ctx->lost_backwards, 1,
+                lose(ctx, &ctx->gpu.lost_backwards, 1,
                      "a scope's end stamp was earlier than its begin stamp (written out of order, "
                      "or a slot still held an older value); not folded");
             } else if (implicit && stale_sample(ctx, sc)) {
-                lose(ctx, &ctx->lost_stale, 1,
+                lose(ctx, &ctx->gpu.lost_stale, 1,
                      "a scope's begin stamp lies before the scope was recorded (its slots held "
                      "another execution's values: a command buffer submitted again without "
                      "vkprof_cmd_submit?); not folded");
@@ -1133,7 +1133,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
                 vkprof__phase_fold(ctx, sc->phase, (sc->e - sc->b) & ctx->valid_mask,
                                    sc->first_use);
                 sc->first_use = false; /* a re-submitted recording's later runs are not */
-                add(&ctx->scopes_collected, 1);
+                add(&ctx->gpu.scopes_collected, 1);
                 if (first == NULL || sc->begin_pos < first->begin_pos) {
                     first = sc;
                 }
@@ -1149,7 +1149,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
             }
             sc->done = true;
         } else if (any && sc->end_order < last_order && !sc->partial) {
-            lose(ctx, &ctx->lost_never_submitted, 1,
+            lose(ctx, &ctx->gpu.lost_never_submitted, 1,
                  "a recorded scope never ran (its command buffer was re-recorded or reset "
                  "before a submit)");
             sc->done = true;
@@ -1203,7 +1203,7 @@ static bool rec_collect(vkprof_context ctx, rrec *rec, bool implicit, uint64_t *
  * previous use from now on. */
 static void exec_close(vkprof_context ctx, rrec *rec)
 {
-    remember(ctx, rec, rec->chunk_base * ctx->ring->chunk, rec->stamps);
+    remember(ctx, rec, rec->chunk_base * ctx->gpu.ring->chunk, rec->stamps);
     rec->exec_pending = false;
     rec->tainted = false;
 }
@@ -1271,7 +1271,7 @@ static void rec_retire(vkprof_context ctx, rrec *rec, _Atomic uint64_t *reason, 
     if (rec == NULL) {
         return;
     }
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     if (rec->exec_pending) {
         exec_collect(ctx, rec, folded);
         if (rec->exec_pending) {
@@ -1285,7 +1285,7 @@ static void rec_retire(vkprof_context ctx, rrec *rec, _Atomic uint64_t *reason, 
 
 static vkprof_result collect_locked(vkprof_context ctx, uint64_t *folded)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     for (uint32_t i = 0; i < r->npending;) {
         rrec *rec = r->pending[i];
         exec_collect(ctx, rec, folded);
@@ -1312,8 +1312,8 @@ static vkprof_result collect_locked(vkprof_context ctx, uint64_t *folded)
 
 vkprof_result vkprof__ring_collect(vkprof_context ctx)
 {
-    vkprof_ring *r = ctx->ring;
-    if (!atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+    vkprof_ring *r = ctx->gpu.ring;
+    if (!atomic_load_explicit(&ctx->gpu.ring_ready, memory_order_acquire)) {
         return VKPROF_OK;
     }
     uint64_t folded = 0;
@@ -1331,7 +1331,7 @@ vkprof_result vkprof__ring_collect(vkprof_context ctx)
 static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t step,
                               uint64_t submit_ns, uint64_t *folded)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     tracker *t = tracker_find(r, cmd, false);
     if (t == NULL) {
         return; /* no scope was ever recorded into it */
@@ -1339,7 +1339,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
     bool rerecorded = atomic_exchange_explicit(&t->rerecorded, false, memory_order_relaxed);
     if (rerecorded && (t->cur == NULL || t->cur->count == 0)) {
         /* re-recorded in an untimed step: the buffer holds no scope now */
-        rec_retire(ctx, t->sealed, &ctx->lost_reset,
+        rec_retire(ctx, t->sealed, &ctx->gpu.lost_reset,
                    "a command buffer was re-recorded before its execution was collected", folded);
         t->sealed = NULL;
         t->boundary_valid = false;
@@ -1348,7 +1348,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
     if (t->cur != NULL && t->cur->count > 0) {
         /* a new recording: the buffer was re-recorded since its last submit */
         drop_open(ctx, t);
-        rec_retire(ctx, t->sealed, &ctx->lost_reset,
+        rec_retire(ctx, t->sealed, &ctx->gpu.lost_reset,
                    "a command buffer was re-recorded before its execution was collected", folded);
         t->sealed = t->cur;
         t->cur = NULL;
@@ -1363,27 +1363,27 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
         /* the previous execution must be read before this one overwrites it */
         exec_collect(ctx, rec, folded);
         if (rec->exec_pending) {
-            exec_give_up(ctx, rec, &ctx->lost_overwritten,
+            exec_give_up(ctx, rec, &ctx->gpu.lost_overwritten,
                          "a command buffer was submitted again before its previous execution "
                          "was read");
             tainted = true;
         }
     }
-    if (rec->submits > 0 && ctx->host_reset) {
+    if (rec->submits > 0 && ctx->gpu.host_reset) {
         /* The buffer is not pending (Vulkan forbids re-submitting a pending
          * buffer without SIMULTANEOUS_USE), even when its previous run was
          * given up: reset its slots for this run. */
         rec_host_reset(ctx, rec);
     }
     if (rec->submits > 0) {
-        add(&ctx->extra_samples, rec->live);
+        add(&ctx->gpu.extra_samples, rec->live);
         for (uint64_t i = 0; i < rec->count; i++) {
             rscope *sc = &rec->scopes[i];
             sc->done = sc->phase >= VKPROF_MAX_PHASES;
         }
     }
     rec->submits++;
-    add(&ctx->submissions, 1);
+    add(&ctx->gpu.submissions, 1);
     rec->exec_step = step;
     rec->exec_submit_ns = submit_ns;
     rec->exec_flow = vkprof__current_span();
@@ -1407,12 +1407,12 @@ vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t coun
     if (!vkprof_active(ctx) || !vkprof__ring_mode(ctx)) {
         return VKPROF_DISABLED;
     }
-    vkprof_ring *r = ctx->ring;
-    if (!atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+    vkprof_ring *r = ctx->gpu.ring;
+    if (!atomic_load_explicit(&ctx->gpu.ring_ready, memory_order_acquire)) {
         atomic_store_explicit(&r->notified, true, memory_order_relaxed);
         return VKPROF_OK; /* nothing was recorded yet */
     }
-    uint64_t step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    uint64_t step = vkprof__steps_done(ctx) + 1;
     uint64_t folded = 0;
     lock(r);
     /* From now on executions are explicit. The seed-model collection of the
@@ -1447,10 +1447,10 @@ vkprof_result vkprof_cmd_submit_flow(vkprof_context ctx, uint32_t count,
     }
     uint64_t flow = vkprof__current_span();
     if (flow == 0 || !vkprof_active(ctx) || !vkprof__ring_mode(ctx) ||
-        !atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+        !atomic_load_explicit(&ctx->gpu.ring_ready, memory_order_acquire)) {
         return VKPROF_DISABLED;
     }
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     lock(r);
     for (uint32_t i = 0; i < count; i++) {
         tracker *t = cmds[i] != VK_NULL_HANDLE ? tracker_find(r, cmds[i], false) : NULL;
@@ -1464,10 +1464,10 @@ vkprof_result vkprof_cmd_submit_flow(vkprof_context ctx, uint32_t count,
 
 vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd)
 {
-    if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->ring == NULL) {
+    if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->gpu.ring == NULL) {
         return VKPROF_OK;
     }
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     tracker *t = tracker_find(r, cmd, false);
     if (t == NULL) {
         return VKPROF_OK;
@@ -1504,10 +1504,10 @@ vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd)
         rec_free(t->cur);
         t->cur = NULL;
     }
-    atomic_fetch_sub_explicit(&ctx->scopes_recorded, n, memory_order_relaxed);
-    add(&ctx->scopes_discarded, n);
+    atomic_fetch_sub_explicit(&ctx->gpu.scopes_recorded, n, memory_order_relaxed);
+    add(&ctx->gpu.scopes_discarded, n);
     /* earlier recordings that were submitted ran: what is unread is lost */
-    rec_retire(ctx, t->sealed, &ctx->lost_reset,
+    rec_retire(ctx, t->sealed, &ctx->gpu.lost_reset,
                "a command buffer was reset or freed before its execution was collected", &folded);
     t->sealed = NULL;
     t->boundary_valid = false;
@@ -1522,10 +1522,10 @@ vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd)
 
 vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd)
 {
-    if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->ring == NULL) {
+    if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->gpu.ring == NULL) {
         return VKPROF_OK;
     }
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     tracker *t = tracker_find(r, cmd, false);
     if (t == NULL) {
         return VKPROF_OK;
@@ -1545,17 +1545,17 @@ vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd)
             n += !sc->done && sc->phase < VKPROF_MAX_PHASES;
         }
         if (seed) {
-            lose(ctx, &ctx->lost_reset, n,
+            lose(ctx, &ctx->gpu.lost_reset, n,
                  "a command buffer was reset or freed before its scopes were collected");
         } else {
-            lose(ctx, &ctx->lost_never_submitted, n,
+            lose(ctx, &ctx->gpu.lost_never_submitted, n,
                  "a command buffer was reset or freed with scopes never submitted");
         }
         chunks_release(ctx, t->cur, t->cur->nchunks, seed);
         rec_free(t->cur);
         t->cur = NULL;
     }
-    rec_retire(ctx, t->sealed, &ctx->lost_reset,
+    rec_retire(ctx, t->sealed, &ctx->gpu.lost_reset,
                "a command buffer was reset or freed before its execution was collected", &folded);
     t->sealed = NULL;
     t->boundary_valid = false;
@@ -1604,21 +1604,21 @@ VkResult vkprof_queue_submit2(vkprof_context ctx, VkQueue queue, uint32_t count,
 void vkprof__ring_on_disable(vkprof_context ctx)
 {
     /* open scopes can no longer end; each tracker gives its up when next used */
-    atomic_fetch_add_explicit(&ctx->enable_epoch, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ctx->gpu.enable_epoch, 1, memory_order_relaxed);
 }
 
 void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left)
 {
-    vkprof_ring *r = ctx->ring;
+    vkprof_ring *r = ctx->gpu.ring;
     *late = *left = 0;
-    if (r == NULL || !atomic_load_explicit(&ctx->ring_ready, memory_order_acquire)) {
+    if (r == NULL || !atomic_load_explicit(&ctx->gpu.ring_ready, memory_order_acquire)) {
         return;
     }
     uint64_t folded = 0;
     lock(r);
     (void)collect_locked(ctx, &folded);
-    uint64_t before_lost = atomic_load(&ctx->lost_never_submitted) + atomic_load(&ctx->lost_reset) +
-                           atomic_load(&ctx->lost_misuse);
+    uint64_t before_lost = atomic_load(&ctx->gpu.lost_never_submitted) + atomic_load(&ctx->gpu.lost_reset) +
+                           atomic_load(&ctx->gpu.lost_misuse);
     for (uint32_t i = 0; i < TRACKERS; i++) {
         tracker *t = &r->trackers[i];
         if (atomic_load_explicit(&t->key, memory_order_relaxed) <= TOMBSTONE) {
@@ -1633,20 +1633,20 @@ void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *
                 const rscope *sc = &t->cur->scopes[k];
                 n += !sc->done && sc->phase < VKPROF_MAX_PHASES;
             }
-            lose(ctx, &ctx->lost_never_submitted, n, "scopes were never submitted");
+            lose(ctx, &ctx->gpu.lost_never_submitted, n, "scopes were never submitted");
             chunks_release(ctx, t->cur, t->cur->nchunks,
                            !atomic_load_explicit(&r->notified, memory_order_relaxed));
             rec_free(t->cur);
             t->cur = NULL;
         }
         if (t->sealed != NULL) {
-            rec_retire(ctx, t->sealed, &ctx->lost_never_submitted,
+            rec_retire(ctx, t->sealed, &ctx->gpu.lost_never_submitted,
                        "an execution had not finished at destroy", &folded);
             t->sealed = NULL;
         }
     }
-    *left = atomic_load(&ctx->lost_never_submitted) + atomic_load(&ctx->lost_reset) +
-            atomic_load(&ctx->lost_misuse) - before_lost;
+    *left = atomic_load(&ctx->gpu.lost_never_submitted) + atomic_load(&ctx->gpu.lost_reset) +
+            atomic_load(&ctx->gpu.lost_misuse) - before_lost;
     *late = folded;
     unlock(r);
 }
@@ -1663,41 +1663,41 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     memset(out, 0, sizeof *out);
     out->mode = ctx->desc.timing_mode;
     bool ring = vkprof__ring_mode(ctx);
-    out->ring_queries = ring ? (ctx->ring != NULL && ctx->ring->queries ? ctx->ring->queries
+    out->ring_queries = ring ? (ctx->gpu.ring != NULL && ctx->gpu.ring->queries ? ctx->gpu.ring->queries
                                                                         : ctx->desc.ring_queries)
                              : 2u;
     out->sample_every = sample_every(ctx);
     out->rotate_scopes = ring ? ctx->desc.rotate_scopes : 0;
     out->rotate_first_calls = out->rotate_scopes > 0 && ctx->desc.rotate_first_calls;
-    out->timed_steps = atomic_load(&ctx->timed_steps);
-    out->scopes_recorded = atomic_load(&ctx->scopes_recorded);
-    out->scopes_collected = atomic_load(&ctx->scopes_collected);
-    out->lost_ring_full = atomic_load(&ctx->lost_ring_full);
-    out->lost_overwritten = atomic_load(&ctx->lost_overwritten);
-    out->lost_never_submitted = atomic_load(&ctx->lost_never_submitted);
-    out->lost_reset = atomic_load(&ctx->lost_reset);
-    out->lost_misuse = atomic_load(&ctx->lost_misuse);
-    out->lost_backwards = atomic_load(&ctx->lost_backwards);
-    out->lost_stale = atomic_load(&ctx->lost_stale);
+    out->timed_steps = atomic_load(&ctx->gpu.timed_steps);
+    out->scopes_recorded = atomic_load(&ctx->gpu.scopes_recorded);
+    out->scopes_collected = atomic_load(&ctx->gpu.scopes_collected);
+    out->lost_ring_full = atomic_load(&ctx->gpu.lost_ring_full);
+    out->lost_overwritten = atomic_load(&ctx->gpu.lost_overwritten);
+    out->lost_never_submitted = atomic_load(&ctx->gpu.lost_never_submitted);
+    out->lost_reset = atomic_load(&ctx->gpu.lost_reset);
+    out->lost_misuse = atomic_load(&ctx->gpu.lost_misuse);
+    out->lost_backwards = atomic_load(&ctx->gpu.lost_backwards);
+    out->lost_stale = atomic_load(&ctx->gpu.lost_stale);
     out->scopes_dropped = out->lost_ring_full + out->lost_overwritten + out->lost_never_submitted +
                           out->lost_reset + out->lost_misuse + out->lost_backwards +
                           out->lost_stale;
-    out->submissions = atomic_load(&ctx->submissions);
-    out->scopes_discarded = atomic_load(&ctx->scopes_discarded);
-    out->samples = out->scopes_recorded + atomic_load(&ctx->extra_samples);
+    out->submissions = atomic_load(&ctx->gpu.submissions);
+    out->scopes_discarded = atomic_load(&ctx->gpu.scopes_discarded);
+    out->samples = out->scopes_recorded + atomic_load(&ctx->gpu.extra_samples);
     if (ring) {
         uint64_t known = out->scopes_collected + out->scopes_dropped;
         out->scopes_pending = out->samples > known ? out->samples - known : 0;
     } else {
         /* one scope at a time: begun, ended or resolved and not yet folded */
-        out->scopes_pending = ctx->state != VKPROF_SCOPE_IDLE;
+        out->scopes_pending = ctx->gpu.state != VKPROF_SCOPE_IDLE;
     }
-    out->stamps_written = atomic_load(&ctx->stamps_written);
-    out->shared_stamps = atomic_load(&ctx->shared_stamps);
-    out->host_reset = ctx->host_reset;
-    vkprof_ring *r = ctx->ring;
+    out->stamps_written = atomic_load(&ctx->gpu.stamps_written);
+    out->shared_stamps = atomic_load(&ctx->gpu.shared_stamps);
+    out->host_reset = ctx->gpu.host_reset;
+    vkprof_ring *r = ctx->gpu.ring;
     if (ring && r != NULL) {
-        uint32_t np = atomic_load_explicit(&ctx->phase_count, memory_order_acquire);
+        uint32_t np = atomic_load_explicit(&ctx->gpu.phase_count, memory_order_acquire);
         for (uint32_t i = 0; i < np && i < VKPROF_MAX_PHASES; i++) {
             out->calls_executed += calls_now(r, i);
         }

@@ -61,7 +61,7 @@ static vkprof_result remember_unread_pair(vkprof_context ctx)
 {
     uint64_t data[4] = {0, 0, 0, 0};
     VkResult vr = ctx->vk.GetQueryPoolResults(
-        ctx->desc.device, ctx->pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
+        ctx->desc.device, ctx->gpu.pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
     if (vr != VK_SUCCESS && vr != VK_NOT_READY) {
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
@@ -69,9 +69,9 @@ static vkprof_result remember_unread_pair(vkprof_context ctx)
                             (int)vr);
     }
     if (vr == VK_SUCCESS && data[1] != 0 && data[3] != 0) {
-        ctx->last_pair[0] = data[0];
-        ctx->last_pair[1] = data[2];
-        ctx->have_last_pair = true;
+        ctx->gpu.last_pair[0] = data[0];
+        ctx->gpu.last_pair[1] = data[2];
+        ctx->gpu.have_last_pair = true;
     }
     return VKPROF_OK;
 }
@@ -81,20 +81,20 @@ static vkprof_result remember_unread_pair(vkprof_context ctx)
  * left unread, as a discarding begin does. */
 void vkprof__twoslot_abandon(vkprof_context ctx)
 {
-    if (ctx->state == VKPROF_SCOPE_IDLE) {
+    if (ctx->gpu.state == VKPROF_SCOPE_IDLE) {
         return;
     }
-    if (ctx->state == VKPROF_SCOPE_ENDED && ctx->pool != VK_NULL_HANDLE) {
+    if (ctx->gpu.state == VKPROF_SCOPE_ENDED && ctx->gpu.pool != VK_NULL_HANDLE) {
         (void)remember_unread_pair(ctx);
     }
     ctx->errors.discarded++;
-    ctx->lost_misuse++;
-    ctx->state = VKPROF_SCOPE_IDLE;
+    ctx->gpu.lost_misuse++;
+    ctx->gpu.state = VKPROF_SCOPE_IDLE;
 }
 
 static vkprof_result ensure_pool(vkprof_context ctx)
 {
-    if (ctx->pool != VK_NULL_HANDLE) {
+    if (ctx->gpu.pool != VK_NULL_HANDLE) {
         return VKPROF_OK;
     }
     VkQueryPoolCreateInfo ci;
@@ -103,31 +103,31 @@ static vkprof_result ensure_pool(vkprof_context ctx)
     ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     ci.queryCount = 2;
     VkResult vr =
-        ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &ctx->pool);
+        ctx->vk.CreateQueryPool(ctx->desc.device, &ci, ctx->desc.vk_allocator, &ctx->gpu.pool);
     if (vr != VK_SUCCESS) {
-        ctx->pool = VK_NULL_HANDLE;
+        ctx->gpu.pool = VK_NULL_HANDLE;
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN, "vkCreateQueryPool failed (VkResult %d)",
                             (int)vr);
     }
-    if (ctx->host_reset) {
-        ctx->vk.ResetQueryPool(ctx->desc.device, ctx->pool, 0, 2);
+    if (ctx->gpu.host_reset) {
+        ctx->vk.ResetQueryPool(ctx->desc.device, ctx->gpu.pool, 0, 2);
     }
-    ctx->have_last_pair = false;
+    ctx->gpu.have_last_pair = false;
     return VKPROF_OK;
 }
 
 void vkprof__timing_shutdown(vkprof_context ctx)
 {
     vkprof__ring_shutdown(ctx);
-    if (ctx->pool != VK_NULL_HANDLE) {
-        ctx->vk.DestroyQueryPool(ctx->desc.device, ctx->pool, ctx->desc.vk_allocator);
-        ctx->pool = VK_NULL_HANDLE;
+    if (ctx->gpu.pool != VK_NULL_HANDLE) {
+        ctx->vk.DestroyQueryPool(ctx->desc.device, ctx->gpu.pool, ctx->desc.vk_allocator);
+        ctx->gpu.pool = VK_NULL_HANDLE;
     }
 }
 
 void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot)
 {
-    ctx->stamps_written++;
+    ctx->gpu.stamps_written++;
     if (ctx->info.timestamp2) {
         /* ALL_COMMANDS: the stamp waits for every earlier command to finish. */
         ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool, slot);
@@ -138,7 +138,7 @@ void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, ui
 
 static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)
 {
-    vkprof__stamp(ctx, cmd, ctx->pool, slot);
+    vkprof__stamp(ctx, cmd, ctx->gpu.pool, slot);
 }
 
 vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
@@ -155,24 +155,24 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     if (vkprof__ring_mode(ctx)) {
         return vkprof__ring_begin(ctx, cmd, phase);
     }
-    if (ctx->state == VKPROF_SCOPE_BEGUN) {
+    if (ctx->gpu.state == VKPROF_SCOPE_BEGUN) {
         /* Not re-entrant: abandon the open scope, so neither folds. */
-        vkprof_phase open = ctx->scope_phase;
-        ctx->state = VKPROF_SCOPE_IDLE;
-        ctx->lost_misuse++; /* the open scope; the new one is not recorded */
+        vkprof_phase open = ctx->gpu.scope_phase;
+        ctx->gpu.state = VKPROF_SCOPE_IDLE;
+        ctx->gpu.lost_misuse++; /* the open scope; the new one is not recorded */
         return vkprof__fail(ctx, VKPROF_ERROR_BEGIN_TWICE,
                             "begin('%s') while '%s' is open; both scopes are dropped",
-                            ctx->phases[phase].name, ctx->phases[open].name);
+                            ctx->gpu.phases[phase].name, ctx->gpu.phases[open].name);
     }
     /* ended, never resolved: its pair may be in the pool, unread */
-    bool unread = ctx->state == VKPROF_SCOPE_ENDED;
-    if (ctx->state == VKPROF_SCOPE_ENDED || ctx->state == VKPROF_SCOPE_RESOLVED) {
+    bool unread = ctx->gpu.state == VKPROF_SCOPE_ENDED;
+    if (ctx->gpu.state == VKPROF_SCOPE_ENDED || ctx->gpu.state == VKPROF_SCOPE_RESOLVED) {
         ctx->errors.discarded++;
-        ctx->lost_misuse++;
+        ctx->gpu.lost_misuse++;
         vkprof__log(ctx, VKPROF_LOG_WARN, VKPROF_OK,
                     "begin('%s'): the previous '%s' scope was never accumulated; discarded",
-                    ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
-        ctx->state = VKPROF_SCOPE_IDLE;
+                    ctx->gpu.phases[phase].name, ctx->gpu.phases[ctx->gpu.scope_phase].name);
+        ctx->gpu.state = VKPROF_SCOPE_IDLE;
     }
     vkprof_result r = ensure_pool(ctx);
     if (r == VKPROF_OK && unread) {
@@ -181,13 +181,13 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     if (r != VKPROF_OK) {
         return r;
     }
-    ctx->vk.CmdResetQueryPool(cmd, ctx->pool, 0, 2);
+    ctx->vk.CmdResetQueryPool(cmd, ctx->gpu.pool, 0, 2);
     stamp(ctx, cmd, 0);
-    ctx->state = VKPROF_SCOPE_BEGUN;
-    ctx->scope_phase = phase;
-    ctx->scope_flow = vkprof__current_span();
-    ctx->scope_annot = 0;
-    ctx->scopes_recorded++;
+    ctx->gpu.state = VKPROF_SCOPE_BEGUN;
+    ctx->gpu.scope_phase = phase;
+    ctx->gpu.scope_flow = vkprof__current_span();
+    ctx->gpu.scope_annot = 0;
+    ctx->gpu.scopes_recorded++;
     return VKPROF_OK;
 }
 
@@ -203,20 +203,20 @@ static vkprof_result cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
     if (vkprof__ring_mode(ctx)) {
         return vkprof__ring_end(ctx, cmd, phase, args, count);
     }
-    if (ctx->state != VKPROF_SCOPE_BEGUN) {
+    if (ctx->gpu.state != VKPROF_SCOPE_BEGUN) {
         return vkprof__fail(ctx, VKPROF_ERROR_END_WITHOUT_BEGIN, "end('%s') without begin",
-                            ctx->phases[phase].name);
+                            ctx->gpu.phases[phase].name);
     }
-    if (phase != ctx->scope_phase) {
-        ctx->state = VKPROF_SCOPE_IDLE;
-        ctx->lost_misuse++;
+    if (phase != ctx->gpu.scope_phase) {
+        ctx->gpu.state = VKPROF_SCOPE_IDLE;
+        ctx->gpu.lost_misuse++;
         return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                             "end('%s') but begin was '%s'; the scope is dropped",
-                            ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
+                            ctx->gpu.phases[phase].name, ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
     stamp(ctx, cmd, 1);
-    ctx->state = VKPROF_SCOPE_ENDED;
-    ctx->scope_annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
+    ctx->gpu.state = VKPROF_SCOPE_ENDED;
+    ctx->gpu.scope_annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
     return VKPROF_OK;
 }
 
@@ -283,15 +283,15 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
         }
         return vkprof__ring_collect(ctx);
     }
-    switch (ctx->state) {
+    switch (ctx->gpu.state) {
     case VKPROF_SCOPE_IDLE:
         return vkprof__fail(ctx, VKPROF_ERROR_NOTHING_PENDING, "resolve: no scope was recorded");
     case VKPROF_SCOPE_BEGUN:
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_ENDED, "resolve: the '%s' scope was not ended",
-                            ctx->phases[ctx->scope_phase].name);
+                            ctx->gpu.phases[ctx->gpu.scope_phase].name);
     case VKPROF_SCOPE_RESOLVED:
         if (out_ns != NULL) {
-            *out_ns = vkprof_ticks_to_ns(ctx->scope_ticks, ctx->info.timestamp_period);
+            *out_ns = vkprof_ticks_to_ns(ctx->gpu.scope_ticks, ctx->info.timestamp_period);
         }
         return VKPROF_OK;
     case VKPROF_SCOPE_ENDED: break;
@@ -299,7 +299,7 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
     /* Two (value, availability) pairs; never WAIT, never PARTIAL. */
     uint64_t data[4] = {0, 0, 0, 0};
     VkResult vr = ctx->vk.GetQueryPoolResults(
-        ctx->desc.device, ctx->pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
+        ctx->desc.device, ctx->gpu.pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
     if (vr != VK_SUCCESS && vr != VK_NOT_READY) {
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN, "vkGetQueryPoolResults failed (VkResult %d)",
@@ -308,7 +308,7 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
     if (vr == VK_NOT_READY || data[1] == 0 || data[3] == 0) {
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_READY,
                             "resolve('%s'): timestamps not available yet (submit and wait first)",
-                            ctx->phases[ctx->scope_phase].name);
+                            ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
     /* Without a host reset, the previous scope's results stay available until
      * the GPU executes this scope's vkCmdResetQueryPool; with or without it, a
@@ -316,36 +316,36 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
      * discarded it remembered that pair: remember_unread_pair). The device
      * clock moves on between scopes, so an identical pair is that stale
      * result. */
-    if (ctx->have_last_pair && data[0] == ctx->last_pair[0] && data[2] == ctx->last_pair[1]) {
+    if (ctx->gpu.have_last_pair && data[0] == ctx->gpu.last_pair[0] && data[2] == ctx->gpu.last_pair[1]) {
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_READY,
                             "resolve('%s'): only the previous scope's results are there yet "
                             "(submit and wait first)",
-                            ctx->phases[ctx->scope_phase].name);
+                            ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
-    ctx->last_pair[0] = data[0];
-    ctx->last_pair[1] = data[2];
-    ctx->have_last_pair = true;
-    if (ctx->host_reset) {
+    ctx->gpu.last_pair[0] = data[0];
+    ctx->gpu.last_pair[1] = data[2];
+    ctx->gpu.have_last_pair = true;
+    if (ctx->gpu.host_reset) {
         /* Both writes have completed: the range is idle. */
-        ctx->vk.ResetQueryPool(ctx->desc.device, ctx->pool, 0, 2);
+        ctx->vk.ResetQueryPool(ctx->desc.device, ctx->gpu.pool, 0, 2);
     }
     if (vkprof__ticks_backwards(data[0], data[2], ctx->valid_mask)) {
         /* never folded as a wrapped duration: the sample is lost, counted */
-        ctx->lost_backwards++;
-        ctx->state = VKPROF_SCOPE_IDLE;
+        ctx->gpu.lost_backwards++;
+        ctx->gpu.state = VKPROF_SCOPE_IDLE;
         return vkprof__fail(ctx, VKPROF_ERROR_VULKAN,
                             "resolve('%s'): the device wrote the end stamp before the begin "
                             "stamp (%llu ticks earlier); the sample is lost (lost_backwards)",
-                            ctx->phases[ctx->scope_phase].name,
+                            ctx->gpu.phases[ctx->gpu.scope_phase].name,
                             (unsigned long long)((data[0] - data[2]) & ctx->valid_mask));
     }
-    ctx->scope_ticks = (data[2] - data[0]) & ctx->valid_mask;
-    ctx->scope_begin_ticks = data[0] & ctx->valid_mask;
-    ctx->scope_end_ticks = data[2] & ctx->valid_mask;
+    ctx->gpu.scope_ticks = (data[2] - data[0]) & ctx->valid_mask;
+    ctx->gpu.scope_begin_ticks = data[0] & ctx->valid_mask;
+    ctx->gpu.scope_end_ticks = data[2] & ctx->valid_mask;
     vkprof__cal_maybe_refresh(ctx);
-    ctx->state = VKPROF_SCOPE_RESOLVED;
+    ctx->gpu.state = VKPROF_SCOPE_RESOLVED;
     if (out_ns != NULL) {
-        *out_ns = vkprof_ticks_to_ns(ctx->scope_ticks, ctx->info.timestamp_period);
+        *out_ns = vkprof_ticks_to_ns(ctx->gpu.scope_ticks, ctx->info.timestamp_period);
     }
     return VKPROF_OK;
 }
@@ -362,33 +362,33 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
     if (vkprof__ring_mode(ctx)) {
         return VKPROF_OK; /* folded by vkprof_resolve / vkprof_collect */
     }
-    switch (ctx->state) {
+    switch (ctx->gpu.state) {
     case VKPROF_SCOPE_IDLE:
         return vkprof__fail(ctx, VKPROF_ERROR_NOTHING_PENDING,
-                            "accumulate('%s'): no scope was recorded", ctx->phases[phase].name);
+                            "accumulate('%s'): no scope was recorded", ctx->gpu.phases[phase].name);
     case VKPROF_SCOPE_BEGUN:
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_ENDED,
                             "accumulate('%s') without end: the scope is still open",
-                            ctx->phases[phase].name);
+                            ctx->gpu.phases[phase].name);
     case VKPROF_SCOPE_ENDED:
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_RESOLVED,
                             "accumulate('%s') before a successful resolve",
-                            ctx->phases[phase].name);
+                            ctx->gpu.phases[phase].name);
     case VKPROF_SCOPE_RESOLVED: break;
     }
-    if (phase != ctx->scope_phase) {
+    if (phase != ctx->gpu.scope_phase) {
         return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                             "accumulate('%s') but the scope is '%s'; nothing folded",
-                            ctx->phases[phase].name, ctx->phases[ctx->scope_phase].name);
+                            ctx->gpu.phases[phase].name, ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
-    vkprof__phase_fold(ctx, phase, ctx->scope_ticks, false);
-    ctx->scopes_collected++;
+    vkprof__phase_fold(ctx, phase, ctx->gpu.scope_ticks, false);
+    ctx->gpu.scopes_collected++;
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        vkprof__trace_gpu(ctx, phase, ctx->scope_begin_ticks, ctx->scope_end_ticks, ctx->scope_flow,
-                          atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1,
-                          ctx->scope_annot);
+        vkprof__trace_gpu(ctx, phase, ctx->gpu.scope_begin_ticks, ctx->gpu.scope_end_ticks, ctx->gpu.scope_flow,
+                          vkprof__steps_done(ctx) + 1,
+                          ctx->gpu.scope_annot);
     }
-    ctx->state = VKPROF_SCOPE_IDLE;
+    ctx->gpu.state = VKPROF_SCOPE_IDLE;
     return VKPROF_OK;
 }
 
@@ -399,11 +399,11 @@ vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint6
     }
     /* have_last_pair also covers a pair that begin found unread, which was
      * never resolved; only a resolve sets the scope ticks (zero until then) */
-    if (!ctx->have_last_pair || (ctx->scope_begin_ticks == 0 && ctx->scope_end_ticks == 0)) {
+    if (!ctx->gpu.have_last_pair || (ctx->gpu.scope_begin_ticks == 0 && ctx->gpu.scope_end_ticks == 0)) {
         return VKPROF_ERROR_NOTHING_PENDING;
     }
-    *begin = ctx->scope_begin_ticks;
-    *end = ctx->scope_end_ticks;
+    *begin = ctx->gpu.scope_begin_ticks;
+    *end = ctx->gpu.scope_end_ticks;
     return VKPROF_OK;
 }
 
@@ -415,14 +415,14 @@ vkprof_result vkprof__collect(vkprof_context ctx)
     if (vkprof__ring_mode(ctx)) {
         return vkprof__ring_collect(ctx);
     }
-    if (ctx->state != VKPROF_SCOPE_ENDED && ctx->state != VKPROF_SCOPE_RESOLVED) {
+    if (ctx->gpu.state != VKPROF_SCOPE_ENDED && ctx->gpu.state != VKPROF_SCOPE_RESOLVED) {
         return VKPROF_OK; /* nothing finished to fold */
     }
-    if (ctx->state == VKPROF_SCOPE_ENDED) {
+    if (ctx->gpu.state == VKPROF_SCOPE_ENDED) {
         /* a quiet probe: not ready is not an error here */
         uint64_t data[4] = {0, 0, 0, 0};
         VkResult vr = ctx->vk.GetQueryPoolResults(
-            ctx->desc.device, ctx->pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
+            ctx->desc.device, ctx->gpu.pool, 0, 2, sizeof data, data, 2 * sizeof(uint64_t),
             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
         if (vr != VK_SUCCESS || data[1] == 0 || data[3] == 0) {
             return vr == VK_SUCCESS || vr == VK_NOT_READY
@@ -438,5 +438,5 @@ vkprof_result vkprof__collect(vkprof_context ctx)
             return r;
         }
     }
-    return vkprof_accumulate(ctx, ctx->scope_phase);
+    return vkprof_accumulate(ctx, ctx->gpu.scope_phase);
 }

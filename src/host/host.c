@@ -635,5 +635,5 @@ void vkprof__host_on_step(vkprof_context ctx, uint64_t step, uint64_t now,
 
 uint64_t vkprof_step_count(vkprof_context ctx)
 {
-    return ctx == NULL ? 0 : atomic_load(&ctx->host.steps);
+    return ctx == NULL ? 0 : vkprof__steps_done(ctx);
 }

@@ -416,7 +416,7 @@ void vkprof__trace_span(vkprof_context ctx, const vkprof_span_frame *span, uint3
     e->start = span->start; /* host clock ticks: mapped at export */
     e->end = end_ticks;
     e->id = span->id;
-    e->step = atomic_load_explicit(&ctx->host.steps, memory_order_relaxed) + 1;
+    e->step = vkprof__steps_done(ctx) + 1;
     e->name = span->bucket;
     e->tid = vkprof__thread_index();
     e->flags = (uint8_t)(flags & (VKPROF_EVF_HOT | VKPROF_EVF_PROBE | VKPROF_EVF_SYNC));

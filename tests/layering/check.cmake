@@ -7,6 +7,14 @@
 # its own headers, the public vkprof/vkprof.h and, like the tools, the two
 # writers everyone shares (base/json.h, export/atomic_file.h); no other seam
 # and not context.h (it calls the public API; symbols.cmake checks the calls).
+#
+# Data follows the same order as includes (issue 27: "data crosses seams
+# where calls don't"). Each block of the context (src/context.h) belongs to
+# one seam: steps and errors to base, hclk and cal to clock, trace to
+# timeline, gpu to gpu, host to host. A file may touch (`->block`) its own
+# seam's blocks and those of seams below it, never one above or a sibling's:
+# the timeline and the GPU core once read host's step counter, which now
+# lives in base.
 #   cmake -DSRC=<repo>/src -P check.cmake
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED SRC)
@@ -21,9 +29,18 @@ set(rank_export 4)
 set(rank_core 5)
 set(seams base clock timeline gpu host export core)
 
+set(block_steps base)
+set(block_errors base)
+set(block_hclk clock)
+set(block_cal clock)
+set(block_trace timeline)
+set(block_gpu gpu)
+set(block_host host)
+
 file(GLOB_RECURSE files RELATIVE ${SRC} ${SRC}/*.c ${SRC}/*.h)
 set(bad "")
 set(checked 0)
+set(fields 0)
 foreach(f ${files})
   file(STRINGS ${SRC}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
   string(REGEX MATCH "^[^/]+" own "${f}")
@@ -46,6 +63,25 @@ foreach(f ${files})
   if(NOT own STREQUAL "" AND NOT own IN_LIST seams)
     string(APPEND bad "  ${f}: its folder '${own}' is not a known seam (add it to tests/layering/check.cmake)\n")
     continue()
+  endif()
+  # the context's blocks this file touches
+  if(NOT own STREQUAL "")
+    file(STRINGS ${SRC}/${f} uses REGEX "->(steps|errors|hclk|cal|trace|gpu|host)([^A-Za-z0-9_]|$)")
+    foreach(u ${uses})
+      string(REGEX MATCHALL "->(steps|errors|hclk|cal|trace|gpu|host)([^A-Za-z0-9_]|$)" hits "${u}")
+      foreach(h ${hits})
+        string(REGEX REPLACE "^->([a-z]+).*" "\\1" blk "${h}")
+        set(owner ${block_${blk}})
+        math(EXPR fields "${fields} + 1")
+        if(${rank_${owner}} GREATER ${rank_${own}})
+          string(STRIP "${u}" us)
+          string(APPEND bad "  ${f}: touches ctx->${blk}, ${owner}'s block, and ${owner} is above ${own}: ${us}\n")
+        elseif(${rank_${owner}} EQUAL ${rank_${own}} AND NOT owner STREQUAL own)
+          string(STRIP "${u}" us)
+          string(APPEND bad "  ${f}: touches ctx->${blk}, ${owner}'s block, and ${owner} and ${own} are siblings: ${us}\n")
+        endif()
+      endforeach()
+    endforeach()
   endif()
   foreach(l ${lines})
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" inc "${l}")
@@ -81,4 +117,7 @@ endif()
 if(checked LESS 20)
   message(FATAL_ERROR "layering: only ${checked} includes found under ${SRC}: wrong folder?")
 endif()
-message(STATUS "layering: ${checked} includes under src/ point down or sideways within their seam")
+if(fields LESS 100)
+  message(FATAL_ERROR "layering: only ${fields} uses of the context's blocks found under ${SRC}: wrong folder?")
+endif()
+message(STATUS "layering: ${checked} includes under src/ point down or sideways within their seam; ${fields} uses of the context's blocks touch their own seam's or one below")
