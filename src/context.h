@@ -1,5 +1,5 @@
 /* The layout of the one context object, shared by every seam of src/
- * (src/README.md): the Vulkan function table, each seam's state as its own
+ * (docs/design.md, "The pieces"): the Vulkan function table, each seam's state as its own
  * block, and struct vkprof_context_T that holds them. Types only: the
  * functions of a seam are declared in its own header (base/base.h,
  * clock/clock.h, timeline/store.h, gpu/gpu.h, host/host.h, core/core.h), and a
@@ -391,7 +391,6 @@ struct vkprof_context_T {
     bool clock_checks_off;
 
     vkprof_error_atomics errors; /* read with vkprof__errors_read */
-
 
     vkprof_steps steps; /* base */
     vkprof_host host;

@@ -652,8 +652,7 @@ int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t 
     uint64_t *used = sc->used;
     x->token_src = 0;
     for (uint32_t s = 1; s < n; s++) {
-        if (vkprof__steps_done(x->src[s].ctx) >
-            vkprof__steps_done(x->src[x->token_src].ctx)) {
+        if (vkprof__steps_done(x->src[s].ctx) > vkprof__steps_done(x->src[x->token_src].ctx)) {
             x->token_src = s;
         }
     }

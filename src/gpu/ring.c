@@ -751,7 +751,8 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     tracker *t = tracker_find(r, cmd, true);
     if (t == NULL) {
         add(&ctx->gpu.scopes_recorded, 1);
-        lose(ctx, &ctx->gpu.lost_ring_full, 1, "more command buffers with scopes than the table holds");
+        lose(ctx, &ctx->gpu.lost_ring_full, 1,
+             "more command buffers with scopes than the table holds");
         return VKPROF_OK;
     }
     uint64_t epoch = atomic_load_explicit(&ctx->gpu.enable_epoch, memory_order_relaxed);
@@ -1617,8 +1618,8 @@ void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *
     uint64_t folded = 0;
     lock(r);
     (void)collect_locked(ctx, &folded);
-    uint64_t before_lost = atomic_load(&ctx->gpu.lost_never_submitted) + atomic_load(&ctx->gpu.lost_reset) +
-                           atomic_load(&ctx->gpu.lost_misuse);
+    uint64_t before_lost = atomic_load(&ctx->gpu.lost_never_submitted) +
+                           atomic_load(&ctx->gpu.lost_reset) + atomic_load(&ctx->gpu.lost_misuse);
     for (uint32_t i = 0; i < TRACKERS; i++) {
         tracker *t = &r->trackers[i];
         if (atomic_load_explicit(&t->key, memory_order_relaxed) <= TOMBSTONE) {
@@ -1663,9 +1664,10 @@ vkprof_result vkprof_get_timing_stats(vkprof_context ctx, vkprof_timing_stats *o
     memset(out, 0, sizeof *out);
     out->mode = ctx->desc.timing_mode;
     bool ring = vkprof__ring_mode(ctx);
-    out->ring_queries = ring ? (ctx->gpu.ring != NULL && ctx->gpu.ring->queries ? ctx->gpu.ring->queries
-                                                                        : ctx->desc.ring_queries)
-                             : 2u;
+    out->ring_queries =
+        ring ? (ctx->gpu.ring != NULL && ctx->gpu.ring->queries ? ctx->gpu.ring->queries
+                                                                : ctx->desc.ring_queries)
+             : 2u;
     out->sample_every = sample_every(ctx);
     out->rotate_scopes = ring ? ctx->desc.rotate_scopes : 0;
     out->rotate_first_calls = out->rotate_scopes > 0 && ctx->desc.rotate_first_calls;

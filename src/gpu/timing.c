@@ -210,9 +210,9 @@ static vkprof_result cmd_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_pha
     if (phase != ctx->gpu.scope_phase) {
         ctx->gpu.state = VKPROF_SCOPE_IDLE;
         ctx->gpu.lost_misuse++;
-        return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
-                            "end('%s') but begin was '%s'; the scope is dropped",
-                            ctx->gpu.phases[phase].name, ctx->gpu.phases[ctx->gpu.scope_phase].name);
+        return vkprof__fail(
+            ctx, VKPROF_ERROR_PHASE_MISMATCH, "end('%s') but begin was '%s'; the scope is dropped",
+            ctx->gpu.phases[phase].name, ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
     stamp(ctx, cmd, 1);
     ctx->gpu.state = VKPROF_SCOPE_ENDED;
@@ -316,7 +316,8 @@ vkprof_result vkprof_resolve(vkprof_context ctx, uint64_t *out_ns)
      * discarded it remembered that pair: remember_unread_pair). The device
      * clock moves on between scopes, so an identical pair is that stale
      * result. */
-    if (ctx->gpu.have_last_pair && data[0] == ctx->gpu.last_pair[0] && data[2] == ctx->gpu.last_pair[1]) {
+    if (ctx->gpu.have_last_pair && data[0] == ctx->gpu.last_pair[0] &&
+        data[2] == ctx->gpu.last_pair[1]) {
         return vkprof__fail(ctx, VKPROF_ERROR_NOT_READY,
                             "resolve('%s'): only the previous scope's results are there yet "
                             "(submit and wait first)",
@@ -379,14 +380,14 @@ vkprof_result vkprof_accumulate(vkprof_context ctx, vkprof_phase phase)
     if (phase != ctx->gpu.scope_phase) {
         return vkprof__fail(ctx, VKPROF_ERROR_PHASE_MISMATCH,
                             "accumulate('%s') but the scope is '%s'; nothing folded",
-                            ctx->gpu.phases[phase].name, ctx->gpu.phases[ctx->gpu.scope_phase].name);
+                            ctx->gpu.phases[phase].name,
+                            ctx->gpu.phases[ctx->gpu.scope_phase].name);
     }
     vkprof__phase_fold(ctx, phase, ctx->gpu.scope_ticks, false);
     ctx->gpu.scopes_collected++;
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
-        vkprof__trace_gpu(ctx, phase, ctx->gpu.scope_begin_ticks, ctx->gpu.scope_end_ticks, ctx->gpu.scope_flow,
-                          vkprof__steps_done(ctx) + 1,
-                          ctx->gpu.scope_annot);
+        vkprof__trace_gpu(ctx, phase, ctx->gpu.scope_begin_ticks, ctx->gpu.scope_end_ticks,
+                          ctx->gpu.scope_flow, vkprof__steps_done(ctx) + 1, ctx->gpu.scope_annot);
     }
     ctx->gpu.state = VKPROF_SCOPE_IDLE;
     return VKPROF_OK;
@@ -399,7 +400,8 @@ vkprof_result vkprof_last_scope_ticks(vkprof_context ctx, uint64_t *begin, uint6
     }
     /* have_last_pair also covers a pair that begin found unread, which was
      * never resolved; only a resolve sets the scope ticks (zero until then) */
-    if (!ctx->gpu.have_last_pair || (ctx->gpu.scope_begin_ticks == 0 && ctx->gpu.scope_end_ticks == 0)) {
+    if (!ctx->gpu.have_last_pair ||
+        (ctx->gpu.scope_begin_ticks == 0 && ctx->gpu.scope_end_ticks == 0)) {
         return VKPROF_ERROR_NOTHING_PENDING;
     }
     *begin = ctx->gpu.scope_begin_ticks;

@@ -233,7 +233,7 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_parse_flag, "out", 0, B(vkprof_parse_flag("1", NULL)))                                \
     X(vkprof_get_device_info, "ctx", INV, vkprof_get_device_info(NULL, &(vkprof_device_info){0}))  \
     X(vkprof_get_device_info, "out", INV, vkprof_get_device_info(C, NULL))                         \
-    X(vkprof_get_desc, "ctx", INV, vkprof_get_desc(NULL, &(vkprof_context_desc){0}))              \
+    X(vkprof_get_desc, "ctx", INV, vkprof_get_desc(NULL, &(vkprof_context_desc){0}))               \
     X(vkprof_get_desc, "out", INV, vkprof_get_desc(C, NULL))                                       \
     X(vkprof_register_phase, "ctx", INV, vkprof_register_phase(NULL, "p", &(vkprof_phase){0}))     \
     X(vkprof_register_phase, "name", INV, vkprof_register_phase(C, NULL, &(vkprof_phase){0}))      \

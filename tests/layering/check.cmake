@@ -1,4 +1,4 @@
-# Nothing points back up (src/README.md): every #include "seam/..." of a file
+# Nothing points back up (docs/design.md, "The pieces"): every #include "seam/..." of a file
 # under src/ names its own seam or one below it. The order:
 #   base < clock < timeline < gpu, host < export < core
 # gpu and host are siblings: neither includes the other. src/context.h (the

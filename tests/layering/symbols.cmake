@@ -2,7 +2,7 @@
 # (check.cmake) cannot see a call through a public vkprof_* function, since
 # every seam includes vkprof/vkprof.h. Here each undefined symbol of an object
 # of libvkprof.a is matched with the object that defines it; a call into a
-# seam above the caller's, or into a sibling, fails (src/README.md):
+# seam above the caller's, or into a sibling, fails (docs/design.md, "The pieces"):
 #   base < clock < timeline < gpu, host < export < core
 #   cmake -DNM=<nm> -DOBJECTS=<a.o|b.o|...> [-DLAYER_OBJECTS=<x.o|...>] -P symbols.cmake
 # LAYER_OBJECTS: the Vulkan layer's (src/layer/, a front end above core): each

@@ -256,8 +256,10 @@ int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_cos
     h->left_out_calls = 261;
     h->left_out_steps = 400;
     for (int rep = 0; rep < 2; rep++) {
-        h->left_out_sampled_ns = time_left_out(inst, dev, false, h->left_out_calls, h->left_out_steps);
-        h->left_out_rotating_ns = time_left_out(inst, dev, true, h->left_out_calls, h->left_out_steps);
+        h->left_out_sampled_ns =
+            time_left_out(inst, dev, false, h->left_out_calls, h->left_out_steps);
+        h->left_out_rotating_ns =
+            time_left_out(inst, dev, true, h->left_out_calls, h->left_out_steps);
     }
     vkprof_destroy(off);
     vkprof_destroy(on);
