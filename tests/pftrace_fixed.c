@@ -29,6 +29,7 @@
 
 #include "clock/clock.h"
 #include "timeline/store.h"
+#include "nodevice.h"
 
 /* ---- the program's clocks ------------------------------------------------ */
 
@@ -66,47 +67,6 @@ static uint64_t sim_mono(void *user)
     return __atomic_add_fetch(&g_now, 37, __ATOMIC_RELAXED);
 }
 
-/* ---- a fake device: the two functions vkprof_create requires ------------- */
-
-static void VKAPI_PTR props(VkPhysicalDevice pd, VkPhysicalDeviceProperties *p)
-{
-    (void)pd;
-    memset(p, 0, sizeof *p);
-    snprintf(p->deviceName, sizeof p->deviceName, "fixed device (pftrace_fixed)");
-    p->limits.timestampPeriod = 1.0f;
-}
-
-static void VKAPI_PTR families(VkPhysicalDevice pd, uint32_t *n, VkQueueFamilyProperties *f)
-{
-    (void)pd;
-    if (f != NULL && *n >= 1) {
-        memset(f, 0, sizeof *f);
-        f->queueCount = 1;
-        f->queueFlags = VK_QUEUE_COMPUTE_BIT;
-    }
-    *n = 1;
-}
-
-static PFN_vkVoidFunction VKAPI_PTR gipa(VkInstance inst, const char *name)
-{
-    (void)inst;
-    if (strcmp(name, "vkGetPhysicalDeviceProperties") == 0) {
-        return (PFN_vkVoidFunction)props;
-    }
-    if (strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties") == 0) {
-        return (PFN_vkVoidFunction)families;
-    }
-    return NULL;
-}
-
-static PFN_vkVoidFunction VKAPI_PTR gdpa(VkDevice dev, const char *name)
-{
-    (void)dev;
-    (void)name;
-    return NULL;
-}
-
-static char handles[3];
 static vkprof_context g_ctx;
 static unsigned long g_spans;
 static bool g_flat, g_long;
@@ -152,13 +112,7 @@ int main(int argc, char **argv)
     setenv("VKPROF_TRACE_FORMAT", "pftrace", 1);
     vkprof_hclk_source src = {sim_counter, sim_mono, NULL, 0};
     vkprof__hclk_test_source(&src);
-    vkprof_context_desc d;
-    memset(&d, 0, sizeof d);
-    d.instance = (VkInstance)(void *)&handles[0];
-    d.physical_device = (VkPhysicalDevice)(void *)&handles[1];
-    d.device = (VkDevice)(void *)&handles[2];
-    d.get_instance_proc_addr = gipa;
-    d.get_device_proc_addr = gdpa;
+    vkprof_context_desc d = th_nodevice_desc("fixed device (pftrace_fixed)");
     d.enable = VKPROF_ENABLE_OFF;
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;

@@ -19,53 +19,12 @@
 #include <time.h>
 
 #include "check.h"
+#include "nodevice.h"
 #include "clock/clock.h"
 #include "host/host.h"
 
 #define CHECK_CASE_SET(name) (check_case = (name))
 
-/* ---- a fake device: the two functions vkprof_create requires ------------- */
-
-static void VKAPI_PTR fake_props(VkPhysicalDevice pd, VkPhysicalDeviceProperties *p)
-{
-    (void)pd;
-    memset(p, 0, sizeof *p);
-    snprintf(p->deviceName, sizeof p->deviceName, "fake device");
-    p->limits.timestampPeriod = 1.0f;
-}
-
-static void VKAPI_PTR fake_families(VkPhysicalDevice pd, uint32_t *n, VkQueueFamilyProperties *f)
-{
-    (void)pd;
-    if (f != NULL && *n >= 1) {
-        memset(f, 0, sizeof *f);
-        f->queueCount = 1;
-        f->queueFlags = VK_QUEUE_COMPUTE_BIT;
-        f->timestampValidBits = 0; /* no GPU timing: host spans only */
-    }
-    *n = 1;
-}
-
-static PFN_vkVoidFunction VKAPI_PTR fake_gipa(VkInstance inst, const char *name)
-{
-    (void)inst;
-    if (strcmp(name, "vkGetPhysicalDeviceProperties") == 0) {
-        return (PFN_vkVoidFunction)fake_props;
-    }
-    if (strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties") == 0) {
-        return (PFN_vkVoidFunction)fake_families;
-    }
-    return NULL;
-}
-
-static PFN_vkVoidFunction VKAPI_PTR fake_gdpa(VkDevice dev, const char *name)
-{
-    (void)dev;
-    (void)name;
-    return NULL;
-}
-
-static char fake_handles[3];
 static int g_warnings;
 static char g_last_warning[512];
 
@@ -81,13 +40,7 @@ static void on_log(void *user, vkprof_log_level level, vkprof_result code, const
 
 static vkprof_context make_ctx(uint32_t trace_capacity)
 {
-    vkprof_context_desc d;
-    memset(&d, 0, sizeof d);
-    d.instance = (VkInstance)(void *)&fake_handles[0];
-    d.physical_device = (VkPhysicalDevice)(void *)&fake_handles[1];
-    d.device = (VkDevice)(void *)&fake_handles[2];
-    d.get_instance_proc_addr = fake_gipa;
-    d.get_device_proc_addr = fake_gdpa;
+    vkprof_context_desc d = th_nodevice_desc(NULL);
     d.enable = VKPROF_ENABLE_OFF;
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;

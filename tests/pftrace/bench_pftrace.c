@@ -17,43 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void VKAPI_PTR props(VkPhysicalDevice pd, VkPhysicalDeviceProperties *p)
-{
-    (void)pd;
-    memset(p, 0, sizeof *p);
-    snprintf(p->deviceName, sizeof p->deviceName, "no device (bench_pftrace)");
-    p->limits.timestampPeriod = 1.0f;
-}
-
-static void VKAPI_PTR families(VkPhysicalDevice pd, uint32_t *n, VkQueueFamilyProperties *f)
-{
-    (void)pd;
-    if (f != NULL && *n >= 1) {
-        memset(f, 0, sizeof *f);
-        f->queueCount = 1;
-        f->queueFlags = VK_QUEUE_COMPUTE_BIT;
-    }
-    *n = 1;
-}
-
-static PFN_vkVoidFunction VKAPI_PTR gipa(VkInstance inst, const char *name)
-{
-    (void)inst;
-    if (strcmp(name, "vkGetPhysicalDeviceProperties") == 0) {
-        return (PFN_vkVoidFunction)props;
-    }
-    if (strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties") == 0) {
-        return (PFN_vkVoidFunction)families;
-    }
-    return NULL;
-}
-
-static PFN_vkVoidFunction VKAPI_PTR gdpa(VkDevice dev, const char *name)
-{
-    (void)dev;
-    (void)name;
-    return NULL;
-}
+#include "nodevice.h"
 
 static uint64_t now_ns(void)
 {
@@ -61,8 +25,6 @@ static uint64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-
-static char handles[3];
 
 int main(int argc, char **argv)
 {
@@ -73,13 +35,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_pftrace [EVENTS [REPEATS]]\n");
         return 2;
     }
-    vkprof_context_desc d;
-    memset(&d, 0, sizeof d);
-    d.instance = (VkInstance)(void *)&handles[0];
-    d.physical_device = (VkPhysicalDevice)(void *)&handles[1];
-    d.device = (VkDevice)(void *)&handles[2];
-    d.get_instance_proc_addr = gipa;
-    d.get_device_proc_addr = gdpa;
+    vkprof_context_desc d = th_nodevice_desc("no device (bench_pftrace)");
     d.enable = VKPROF_ENABLE_OFF;
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;
