@@ -287,7 +287,6 @@ static void test_hclk_real(void)
 
 static float g_period = 52.08f;
 
-
 static void compare_cal(vkprof_context ctx, const char *what)
 {
     vkprof_pl_snap s;
