@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "sim.h"
 
 #include <string.h>
 
@@ -146,4 +147,25 @@ char *th_read_file(const char *path)
     }
     fclose(f);
     return buf;
+}
+
+vkprof_context_desc th_desc(const th_gpu *g, th_log *log, bool sim)
+{
+    vkprof_context_desc d = vku_vkprof_desc(&g->inst, &g->dev);
+    if (sim) {
+        d.get_instance_proc_addr = sim_get_instance_proc_addr;
+        d.get_device_proc_addr = sim_get_device_proc_addr;
+    }
+    if (log != NULL) {
+        d.log = th_log_fn;
+        d.log_user = log;
+    }
+    return d;
+}
+
+vkprof_context th_ctx(const vkprof_context_desc *d)
+{
+    vkprof_context ctx = NULL;
+    CHECK(vkprof_create(d, &ctx) == VKPROF_OK);
+    return ctx;
 }

@@ -69,6 +69,16 @@ typedef struct th_log {
 } th_log;
 void th_log_fn(void *user, vkprof_log_level level, vkprof_result code, const char *msg);
 
+/* The one context factory of the device tests: the desc every test's
+ * context starts from, g's instance, device and queue family
+ * (vku_vkprof_desc), logging through th_log_fn into `log` (NULL: no log
+ * set); with `sim`, the function table goes through tests/sim.c's counting
+ * table. The rest is the library's defaults: a test sets what it tests,
+ * then creates with th_ctx. */
+vkprof_context_desc th_desc(const th_gpu *g, th_log *log, bool sim);
+/* vkprof_create(d), CHECKed: the context, or NULL after counting a failure. */
+vkprof_context th_ctx(const vkprof_context_desc *d);
+
 /* The whole file as a NUL-terminated string (free it), or NULL. */
 char *th_read_file(const char *path);
 

@@ -13,14 +13,10 @@ static th_log logbuf;
 
 static vkprof_context make_ctx(vkprof_enable_mode mode, const char *env_var)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
     d.enable = mode;
     d.env_var = env_var;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 static vkprof_error_counts errors_of(vkprof_context ctx)

@@ -17,17 +17,13 @@ static int serial;
 
 static vkprof_context make(vkprof_timing_mode mode)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = mode;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
     snprintf(path, sizeof path, "%s/trace%d.json", dir, ++serial);
     d.trace_path = path;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 static void record(vkprof_context ctx, int n)

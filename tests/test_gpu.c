@@ -177,14 +177,11 @@ static void test_both(void)
  * the host query reset (lavapipe has it) and without it (stale-pair check). */
 static void not_ready_case(bool host_reset)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    static th_log quiet = {.quiet = 1};
+    vkprof_context_desc d = th_desc(&g, &quiet, false);
     d.enable = VKPROF_ENABLE_ON;
     d.host_query_reset = host_reset && g.dev.host_query_reset;
-    static th_log quiet = {.quiet = 1};
-    d.log = th_log_fn;
-    d.log_user = &quiet;
-    vkprof_context c = NULL;
-    CHECK(vkprof_create(&d, &c) == VKPROF_OK);
+    vkprof_context c = th_ctx(&d);
     uint64_t ns = 12345;
     int expect_not_ready = 0;
     if (d.host_query_reset) {

@@ -44,7 +44,7 @@ static void on_log(void *user, vkprof_log_level level, vkprof_result code, const
 
 static vkprof_context make_ring(uint32_t queries)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, NULL, false);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.ring_queries = queries;
@@ -52,9 +52,7 @@ static vkprof_context make_ring(uint32_t queries)
     d.report_every = 1; /* a per-token report at every step */
     d.log = on_log;
     d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 /* One token of `n` scopes in one command buffer, submitted once, collected,

@@ -18,9 +18,7 @@ static const vkprof_phase seq5[5] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV, VKPROF
 
 static vkprof_context make_ring(uint32_t queries, bool shared, uint32_t sample, bool host_reset)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, &logbuf, true);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.ring_queries = queries;
@@ -28,11 +26,7 @@ static vkprof_context make_ring(uint32_t queries, bool shared, uint32_t sample, 
     d.sample_every = sample;
     d.host_query_reset = host_reset && g.dev.host_query_reset;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 /* One token: `n` scopes back to back in one command buffer, a barrier

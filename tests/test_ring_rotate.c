@@ -28,9 +28,7 @@ static bool first_calls; /* make_rot: desc.rotate_first_calls */
 
 static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, &logbuf, true);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.ring_queries = queries;
@@ -39,10 +37,7 @@ static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
     d.rotate_first_calls = first_calls;
     d.host_query_reset = g.dev.host_query_reset;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     if (ctx != NULL) {
         ctx->clock_checks_off = true;
     }

@@ -14,15 +14,9 @@ static th_log logbuf;
 
 static vkprof_context make_ctx(vkprof_enable_mode mode)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, &logbuf, true);
     d.enable = mode;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 static void record_busy(VkCommandBuffer cmd, void *user)
@@ -230,13 +224,10 @@ static void test_legacy_stamp(void)
 {
     /* the app says it did not enable synchronization2 */
     sim_reset();
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, NULL, true);
     d.enable = VKPROF_ENABLE_ON;
     d.no_synchronization2 = true;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     full_cycle(ctx, VKPROF_OK);
     CHECK_EQ_U64(g_sim.cmd_timestamp, 4);
     CHECK_EQ_U64(g_sim.cmd_timestamp2, 0);

@@ -59,9 +59,7 @@ static vkprof_context make(void)
         g_sim.valid_bits = make_valid_bits;
     }
     memset(&logs, 0, sizeof logs);
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, NULL, true);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.ring_queries = 64; /* every slot inside the sim's SIM_SLOTS */
@@ -69,8 +67,7 @@ static vkprof_context make(void)
     d.report_every = UINT32_MAX;
     d.log = log_fn;
     d.log_level = VKPROF_LOG_INFO;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     if (ctx != NULL) {
         ctx->clock_checks_off = true;
     }

@@ -42,11 +42,7 @@ static bool g_sim_procs; /* the child that dies inside a collection */
 static vkprof_context spool_ctx(th_gpu *gg, const char *spool, uint32_t capacity,
                                 vkprof_trace_keep keep, const char *label)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&gg->inst, &gg->dev);
-    if (g_sim_procs) {
-        d.get_instance_proc_addr = sim_get_instance_proc_addr;
-        d.get_device_proc_addr = sim_get_device_proc_addr;
-    }
+    vkprof_context_desc d = th_desc(gg, &logbuf, g_sim_procs);
     d.enable = VKPROF_ENABLE_ON;
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;
@@ -57,11 +53,7 @@ static vkprof_context spool_ctx(th_gpu *gg, const char *spool, uint32_t capacity
     d.trace_keep = keep;
     d.trace_label = label;
     d.environment = VKPROF_ENV_IGNORE;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 /* One step: a span around two GPU scopes in one buffer, submitted and
@@ -777,13 +769,10 @@ static void test_environment(void)
     snprintf(tp, sizeof tp, "%s/env-trace.json", tmpdir);
     setenv("VKPROF_TRACE", tp, 1);
     for (int ignore = 0; ignore < 2; ignore++) {
-        vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+        vkprof_context_desc d = th_desc(&g, &logbuf, false);
         d.timing_mode = VKPROF_TIMING_RING;
         d.environment = ignore ? VKPROF_ENV_IGNORE : VKPROF_ENV_READ;
-        d.log = th_log_fn;
-        d.log_user = &logbuf;
-        vkprof_context ctx = NULL;
-        CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+        vkprof_context ctx = th_ctx(&d);
         vkprof_timing_stats ts = th_stats(ctx);
         CHECK(ts.rotate_scopes == (ignore ? 0u : 2u));
         CHECK(vkprof_active(ctx) == !ignore);

@@ -21,21 +21,13 @@ static VkQueryPool app_pool, app_pool2; /* the app's own two timestamps, per buf
 /* A ring context; through the simulated function table with `sim`. */
 static vkprof_context make_in(uint32_t queries, bool sim)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    if (sim) {
-        d.get_instance_proc_addr = sim_get_instance_proc_addr;
-        d.get_device_proc_addr = sim_get_device_proc_addr;
-    }
+    vkprof_context_desc d = th_desc(&g, &logbuf, sim);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.ring_queries = queries;
     d.host_query_reset = g.dev.host_query_reset;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 static vkprof_context make(uint32_t queries)
@@ -579,15 +571,12 @@ static void test_rerecord(void)
  * timed recording (they would read as stale, then lost). */
 static void test_sampled_rerecord(void)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.sample_every = 3;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     VkCommandBuffer c = th_alloc_cmd(&g);
     for (int step = 0; step < 9; step++) {
         CHECK_VK(vkResetCommandBuffer(c, 0));

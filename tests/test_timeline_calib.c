@@ -198,12 +198,9 @@ static void test_drift(void)
     g_sim.drift_ppb = 250000; /* 250 ppm */
     g_sim.drift_ref_ns = vkprof_host_now_ns();
     g_sim.drift_offset_ns = 5000000000; /* the device clock reads 5 s ahead */
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, NULL, true);
     d.enable = VKPROF_ENABLE_ON;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
 /* device ticks for a host time, by the simulated relation */
 #define DEV_AT(h)                                                                                  \
     ((uint64_t)((int64_t)(h) + g_sim.drift_offset_ns +                                             \
@@ -262,15 +259,12 @@ static void test_drift_boundaries(void)
     g_sim.calib_mode = 1;
     g_sim.drift_ppb = 2000000; /* 2000 ppm */
     g_sim.drift_ref_ns = vkprof_host_now_ns();
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, NULL, true);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.shared_boundaries = true;
     d.environment = VKPROF_ENV_IGNORE;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
     for (int i = 0; i < 3; i++) {
         sleep_ms(40);
@@ -343,19 +337,14 @@ static void calib_offset_case(int64_t offset)
     g_sim.drift_ppb = 0;
     g_sim.drift_ref_ns = vkprof_host_now_ns();
     g_sim.drift_offset_ns = offset;
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
+    vkprof_context_desc d = th_desc(&g, &logbuf, true);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.environment = VKPROF_ENV_IGNORE;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
     memset(&logbuf, 0, sizeof logbuf);
     logbuf.quiet = 1;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     if (ctx == NULL) {
         return;
     }

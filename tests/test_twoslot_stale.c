@@ -35,13 +35,10 @@ static void cb_end(VkCommandBuffer cb)
 
 static vkprof_context make_ctx(bool host_reset, th_log *log)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, log, false);
     d.enable = VKPROF_ENABLE_ON;
     d.host_query_reset = host_reset;
-    d.log = th_log_fn;
-    d.log_user = log;
-    vkprof_context c = NULL;
-    CHECK(vkprof_create(&d, &c) == VKPROF_OK);
+    vkprof_context c = th_ctx(&d);
     CHECK(vkprof_active(c));
     vkprof_timing_stats ts;
     CHECK(vkprof_get_timing_stats(c, &ts) == VKPROF_OK);

@@ -42,7 +42,7 @@ void sleep_ms(int ms)
 
 vkprof_context make_ctx(bool sim, bool give_queue)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
     if (sim) {
         d.get_instance_proc_addr = sim_get_instance_proc_addr;
         d.get_device_proc_addr = sim_get_device_proc_addr;
@@ -51,11 +51,7 @@ vkprof_context make_ctx(bool sim, bool give_queue)
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;
     d.queue = give_queue ? g.dev.queue : VK_NULL_HANDLE;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 int64_t to_ns(const cJSON *v)

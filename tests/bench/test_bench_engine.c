@@ -83,14 +83,13 @@ static void test_reference(void)
 static void ring_case(bool shared, uint32_t sample_every)
 {
     const dec_preset *p = dec_find_preset("tiny");
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, NULL, false);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = VKPROF_TIMING_RING;
     d.shared_boundaries = shared;
     d.sample_every = sample_every;
     d.trace_path = "";
-    vkprof_context prof = NULL;
-    CHECK(vkprof_create(&d, &prof) == VKPROF_OK);
+    vkprof_context prof = th_ctx(&d);
     CHECK(vkprof_active(prof));
     dec_engine *e = engine();
     dec_hooks hooks = {.user = prof, .step = on_step};

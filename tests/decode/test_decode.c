@@ -389,10 +389,9 @@ static void test_moe_matches_reference(void)
 static void test_profile_gpu(void)
 {
     const dec_preset *p = dec_find_preset("tiny");
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, NULL, false);
     d.enable = VKPROF_ENABLE_ON;
-    vkprof_context prof = NULL;
-    CHECK(vkprof_create(&d, &prof) == VKPROF_OK);
+    vkprof_context prof = th_ctx(&d);
     CHECK(vkprof_active(prof));
     dec_engine *e = make_engine(DEC_PROFILE_GPU, prof);
     dec_engine *ref = make_engine(DEC_PROFILE_OFF, NULL);

@@ -294,16 +294,13 @@ static void check_same_work(const counts *a, const counts *off)
 
 static vkprof_context lib_context(vkprof_timing_mode tm, bool shared, uint32_t every)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, NULL, true);
     d.enable = VKPROF_ENABLE_ON;
     d.timing_mode = tm;
     d.shared_boundaries = shared;
     d.sample_every = every;
     d.trace_path = "";
-    d.get_instance_proc_addr = sim_get_instance_proc_addr;
-    d.get_device_proc_addr = sim_get_device_proc_addr;
-    vkprof_context prof = NULL;
-    CHECK(vkprof_create(&d, &prof) == VKPROF_OK);
+    vkprof_context prof = th_ctx(&d);
     CHECK(vkprof_active(prof));
     return prof;
 }

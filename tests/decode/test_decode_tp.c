@@ -170,11 +170,10 @@ static void test_rank_path(void)
  * moe_host_sync span as "experts", not on the span around it. */
 static void test_annotate(void)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, NULL, false);
     d.host_level = VKPROF_HOST_ALL;
     d.trace_path = "";
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
+    vkprof_context ctx = th_ctx(&d);
     CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
     dec_tp_comm c;
     CHECK(dec_tp_comm_init(&c, 1, 16, false) == 0);

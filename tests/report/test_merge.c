@@ -128,15 +128,11 @@ static void *rank_main(void *p)
 
 static vkprof_context make_ctx(void)
 {
-    vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
     d.enable = VKPROF_ENABLE_ON;
     d.host_level = VKPROF_HOST_ALL;
     d.report_every = UINT32_MAX;
-    d.log = th_log_fn;
-    d.log_user = &logbuf;
-    vkprof_context ctx = NULL;
-    CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
-    return ctx;
+    return th_ctx(&d);
 }
 
 /* One GPU scope inside a host span, on the main thread (the queue is not
