@@ -352,6 +352,20 @@ static vkprof_timing_stats stats_of(const vkprof_context_desc *d)
     return ts;
 }
 
+/* A desc of zeros but for the handles and proc-addr functions of `from`. */
+static vkprof_context_desc handles_only(const vkprof_context_desc *from)
+{
+    vkprof_context_desc z;
+    memset(&z, 0, sizeof z);
+    z.instance = from->instance;
+    z.physical_device = from->physical_device;
+    z.device = from->device;
+    z.queue_family_index = from->queue_family_index;
+    z.get_instance_proc_addr = from->get_instance_proc_addr;
+    z.get_device_proc_addr = from->get_device_proc_addr;
+    return z;
+}
+
 static void test_resolved_defaults(void)
 {
     gpu g;
@@ -363,14 +377,7 @@ static void test_resolved_defaults(void)
     vkprof_timing_stats a = stats_of(&d);
     CHECK_EQ_U64(a.ring_queries, 4096);
     CHECK_EQ_U64(a.sample_every, 1);
-    vkprof_context_desc z;
-    memset(&z, 0, sizeof z);
-    z.instance = d.instance;
-    z.physical_device = d.physical_device;
-    z.device = d.device;
-    z.queue_family_index = d.queue_family_index;
-    z.get_instance_proc_addr = d.get_instance_proc_addr;
-    z.get_device_proc_addr = d.get_device_proc_addr;
+    vkprof_context_desc z = handles_only(&d);
     z.enable = VKPROF_ENABLE_ON;
     z.timing_mode = VKPROF_TIMING_RING;
     vkprof_timing_stats b = stats_of(&z);
@@ -440,15 +447,8 @@ static void test_get_desc(void)
     gpu g;
     gpu_init(&g, false);
     reset_counts();
-    vkprof_context_desc z;
-    memset(&z, 0, sizeof z);
     vkprof_context_desc d = readme_desc(&g);
-    z.instance = d.instance;
-    z.physical_device = d.physical_device;
-    z.device = d.device;
-    z.queue_family_index = d.queue_family_index;
-    z.get_instance_proc_addr = d.get_instance_proc_addr;
-    z.get_device_proc_addr = d.get_device_proc_addr;
+    vkprof_context_desc z = handles_only(&d);
     z.timing_mode = VKPROF_TIMING_RING;
     z.env_var = "VKPROF_TEST_GETDESC";
     char label[16] = "rank0";
