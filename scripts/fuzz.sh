@@ -30,7 +30,7 @@ mkdir -p "$out/corpus" "$out/artifacts"
 # shellcheck disable=SC2046
 "$cc" -g -O1 -std=c11 -Wall -Wextra -Werror \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-  -Itools/report $(pkg-config --cflags libcjson) \
+  -Itools/report -Isrc $(pkg-config --cflags libcjson) \
   fuzz/fuzz_trace_reader.c tools/report/trace_reader.c tools/report/report_print.c \
   tools/report/report_svg.c tools/report/pftrace_reader.c \
   $(pkg-config --libs libcjson) -lm -o "$out/fuzz_trace_reader"

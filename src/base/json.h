@@ -1,6 +1,7 @@
 /* The one JSON writer, for the library (trace, snapshot) and the tools
- * (their JSON reports). Internal: tools/ include it by path, like
- * export/atomic_file.h; the shared library does not export it.
+ * (their JSON reports). A shared internal (src/internal.cmake): the tools and the layer include
+ * it as "base/json.h" through vkprof_internal; the shared library does not
+ * export it.
  *
  * A streaming writer: values go straight to a sink (a vkprof_afile, a
  * caller's buffer, a stdio FILE), nothing is built in memory. Commas between

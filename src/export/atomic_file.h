@@ -1,6 +1,7 @@
 /* The one writer of output files, for the library (traces) and the tools
- * (their JSON reports). Internal: tools/ include it by path; it is not part
- * of the public API and the shared library does not export it.
+ * (their JSON reports). A shared internal (src/internal.cmake): the tools
+ * and the layer include it through vkprof_internal; it is not part of the
+ * public API and the shared library does not export it.
  *
  * What a path may name, and what happens (docs/trace-format.md, "Where the
  * trace goes"):

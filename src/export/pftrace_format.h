@@ -5,7 +5,7 @@
  * use (src/export/perfetto_trace.proto has the same numbers as a schema).
  * docs/trace-format.md, "Native Perfetto traces", describes the layout.
  *
- * Internal and Vulkan-free, like trace_format.h: tools/ include it by path. */
+ * Vulkan-free, and a shared internal like trace_format.h (src/internal.cmake). */
 #ifndef VKPROF_EXPORT_PFTRACE_FORMAT_H
 #define VKPROF_EXPORT_PFTRACE_FORMAT_H
 

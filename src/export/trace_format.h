@@ -3,8 +3,9 @@
  * (tools/report/trace_reader.c) share, so neither side keeps its own copy.
  * docs/trace-format.md describes the format; this header is its vocabulary.
  *
- * Internal and Vulkan-free: tools/ include it by path, like
- * export/atomic_file.h; it is not part of the public API.
+ * Vulkan-free, and a shared internal (src/internal.cmake): the reader
+ * includes it as "export/trace_format.h" through vkprof_internal; it is not
+ * part of the public API.
  *
  * What is here: vkprof's own vocabulary (track pids, event categories, the
  * args keys, the metadata keys, the reasons a GPU sample is lost, the format

@@ -1,7 +1,7 @@
 # vkprof_layer_names: the layer's naming module (names.h: SPIR-V hash, default
 # names, the name map), pure C, no Vulkan. Static and position independent, so
 # that the layer (a shared object) links it in; `vkprof names` and the tests
-# use it too. Included by src/layer/CMakeLists.txt, tools/CMakeLists.txt and
+# use it too. Included by src/layer/CMakeLists.txt, tools/run/CMakeLists.txt and
 # tests/CMakeLists.txt, whichever comes first defines it.
 if(NOT TARGET vkprof_layer_names)
   add_library(vkprof_layer_names STATIC ${CMAKE_CURRENT_LIST_DIR}/names.c)

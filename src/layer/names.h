@@ -1,6 +1,6 @@
 /* Phase names for the vkprof layer: a SPIR-V module's hash, its default name,
  * and the user's name map (hash -> name). Pure C11, no Vulkan calls; the
- * layer compiles names.c in, and `vkprof names` (tools/cmd_names.c) writes
+ * layer compiles names.c in, and `vkprof names` (tools/names/cmd_names.c) writes
  * the map files that vkl_name_map_load reads (docs/layer.md). */
 #ifndef VKPROF_LAYER_NAMES_H
 #define VKPROF_LAYER_NAMES_H

@@ -1,4 +1,4 @@
-/* The tools' one option parser (tools/cli_opts.c), without Vulkan: long
+/* The tools' one option parser (tools/cli/cli_opts.c), without Vulkan: long
  * options with a value in the next argument or after '=', flags, -h/--help,
  * "--" and "-", positional arguments, and every garbage number (empty, "12x",
  * negative, overflow, out of range) and unknown option as an error that names

@@ -24,7 +24,7 @@
 #include "harness.h"
 #include "outfile.h"
 
-#include "../../src/export/trace_format.h"
+#include "export/trace_format.h"
 
 mode_t __real_umask(mode_t mask);
 mode_t __wrap_umask(mode_t mask);

@@ -43,7 +43,7 @@ if(SPIRV_VAL)
   set_tests_properties(names_patched_valid PROPERTIES FIXTURES_REQUIRED names_patched TIMEOUT 60)
 endif()
 
-# `vkprof names` (tools/cmd_names.c) on .spv files and on an ELF shared object
+# `vkprof names` (tools/names/cmd_names.c) on .spv files and on an ELF shared object
 # that embeds SPIR-V as llama.cpp's libggml-vulkan.so does
 # (test_names_embed.cmake writes the ggml-style arrays).
 if(TARGET vkprof_cli)

@@ -1,4 +1,4 @@
-# `vkprof names` through the binary (tools/cmd_names.c).
+# `vkprof names` through the binary (tools/names/cmd_names.c).
 #   cmake -DVKPROF= -DTEST_NAMES= -DFIXTURE=lib.so -DDIR=<spv dir> -DTMP= -P test_names_tool.cmake
 # DIR holds rmsnorm.spv, softmax.spv, matvec.spv, matvec_g.spv and plain/ g/
 # (every shader of the repo without and with -g); FIXTURE embeds rmsnorm,

@@ -1,4 +1,4 @@
-# `vkprof run` (tools/cmd_run.c): exit status, signals, errors, the report
+# `vkprof run` (tools/run/cmd_run.c): exit status, signals, errors, the report
 # from known summaries (tests/layer/test_run_*.json), and, where the layer is
 # built (target VkLayer_vkprof), real runs under it.
 if(NOT TARGET vkprof_cli)

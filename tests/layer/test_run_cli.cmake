@@ -1,4 +1,4 @@
-# `vkprof run` through the binary (tools/cmd_run.c), one case per ctest test.
+# `vkprof run` through the binary (tools/run/cmd_run.c), one case per ctest test.
 #   cmake -DVKPROF= -DCASE= -DTMP= -DSRC=<tests/layer> [-DLAYER=<build>/layer] -P test_run_cli.cmake
 # Cases without the real layer use a stand-in layer folder (a manifest naming
 # VK_LAYER_vkprof and a library file): children that use no Vulkan never load it.

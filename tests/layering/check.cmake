@@ -8,6 +8,12 @@
 # writers everyone shares (base/json.h, export/atomic_file.h); no other seam
 # and not context.h (it calls the public API; symbols.cmake checks the calls).
 #
+# The tools (with -DTOOLS=<repo>/tools) see the library as the layer does:
+# the public header and the shared internals that src/internal.cmake lists
+# (the writers and the two trace formats), by their seam path through the
+# target vkprof_internal. No tool reaches another folder by a relative path
+# ("../"): a room links another room's target.
+#
 # Data follows the same order as includes (issue 27: "data crosses seams
 # where calls don't"). Each block of the context (src/context.h) belongs to
 # one seam: steps and errors to base, hclk and cal to clock, trace to
@@ -15,11 +21,12 @@
 # seam's blocks and those of seams below it, never one above or a sibling's:
 # the timeline and the GPU core once read host's step counter, which now
 # lives in base.
-#   cmake -DSRC=<repo>/src -P check.cmake
+#   cmake -DSRC=<repo>/src [-DTOOLS=<repo>/tools] -P check.cmake
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED SRC)
-  message(FATAL_ERROR "usage: cmake -DSRC=<repo>/src -P check.cmake")
+  message(FATAL_ERROR "usage: cmake -DSRC=<repo>/src [-DTOOLS=<repo>/tools] -P check.cmake")
 endif()
+include(${SRC}/internal.cmake) # VKPROF_INTERNAL_HEADERS
 set(rank_base 0)
 set(rank_clock 1)
 set(rank_timeline 2)
@@ -51,9 +58,8 @@ foreach(f ${files})
     foreach(l ${lines})
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" inc "${l}")
       math(EXPR checked "${checked} + 1")
-      if(inc MATCHES "/" AND NOT inc STREQUAL "vkprof/vkprof.h" AND NOT inc STREQUAL "base/json.h"
-         AND NOT inc STREQUAL "export/atomic_file.h")
-        string(APPEND bad "  ${f}: includes \"${inc}\": the layer sees only the public vkprof/vkprof.h, the shared writers (base/json.h, export/atomic_file.h) and its own headers\n")
+      if(inc MATCHES "/" AND NOT inc STREQUAL "vkprof/vkprof.h" AND NOT inc IN_LIST VKPROF_INTERNAL_HEADERS)
+        string(APPEND bad "  ${f}: includes \"${inc}\": the layer sees only the public vkprof/vkprof.h, the shared internals (src/internal.cmake) and its own headers\n")
       elseif(NOT inc MATCHES "/" AND NOT EXISTS ${SRC}/layer/${inc})
         string(APPEND bad "  ${f}: includes \"${inc}\", which is not a header of src/layer/\n")
       endif()
@@ -111,6 +117,27 @@ foreach(f ${files})
     endif()
   endforeach()
 endforeach()
+
+# The tools: the public header, the shared internals, their own rooms' headers.
+set(tool_includes 0)
+if(DEFINED TOOLS)
+  file(GLOB_RECURSE tfiles RELATIVE ${TOOLS} ${TOOLS}/*.c ${TOOLS}/*.h)
+  foreach(f ${tfiles})
+    file(STRINGS ${TOOLS}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(l ${lines})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" inc "${l}")
+      math(EXPR tool_includes "${tool_includes} + 1")
+      if(inc MATCHES "(^|/)\\.\\./")
+        string(APPEND bad "  tools/${f}: includes \"${inc}\" by a relative path: link the room's or the library's target instead (tools/CMakeLists.txt)\n")
+      elseif(inc MATCHES "/" AND EXISTS ${SRC}/${inc} AND NOT inc IN_LIST VKPROF_INTERNAL_HEADERS)
+        string(APPEND bad "  tools/${f}: includes \"${inc}\", a library internal that src/internal.cmake does not share with the tools\n")
+      endif()
+    endforeach()
+  endforeach()
+  if(tool_includes LESS 20)
+    message(FATAL_ERROR "layering: only ${tool_includes} includes found under ${TOOLS}: wrong folder?")
+  endif()
+endif()
 if(NOT bad STREQUAL "")
   message(FATAL_ERROR "layering: a seam points back up:\n${bad}")
 endif()
@@ -120,4 +147,4 @@ endif()
 if(fields LESS 100)
   message(FATAL_ERROR "layering: only ${fields} uses of the context's blocks found under ${SRC}: wrong folder?")
 endif()
-message(STATUS "layering: ${checked} includes under src/ point down or sideways within their seam; ${fields} uses of the context's blocks touch their own seam's or one below")
+message(STATUS "layering: ${checked} includes under src/ point down or sideways within their seam; ${fields} uses of the context's blocks touch their own seam's or one below; ${tool_includes} includes under tools/ see only the public header, the shared internals and the tools' own rooms")

@@ -1,4 +1,4 @@
-/* `vkprof bench`, inside: the pieces of tools/cmd_bench.c (the command: its
+/* `vkprof bench`, inside: the pieces of tools/bench/cmd_bench.c (the command: its
  * options and the order of the steps). See docs/performance.md.
  *
  *   bench_run.c     the configurations (one vkprof context each), the warm-up

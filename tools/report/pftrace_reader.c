@@ -15,7 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trace_reader.h"
 
-#include "../../src/export/pftrace_format.h"
+#include "export/pftrace_format.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* rpt_svg_file: the SVG through the tools' one atomic writer (tools/outfile.h
+/* rpt_svg_file: the SVG through the tools' one atomic writer (tools/common/outfile.h
  * over src/export/atomic_file.h): a temporary file beside the target, synced
  * and renamed, a symlink followed, a FIFO or device written in place, a
  * directory refused. Apart from report_svg.c so that the fuzz target, which

@@ -15,7 +15,7 @@
  *                   slowest rank, expert load (merged traces: `vkprof merge`);
  *   merge.c, merge.h, cmd_merge.c: `vkprof merge` (rpt_merge);
  *   report_svg.c    rpt_svg: the SVG chart, to a stream;
- *   report_svg_file.c rpt_svg_file: the same to a file, through tools/outfile.h;
+ *   report_svg_file.c rpt_svg_file: the same to a file, through tools/common/outfile.h;
  *   cmd_report.c    vkprof_cmd_report: the subcommand (options, exit status).
  *
  * The names the trace writer shares with this reader (pids, categories, keys,
@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../../src/export/trace_format.h"
+#include "export/trace_format.h"
 
 /** Largest file `rpt_load_file` accepts (2 GiB). */
 #define RPT_MAX_FILE_BYTES ((size_t)2 << 30)

@@ -3,10 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "merge.h" /* vkprof_cmd_merge (tools/report) */
 #include "vkprof/vkprof.h"
-
-/* issue 9 (tools/cmd_names.c, tools/cmd_run.c) */
 
 static void usage(FILE *f)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "bench.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "outfile.h"

@@ -1,7 +1,7 @@
 /* `vkprof merge`: several vkprof traces (per rank, per process) into one
  * trace that Perfetto opens and `vkprof report` reads
  * (docs/trace-format.md, "Merging traces"). Named rpt_merge* like the rest of
- * tools/report; the inputs are loaded by rpt_load_file and walked by
+ * tools/report's reader; the inputs are loaded by rpt_load_file and walked by
  * rpt_walk, with the bounds of the report's reader. */
 #ifndef RPT_MERGE_H
 #define RPT_MERGE_H
@@ -26,7 +26,7 @@ typedef struct rpt_merge_opts {
     size_t n_inputs;           /**< 1..RPT_MAX_RANKS */
     const char *const *names;  /**< NULL, or n_inputs process names */
     int align_rendezvous;      /**< --align rendezvous */
-    const char *output;        /**< written atomically (tools/outfile.h) */
+    const char *output;        /**< written atomically (tools/common/outfile.h) */
     size_t max_bytes;          /**< per input; 0: RPT_MAX_FILE_BYTES */
 } rpt_merge_opts;
 
@@ -51,9 +51,5 @@ int rpt_merge(const rpt_merge_opts *o, rpt_merge_input *info, char *err, size_t 
  * copy: free(names[0]) and free(names)); -1 when the count differs from n or
  * a name is empty. */
 int rpt_merge_split_names(const char *list, size_t n, char ***names);
-
-/** The subcommand: vkprof merge A.json B.json ... -o OUT [--align rendezvous]
- * [--names n1,n2,...]. Exit status 0, 1 (error) or 2 (usage, refused). */
-int vkprof_cmd_merge(int argc, char **argv);
 
 #endif

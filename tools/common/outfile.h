@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "../src/base/json.h"
-#include "../src/export/atomic_file.h"
+#include "base/json.h"
+#include "export/atomic_file.h"
 
 typedef struct outfile {
     FILE *f; /* stdio over the writer: fprintf and friends */
