@@ -683,33 +683,71 @@ done:
     return rc;
 }
 
-int vkprof_cmd_decode(int argc, char **argv)
+/* ---- the command: parse, run, report ----------------------------------------- */
+
+/* What `vkprof decode` was asked for: its options, parsed and checked
+ * against each other (decode_parse). */
+typedef struct decode_opts {
+    const dec_preset *p;
+    const char *preset_name, *device, *profile, *json, *trace, *scope;
+    uint32_t tokens, ctx, seed, sample_every, rotate;
+    double peak;
+    bool labels, no_rendezvous;
+    uint32_t ranks, skew_rank, skew_us;
+    /* from --profile and --scope */
+    dec_profile mode;
+    bool host_spans, ring_shared, ring_sampled, ring_rotating, timed, scope_dispatches;
+    vkprof_host_level host_level;
+    bool route_trace; /* --ranks > 1: each rank's trace goes to its own file */
+} decode_opts;
+
+/* What a run holds until the command ends (decode_close frees it). */
+typedef struct decode_session {
+    vku_instance inst;
+    bool inst_ok, debug_utils, tty;
+    vku_device dev;
+    vkprof_context prof;
+    dec_engine *eng;
+    dec_hooks hooks;   /* the host spans' glue; the engine keeps a pointer to it */
+    uint32_t *ids;     /* each generated token */
+    double *token_s;   /* each token's time */
+    char *snap;        /* the snapshot JSON of the phase report */
+    double t0, t1, t2; /* before the weights, first token, after the last */
+    bool ranks_done;   /* --ranks > 1 ran and reported in decode_ranks */
+} decode_session;
+
+#define DECODE_GO (-1) /* decode_parse: go on (else: exit with this status) */
+
+static int decode_parse(int argc, char **argv, decode_opts *o)
 {
-    const char *preset_name = "tiny", *device = NULL, *profile = "off", *json = NULL;
-    const char *trace = NULL, *scope = "call";
-    uint32_t tokens = 32, ctx = 0, seed = 1, sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
-    uint32_t rotate = VKPROF_DEFAULT_ROTATE_SCOPES;
-    double peak = 0.0;
-    bool labels = false, no_rendezvous = false;
-    uint32_t ranks = 1, skew_rank = UINT32_MAX, skew_us = 0;
+    memset(o, 0, sizeof *o);
+    o->preset_name = "tiny";
+    o->profile = "off";
+    o->scope = "call";
+    o->tokens = 32;
+    o->seed = 1;
+    o->sample_every = VKPROF_DEFAULT_SAMPLE_EVERY;
+    o->rotate = VKPROF_DEFAULT_ROTATE_SCOPES;
+    o->ranks = 1;
+    o->skew_rank = UINT32_MAX;
     const cli_opt opts[] = {
-        {"--preset", CLI_STR, .str = &preset_name},
-        {"--tokens", CLI_U32, .u32 = &tokens, .min = 1},
-        {"--ctx", CLI_U32, .u32 = &ctx, .min = 1},
-        {"--device", CLI_STR, .str = &device},
-        {"--profile", CLI_STR, .str = &profile},
-        {"--json", CLI_STR, .str = &json},
-        {"--seed", CLI_U32, .u32 = &seed},
-        {"--peak-gbps", CLI_F64, .f64 = &peak, .fmin = 0.0, .fmax = 1e12},
-        {"--trace", CLI_STR, .str = &trace},
-        {"--sample-every", CLI_U32, .u32 = &sample_every, .min = 1},
-        {"--rotate", CLI_U32, .u32 = &rotate, .min = 1, .max = 1u << 24},
-        {"--labels", CLI_FLAG, .flag = &labels},
-        {"--scope", CLI_STR, .str = &scope},
-        {"--ranks", CLI_U32, .u32 = &ranks, .min = 1, .max = 64},
-        {"--skew-rank", CLI_U32, .u32 = &skew_rank, .max = 63},
-        {"--skew-us", CLI_U32, .u32 = &skew_us, .min = 1, .max = 10000000},
-        {"--no-rendezvous", CLI_FLAG, .flag = &no_rendezvous},
+        {"--preset", CLI_STR, .str = &o->preset_name},
+        {"--tokens", CLI_U32, .u32 = &o->tokens, .min = 1},
+        {"--ctx", CLI_U32, .u32 = &o->ctx, .min = 1},
+        {"--device", CLI_STR, .str = &o->device},
+        {"--profile", CLI_STR, .str = &o->profile},
+        {"--json", CLI_STR, .str = &o->json},
+        {"--seed", CLI_U32, .u32 = &o->seed},
+        {"--peak-gbps", CLI_F64, .f64 = &o->peak, .fmin = 0.0, .fmax = 1e12},
+        {"--trace", CLI_STR, .str = &o->trace},
+        {"--sample-every", CLI_U32, .u32 = &o->sample_every, .min = 1},
+        {"--rotate", CLI_U32, .u32 = &o->rotate, .min = 1, .max = 1u << 24},
+        {"--labels", CLI_FLAG, .flag = &o->labels},
+        {"--scope", CLI_STR, .str = &o->scope},
+        {"--ranks", CLI_U32, .u32 = &o->ranks, .min = 1, .max = 64},
+        {"--skew-rank", CLI_U32, .u32 = &o->skew_rank, .max = 63},
+        {"--skew-us", CLI_U32, .u32 = &o->skew_us, .min = 1, .max = 10000000},
+        {"--no-rendezvous", CLI_FLAG, .flag = &o->no_rendezvous},
     };
     const cli_spec spec = {.tool = "vkprof decode",
                            .opts = opts,
@@ -719,32 +757,31 @@ int vkprof_cmd_decode(int argc, char **argv)
     if (parsed != CLI_OK) {
         return cli_exit_status(parsed);
     }
-    const dec_preset *p = dec_find_preset(preset_name);
-    if (p == NULL) {
-        fprintf(stderr, "vkprof decode: unknown preset '%s' (known: %s)\n", preset_name,
+    o->p = dec_find_preset(o->preset_name);
+    if (o->p == NULL) {
+        fprintf(stderr, "vkprof decode: unknown preset '%s' (known: %s)\n", o->preset_name,
                 dec_preset_names());
         return 2;
     }
-    dec_profile mode;
-    bool host_spans = false, ring_shared = false, ring_sampled = false, ring_rotating = false;
+    const char *profile = o->profile;
     if (strcmp(profile, "off") == 0) {
-        mode = DEC_PROFILE_OFF;
+        o->mode = DEC_PROFILE_OFF;
     } else if (strcmp(profile, "gpu") == 0) {
-        mode = DEC_PROFILE_GPU;
+        o->mode = DEC_PROFILE_GPU;
     } else if (strcmp(profile, "host") == 0) {
-        mode = DEC_PROFILE_OFF;
-        host_spans = true;
+        o->mode = DEC_PROFILE_OFF;
+        o->host_spans = true;
     } else if (strcmp(profile, "all") == 0) {
-        mode = DEC_PROFILE_GPU;
-        host_spans = true;
+        o->mode = DEC_PROFILE_GPU;
+        o->host_spans = true;
     } else if (strcmp(profile, "ring") == 0 || strcmp(profile, "ring-shared") == 0 ||
                strcmp(profile, "ring-sampled") == 0 || strcmp(profile, "ring-rotating") == 0) {
-        mode = DEC_PROFILE_RING;
-        ring_shared = strcmp(profile, "ring-shared") == 0;
-        ring_sampled = strcmp(profile, "ring-sampled") == 0;
+        o->mode = DEC_PROFILE_RING;
+        o->ring_shared = strcmp(profile, "ring-shared") == 0;
+        o->ring_sampled = strcmp(profile, "ring-sampled") == 0;
         /* rotating: K calls a token, with one stamp per boundary */
-        ring_rotating = strcmp(profile, "ring-rotating") == 0;
-        ring_shared = ring_shared || ring_rotating;
+        o->ring_rotating = strcmp(profile, "ring-rotating") == 0;
+        o->ring_shared = o->ring_shared || o->ring_rotating;
     } else {
         fprintf(stderr,
                 "vkprof decode: unknown profile '%s' "
@@ -752,25 +789,25 @@ int vkprof_cmd_decode(int argc, char **argv)
                 profile);
         return 2;
     }
-    bool timed = mode == DEC_PROFILE_GPU || mode == DEC_PROFILE_RING;
-    bool scope_dispatches = strcmp(scope, "dispatch") == 0;
-    if (!scope_dispatches && strcmp(scope, "call") != 0) {
-        fprintf(stderr, "vkprof decode: unknown --scope '%s' (call|dispatch)\n", scope);
+    o->timed = o->mode == DEC_PROFILE_GPU || o->mode == DEC_PROFILE_RING;
+    o->scope_dispatches = strcmp(o->scope, "dispatch") == 0;
+    if (!o->scope_dispatches && strcmp(o->scope, "call") != 0) {
+        fprintf(stderr, "vkprof decode: unknown --scope '%s' (call|dispatch)\n", o->scope);
         return 2;
     }
-    if (scope_dispatches && (mode != DEC_PROFILE_RING || ring_rotating || ranks > 1)) {
+    if (o->scope_dispatches && (o->mode != DEC_PROFILE_RING || o->ring_rotating || o->ranks > 1)) {
         fprintf(stderr, "vkprof decode: --scope dispatch goes with --profile ring, ring-shared "
                         "or ring-sampled at one rank\n");
         return 2;
     }
     /* the host span level: --profile's, unless VKPROF_HOST_PROFILE says 1 or 2 */
-    vkprof_host_level host_level = host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
+    o->host_level = o->host_spans ? VKPROF_HOST_ALL : VKPROF_HOST_OFF;
     const char *hp = getenv("VKPROF_HOST_PROFILE");
     if (hp != NULL && hp[0] != '\0') {
         if (strcmp(hp, "1") == 0) {
-            host_level = VKPROF_HOST_ALL;
+            o->host_level = VKPROF_HOST_ALL;
         } else if (strcmp(hp, "2") == 0) {
-            host_level = VKPROF_HOST_HOT;
+            o->host_level = VKPROF_HOST_HOT;
         } else {
             fprintf(stderr,
                     "vkprof decode: warning: VKPROF_HOST_PROFILE='%.32s' is neither 1 (every "
@@ -778,224 +815,231 @@ int vkprof_cmd_decode(int argc, char **argv)
                     hp);
         }
     }
-    host_spans = host_level != VKPROF_HOST_OFF;
-    if (ranks == 1 && (skew_rank != UINT32_MAX || skew_us != 0 || no_rendezvous)) {
+    o->host_spans = o->host_level != VKPROF_HOST_OFF;
+    if (o->ranks == 1 && (o->skew_rank != UINT32_MAX || o->skew_us != 0 || o->no_rendezvous)) {
         fprintf(stderr, "vkprof decode: --skew-rank, --skew-us and --no-rendezvous need "
                         "--ranks 2 or more\n");
         return 2;
     }
-    if ((skew_rank != UINT32_MAX) != (skew_us != 0)) {
+    if ((o->skew_rank != UINT32_MAX) != (o->skew_us != 0)) {
         fprintf(stderr, "vkprof decode: --skew-rank and --skew-us go together\n");
         return 2;
     }
-    if (skew_rank != UINT32_MAX && skew_rank >= ranks) {
-        fprintf(stderr, "vkprof decode: --skew-rank %u: the ranks are 0..%u\n", skew_rank,
-                ranks - 1);
+    if (o->skew_rank != UINT32_MAX && o->skew_rank >= o->ranks) {
+        fprintf(stderr, "vkprof decode: --skew-rank %u: the ranks are 0..%u\n", o->skew_rank,
+                o->ranks - 1);
         return 2;
     }
-    bool route_trace = ranks > 1 && dec_tp_route_trace_env(NULL, NULL);
-    if (ctx == 0) {
-        ctx = p->default_ctx;
+    o->route_trace = o->ranks > 1 && dec_tp_route_trace_env(NULL, NULL);
+    if (o->ctx == 0) {
+        o->ctx = o->p->default_ctx;
     }
-    if (json != NULL) {
+    if (o->json != NULL) {
         /* an unwritable path fails now, not after the whole decode */
         outfile probe;
-        if (outfile_open(&probe, "vkprof decode", json) != 0) {
+        if (outfile_open(&probe, "vkprof decode", o->json) != 0) {
             return 1;
         }
         outfile_abort(&probe);
     }
-    if (tokens > ctx) {
+    if (o->tokens > o->ctx) {
         fprintf(stderr, "vkprof decode: --tokens %u exceeds the context (%u); raise --ctx\n",
-                tokens, ctx);
+                o->tokens, o->ctx);
         return 2;
     }
+    return DECODE_GO;
+}
 
-    vku_instance inst;
-    bool debug_utils = false;
+/* The device, the profiler and the engine, then the tokens: 0, or 1 with the
+ * reason on stderr. With --ranks > 1 the tensor-parallel driver runs and
+ * reports by itself (s->ranks_done). */
+static int decode_run(const decode_opts *o, decode_session *s)
+{
     /* debug utils where offered: the pipelines are then named by phase */
-    if (vku_instance_create_ex(&inst, false, "vkprof decode", true) != VK_SUCCESS) {
+    if (vku_instance_create_ex(&s->inst, false, "vkprof decode", true) != VK_SUCCESS) {
         return 1;
     }
-    debug_utils = inst.debug_utils;
-    int rc = 1;
-    VkPhysicalDevice phys;
-    char err[512] = "";
-    vku_device dev;
-    memset(&dev, 0, sizeof dev);
-    vkprof_context prof = NULL;
-    dec_engine *eng = NULL;
-    uint32_t *ids = calloc(tokens, sizeof *ids);
-    double *token_s = calloc(tokens, sizeof *token_s); /* each token's time */
-    char *snap = NULL;
-    bool tty = isatty(STDERR_FILENO) != 0;
-    if (ids == NULL || token_s == NULL) {
+    s->inst_ok = true;
+    s->debug_utils = s->inst.debug_utils;
+    s->tty = isatty(STDERR_FILENO) != 0;
+    s->ids = calloc(o->tokens, sizeof *s->ids);
+    s->token_s = calloc(o->tokens, sizeof *s->token_s);
+    if (s->ids == NULL || s->token_s == NULL) {
         fprintf(stderr, "vkprof decode: out of memory\n");
-        goto done;
+        return 1;
     }
-    if (labels && !debug_utils) {
+    if (o->labels && !s->debug_utils) {
         fprintf(stderr, "vkprof decode: --labels needs VK_EXT_debug_utils, which this Vulkan "
                         "instance does not offer\n");
-        goto done;
+        return 1;
     }
-    if (vku_pick_device(inst.instance, device, &phys, err, sizeof err) != VK_SUCCESS) {
+    VkPhysicalDevice phys;
+    char err[512] = "";
+    if (vku_pick_device(s->inst.instance, o->device, &phys, err, sizeof err) != VK_SUCCESS) {
         fprintf(stderr, "vkprof decode: %s\n", err);
-        goto done;
+        return 1;
     }
     uint32_t fam = vku_compute_family(phys);
-    if (ranks > 1 && fam != UINT32_MAX) {
-        ranks_args ra = {.p = p,
-                         .ctx = ctx,
-                         .seed = seed,
-                         .tokens = tokens,
-                         .profile = profile,
-                         .mode = mode,
-                         .timed = timed,
-                         .ring_shared = ring_shared,
-                         .sample_every = ring_sampled ? sample_every : 1,
-                         .rotate_scopes = ring_rotating ? rotate : 0,
-                         .host_level = host_level,
-                         .trace = trace,
-                         .json = json,
-                         .peak = peak,
-                         .labels = labels,
-                         .debug_utils = debug_utils,
-                         .tty = tty,
-                         .ranks = ranks,
-                         .skew_rank = skew_rank,
-                         .skew_us = skew_us,
-                         .probe = !no_rendezvous,
-                         .route_trace = route_trace};
-        rc = decode_ranks(&ra, &inst, phys, fam);
-        goto done;
+    if (o->ranks > 1 && fam != UINT32_MAX) {
+        ranks_args ra = {.p = o->p,
+                         .ctx = o->ctx,
+                         .seed = o->seed,
+                         .tokens = o->tokens,
+                         .profile = o->profile,
+                         .mode = o->mode,
+                         .timed = o->timed,
+                         .ring_shared = o->ring_shared,
+                         .sample_every = o->ring_sampled ? o->sample_every : 1,
+                         .rotate_scopes = o->ring_rotating ? o->rotate : 0,
+                         .host_level = o->host_level,
+                         .trace = o->trace,
+                         .json = o->json,
+                         .peak = o->peak,
+                         .labels = o->labels,
+                         .debug_utils = s->debug_utils,
+                         .tty = s->tty,
+                         .ranks = o->ranks,
+                         .skew_rank = o->skew_rank,
+                         .skew_us = o->skew_us,
+                         .probe = !o->no_rendezvous,
+                         .route_trace = o->route_trace};
+        s->ranks_done = true;
+        return decode_ranks(&ra, &s->inst, phys, fam);
     }
-    if (fam == UINT32_MAX || vku_device_create(&dev, phys, fam) != VK_SUCCESS) {
+    if (fam == UINT32_MAX || vku_device_create(&s->dev, phys, fam) != VK_SUCCESS) {
         fprintf(stderr, "vkprof decode: cannot create a device with a compute queue\n");
-        goto done;
+        return 1;
     }
     static dec_span_glue glue;
     static bool log_tty;
-    log_tty = tty;
-    if (timed || host_spans || trace != NULL) {
-        vkprof_context_desc d = vku_vkprof_desc(&inst, &dev);
-        d.enable = timed ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
-        if (mode == DEC_PROFILE_RING) {
+    log_tty = s->tty;
+    if (o->timed || o->host_spans || o->trace != NULL) {
+        vkprof_context_desc d = vku_vkprof_desc(&s->inst, &s->dev);
+        d.enable = o->timed ? VKPROF_ENABLE_ON : VKPROF_ENABLE_OFF;
+        if (o->mode == DEC_PROFILE_RING) {
             d.timing_mode = VKPROF_TIMING_RING;
-            d.shared_boundaries = ring_shared;
-            d.sample_every = ring_sampled ? sample_every : 1;
-            d.rotate_scopes = ring_rotating ? rotate : 0;
+            d.shared_boundaries = o->ring_shared;
+            d.sample_every = o->ring_sampled ? o->sample_every : 1;
+            d.rotate_scopes = o->ring_rotating ? o->rotate : 0;
         }
-        d.host_level = host_level;
-        d.queue = dev.queue; /* the bracket calibration fallback, where needed */
-        d.trace_path = "";   /* written below, not from $VKPROF_TRACE */
+        d.host_level = o->host_level;
+        d.queue = s->dev.queue; /* the bracket calibration fallback, where needed */
+        d.trace_path = "";      /* written below, not from $VKPROF_TRACE */
         d.log = on_log;
         d.log_user = &log_tty;
-        vkprof_result pr = vkprof_create(&d, &prof);
+        vkprof_result pr = vkprof_create(&d, &s->prof);
         if (pr != VKPROF_OK) {
             fprintf(stderr, "vkprof decode: vkprof_create: %s\n", vkprof_result_text(pr));
-            goto done;
+            return 1;
         }
-        vkprof_set_thread_name(prof, "decode");
-        if (trace != NULL && vkprof_trace_start(prof, 0) != VKPROF_OK) {
+        vkprof_set_thread_name(s->prof, "decode");
+        if (o->trace != NULL && vkprof_trace_start(s->prof, 0) != VKPROF_OK) {
             fprintf(stderr, "vkprof decode: cannot start the trace\n");
-            goto done;
+            return 1;
         }
-        if (trace != NULL && !timed && !host_spans) {
+        if (o->trace != NULL && !o->timed && !o->host_spans) {
             fprintf(stderr, "vkprof decode: note: --profile off: the trace holds only the "
                             "token marks (use --profile all)\n");
         }
     }
-    if (timed) {
-        if (!vkprof_active(prof)) {
-            fprintf(stderr,
-                    "vkprof decode: the compute queue of %s has no timestamps: --profile %s "
-                    "is not possible\n",
-                    dev.props.deviceName, profile);
-            goto done;
-        }
+    if (o->timed && !vkprof_active(s->prof)) {
+        fprintf(stderr,
+                "vkprof decode: the compute queue of %s has no timestamps: --profile %s "
+                "is not possible\n",
+                s->dev.props.deviceName, o->profile);
+        return 1;
     }
-    dec_mem_plan plan = dec_plan_memory(p, ctx);
-    printf("device:    %s\n", dev.props.deviceName);
+    const dec_preset *p = o->p;
+    dec_mem_plan plan = dec_plan_memory(p, o->ctx);
+    printf("device:    %s\n", s->dev.props.deviceName);
     printf("preset:    %s (dim %u, %u layers, %u/%u heads, head dim %u, ffn %u, vocab %u, "
            "%.2fB params%s)\n",
            p->name, p->dim, p->n_layers, p->n_heads, p->n_kv_heads, p->head_dim, p->ffn, p->vocab,
            (double)dec_param_count(p) * 1e-9, p->tie_embeddings ? ", tied embeddings" : "");
     printf("precision: %s\n", DEC_PRECISION);
-    printf("names:     %s\n", !debug_utils ? "none (the instance offers no VK_EXT_debug_utils)"
-                              : labels     ? "pipelines named by phase, phase calls labelled "
-                                             "(VK_EXT_debug_utils)"
-                                           : "pipelines named by phase (VK_EXT_debug_utils)");
+    printf("names:     %s\n", !s->debug_utils ? "none (the instance offers no VK_EXT_debug_utils)"
+                              : o->labels     ? "pipelines named by phase, phase calls labelled "
+                                                "(VK_EXT_debug_utils)"
+                                              : "pipelines named by phase (VK_EXT_debug_utils)");
     printf("memory:    %.1f MiB (weights %.1f, KV cache %.1f for %u positions, activations "
            "%.1f)\n",
            (double)plan.total / 1048576.0, (double)plan.weights / 1048576.0,
-           (double)plan.kv_cache / 1048576.0, ctx, (double)plan.activations / 1048576.0);
+           (double)plan.kv_cache / 1048576.0, o->ctx, (double)plan.activations / 1048576.0);
     fflush(stdout);
 
-    dec_hooks hooks = dec_span_hooks(&glue, prof, host_spans);
+    s->hooks = dec_span_hooks(&glue, s->prof, o->host_spans);
     dec_config cfg = {.preset = p,
-                      .ctx = ctx,
-                      .seed = seed,
-                      .profile = mode,
-                      .prof = prof,
-                      .hooks = &hooks,
-                      .debug_utils = debug_utils,
-                      .labels = labels,
-                      .scope_dispatches = scope_dispatches};
-    double t0 = now_s();
-    if (tty) {
+                      .ctx = o->ctx,
+                      .seed = o->seed,
+                      .profile = o->mode,
+                      .prof = s->prof,
+                      .hooks = &s->hooks,
+                      .debug_utils = s->debug_utils,
+                      .labels = o->labels,
+                      .scope_dispatches = o->scope_dispatches};
+    s->t0 = now_s();
+    if (s->tty) {
         fprintf(stderr, "generating weights on the GPU...");
     }
-    int cr = dec_create(&dev, &cfg, &eng, err, sizeof err);
-    if (tty) {
+    int cr = dec_create(&s->dev, &cfg, &s->eng, err, sizeof err);
+    if (s->tty) {
         fprintf(stderr, "\r\033[K");
     }
     if (cr != 0) {
         fprintf(stderr, "vkprof decode: %s\n", err);
-        goto done;
+        return 1;
     }
-    double t1 = now_s(), tprev = t1;
+    s->t1 = now_s();
+    double tprev = s->t1;
     uint32_t token = 1; /* a BOS-like start token */
-    for (uint32_t i = 0; i < tokens; i++) {
+    for (uint32_t i = 0; i < o->tokens; i++) {
         uint32_t next = 0;
-        if (dec_step(eng, token, &next, err, sizeof err) != 0) {
-            fprintf(stderr, "%svkprof decode: token %u: %s\n", tty ? "\n" : "", i, err);
-            goto done;
+        if (dec_step(s->eng, token, &next, err, sizeof err) != 0) {
+            fprintf(stderr, "%svkprof decode: token %u: %s\n", s->tty ? "\n" : "", i, err);
+            return 1;
         }
-        ids[i] = next;
+        s->ids[i] = next;
         token = next;
         double tnow = now_s();
-        token_s[i] = tnow - tprev;
+        s->token_s[i] = tnow - tprev;
         tprev = tnow;
-        if (tty) {
-            double el = now_s() - t1;
-            fprintf(stderr, "\rtoken %u/%u  %.2f tokens/s", i + 1, tokens, (i + 1) / el);
+        if (s->tty) {
+            double el = now_s() - s->t1;
+            fprintf(stderr, "\rtoken %u/%u  %.2f tokens/s", i + 1, o->tokens, (i + 1) / el);
         }
     }
-    double t2 = now_s();
-    if (tty) {
+    s->t2 = now_s();
+    if (s->tty) {
         fprintf(stderr, "\r\033[K");
     }
+    return 0;
+}
 
-    run_result r = {.p = p,
-                    .device = dev.props.deviceName,
-                    .ctx = ctx,
-                    .seed = seed,
+/* What the run gave: throughput, the phase table, the host spans, the trace
+ * and the JSON summary. 0, or 1 with the reason on stderr. */
+static int decode_report(const decode_opts *o, decode_session *s)
+{
+    uint32_t tokens = o->tokens;
+    run_result r = {.p = o->p,
+                    .device = s->dev.props.deviceName,
+                    .ctx = o->ctx,
+                    .seed = o->seed,
                     .tokens = tokens,
                     .first_token = 1,
-                    .profile = profile,
-                    .scope = scope,
-                    .seconds = t2 - t1,
-                    .token_ms_p50 = 1e3 * quantile_s(token_s, tokens, 0.50),
-                    .token_ms_p99 = 1e3 * quantile_s(token_s, tokens, 0.99),
-                    .init_seconds = t1 - t0,
-                    .tokens_per_s = tokens / (t2 - t1),
-                    .ids = ids,
-                    .peak_gbps = peak,
-                    .device_bytes = dec_allocated_bytes(eng)};
+                    .profile = o->profile,
+                    .scope = o->scope,
+                    .seconds = s->t2 - s->t1,
+                    .token_ms_p50 = 1e3 * quantile_s(s->token_s, tokens, 0.50),
+                    .token_ms_p99 = 1e3 * quantile_s(s->token_s, tokens, 0.99),
+                    .init_seconds = s->t1 - s->t0,
+                    .tokens_per_s = tokens / (s->t2 - s->t1),
+                    .ids = s->ids,
+                    .peak_gbps = o->peak,
+                    .device_bytes = dec_allocated_bytes(s->eng)};
     uint32_t phases[DEC_MAX_PHASES];
-    uint32_t nphases = dec_preset_phases(p, phases);
+    uint32_t nphases = dec_preset_phases(o->p, phases);
     for (uint32_t k = 0; k < nphases; k++) {
-        const dec_phase_cost *c = dec_costs(eng, phases[k]);
+        const dec_phase_cost *c = dec_costs(s->eng, phases[k]);
         r.bytes_per_token += c->bytes / tokens;
         r.flops_per_token += c->flops / tokens;
     }
@@ -1003,7 +1047,7 @@ int vkprof_cmd_decode(int argc, char **argv)
            r.init_seconds, (double)r.device_bytes / 1048576.0);
     printf("tokens:    %u in %.3f s = %.2f tokens/s (%.3f ms/token, positions 0..%u)\n", tokens,
            r.seconds, r.tokens_per_s, 1e3 * r.seconds / tokens, tokens - 1);
-    if (mode == DEC_PROFILE_GPU) {
+    if (o->mode == DEC_PROFILE_GPU) {
         printf("           --profile gpu submits and waits once per phase call (2-slot mode): "
                "this throughput\n           is serialised and NOT a serving figure; run "
                "--profile off for that\n");
@@ -1014,43 +1058,63 @@ int vkprof_cmd_decode(int argc, char **argv)
     }
     printf("token ids:");
     for (uint32_t i = 0; i < tokens && i < SHOW_TOKENS; i++) {
-        printf(" %u", ids[i]);
+        printf(" %u", s->ids[i]);
     }
     printf("%s\n", tokens > SHOW_TOKENS ? " ..." : "");
 
-    if (phase_report(prof, eng, mode, timed, tokens, peak, &r, &snap) != 0) {
-        goto done;
+    if (phase_report(s->prof, s->eng, o->mode, o->timed, tokens, o->peak, &r, &s->snap) != 0) {
+        return 1;
     }
-    if (host_spans) {
-        host_report(prof, tokens, t2 - t1);
+    if (o->host_spans) {
+        host_report(s->prof, tokens, s->t2 - s->t1);
     }
-    if (trace != NULL) {
-        if (vkprof_trace_write(prof, trace) != VKPROF_OK) {
-            fprintf(stderr, "vkprof decode: the trace could not be written to %s\n", trace);
-            goto done;
+    if (o->trace != NULL) {
+        if (vkprof_trace_write(s->prof, o->trace) != VKPROF_OK) {
+            fprintf(stderr, "vkprof decode: the trace could not be written to %s\n", o->trace);
+            return 1;
         }
         uint64_t kept = 0, dropped = 0;
-        vkprof_trace_counts(prof, &kept, &dropped);
+        vkprof_trace_counts(s->prof, &kept, &dropped);
         printf("trace:     %s (%llu events%s; open in ui.perfetto.dev or chrome://tracing, "
                "or summarise with: vkprof report %s)\n",
-               trace, (unsigned long long)kept, dropped ? ", SOME DROPPED: see its metadata" : "",
-               trace);
+               o->trace, (unsigned long long)kept,
+               dropped ? ", SOME DROPPED: see its metadata" : "", o->trace);
     }
-    if (json != NULL) {
-        if (write_json(json, &r) != 0) {
-            goto done;
+    if (o->json != NULL) {
+        if (write_json(o->json, &r) != 0) {
+            return 1;
         }
-        printf("json:      %s\n", json);
+        printf("json:      %s\n", o->json);
     }
-    rc = 0;
+    return 0;
+}
 
-done:
-    dec_destroy(eng);
-    vkprof_destroy(prof);
-    vku_device_destroy(&dev);
-    vku_instance_destroy(&inst);
-    free(ids);
-    free(token_s);
-    free(snap);
+static void decode_close(decode_session *s)
+{
+    dec_destroy(s->eng);
+    vkprof_destroy(s->prof);
+    vku_device_destroy(&s->dev);
+    if (s->inst_ok) {
+        vku_instance_destroy(&s->inst);
+    }
+    free(s->ids);
+    free(s->token_s);
+    free(s->snap);
+}
+
+int vkprof_cmd_decode(int argc, char **argv)
+{
+    decode_opts o;
+    int st = decode_parse(argc, argv, &o);
+    if (st != DECODE_GO) {
+        return st;
+    }
+    decode_session s;
+    memset(&s, 0, sizeof s);
+    int rc = decode_run(&o, &s);
+    if (rc == 0 && !s.ranks_done) {
+        rc = decode_report(&o, &s);
+    }
+    decode_close(&s);
     return rc;
 }
