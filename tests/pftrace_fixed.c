@@ -77,8 +77,8 @@ static void *record(void *arg)
     const char *name = arg;
     vkprof_set_thread_name(g_ctx, name);
     for (unsigned long i = 0; i < g_spans; i++) {
-        vkprof_span outer = i % 7 == 0 ? vkprof_span_start_hot(g_ctx, VKPROF_BUCKET_ATTENTION)
-                                       : vkprof_span_start(g_ctx, VKPROF_BUCKET_MLP);
+        vkprof_span outer = i % 7 == 0 ? vkprof_span_begin_hot(g_ctx, VKPROF_BUCKET_ATTENTION)
+                                       : vkprof_span_begin(g_ctx, VKPROF_BUCKET_MLP);
         if (i % 5 == 0) {
             char v[32];
             snprintf(v, sizeof v, "layer %lu", i % 13);
@@ -86,7 +86,7 @@ static void *record(void *arg)
             vkprof_span_annotate(&outer, i % 2 ? "kind" : "shape", "x");
         }
         if (i % 3 == 0 && !g_flat) {
-            vkprof_span inner = vkprof_span_start(g_ctx, VKPROF_BUCKET_NORM);
+            vkprof_span inner = vkprof_span_begin(g_ctx, VKPROF_BUCKET_NORM);
             vkprof_span_end(g_ctx, &inner);
         }
         vkprof_span_end(g_ctx, &outer);
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
     d.report_every = UINT32_MAX;
     d.trace_path = "";
     if (vkprof_create(&d, &g_ctx) != VKPROF_OK ||
-        vkprof_trace_start(g_ctx, (uint32_t)(g_spans * 5 + 4096)) != VKPROF_OK) {
+        vkprof_trace_begin(g_ctx, (uint32_t)(g_spans * 5 + 4096)) != VKPROF_OK) {
         fprintf(stderr, "pftrace_fixed: cannot create the context\n");
         return 1;
     }

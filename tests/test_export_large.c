@@ -51,17 +51,17 @@ static void *work(void *arg)
     worker *w = arg;
     vkprof_set_thread_name(w->ctx, w->name);
     for (uint32_t t = 0; t < TOKENS_PER_THREAD; t++) {
-        vkprof_span a = vkprof_span_start(w->ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span a = vkprof_span_begin(w->ctx, VKPROF_BUCKET_ATTENTION);
         if (t % 64 == 0) {
             CHECK(vkprof_span_annotate(&a, "token", w->name));
         }
         for (int k = 0; k < 2; k++) {
-            vkprof_span b = vkprof_span_start(w->ctx, k ? w->weird : VKPROF_BUCKET_MLP);
-            vkprof_span c = vkprof_span_start(w->ctx, VKPROF_BUCKET_NORM);
+            vkprof_span b = vkprof_span_begin(w->ctx, k ? w->weird : VKPROF_BUCKET_MLP);
+            vkprof_span c = vkprof_span_begin(w->ctx, VKPROF_BUCKET_NORM);
             span_done(w, &c);
             span_done(w, &b);
         }
-        vkprof_span d = vkprof_span_start(w->ctx, VKPROF_BUCKET_ATTN_PROJ);
+        vkprof_span d = vkprof_span_begin(w->ctx, VKPROF_BUCKET_ATTN_PROJ);
         span_done(w, &d);
         span_done(w, &a);
     }
@@ -289,7 +289,7 @@ static char *read_all(const char *path, size_t *len)
 static void test_large(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, CAPACITY) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, CAPACITY) == VKPROF_OK);
     worker w[THREADS];
     vkprof_bucket weird;
     CHECK(vkprof_register_bucket(ctx, k_weird, false, &weird) == VKPROF_OK);
@@ -306,7 +306,7 @@ static void test_large(void)
     /* meanwhile on this thread: GPU scopes, each inside a span (a flow) */
     uint32_t main_spans = 0;
     for (int s = 0; s < GPU_SCOPES; s++) {
-        vkprof_span rs = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+        vkprof_span rs = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
         CHECK_VK(vku_begin(&g.dev));
         CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
         vku_busy_record(&g.dev, &busy, g.dev.cmd, 2);

@@ -48,7 +48,7 @@ static vkprof_context make_ctx(uint32_t trace_capacity)
     vkprof_context ctx = NULL;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     if (ctx != NULL && trace_capacity != 0) {
-        CHECK(vkprof_trace_start(ctx, trace_capacity) == VKPROF_OK);
+        CHECK(vkprof_trace_begin(ctx, trace_capacity) == VKPROF_OK);
     }
     return ctx;
 }
@@ -248,7 +248,7 @@ static void test_env(void)
     CHECK(strcmp(ctx->hclk.source, "CLOCK_MONOTONIC") == 0);
     CHECK(strstr(ctx->hclk.reason, "monotonic") != NULL);
     uint64_t a = now_ns();
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     uint64_t b = now_ns();
     CHECK(s.start_ns >= a && s.start_ns <= b);
     uint64_t d = vkprof_span_end(ctx, &s);
@@ -304,7 +304,7 @@ static void test_sim_spans(void)
     CHECK(ctx->hclk.kind == VKPROF_HCLK_SIM);
     uint64_t total = 0;
     for (int i = 1; i <= 100; i++) {
-        vkprof_span sp = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+        vkprof_span sp = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
         uint64_t t0 = sim_counter(&s);
         sim_advance(&s, (uint64_t)i * 1000u);
         uint64_t t1 = sim_counter(&s);
@@ -363,7 +363,7 @@ static void test_against_clock_gettime(double seconds)
         if (a >= end_at) {
             break;
         }
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         spin_ns((n * 7919u) % 40000u);
         uint64_t d = vkprof_span_end(ctx, &s);
         uint64_t b = now_ns();

@@ -20,10 +20,10 @@ static void run(const char *clock, const char *want_source)
     setenv("VKPROF_HOST_CLOCK", clock, 1);
     vkprof_context ctx = make_ctx(false, false);
     unsetenv("VKPROF_HOST_CLOCK");
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     enum { N = 40 };
     for (int i = 0; i < N; i++) {
-        vkprof_span sp = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span sp = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         CHECK(sp.start_ns != 0);
         CHECK_VK(vku_begin(&g.dev));
         CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);

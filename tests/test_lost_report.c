@@ -59,7 +59,7 @@ static vkprof_context make_ring(uint32_t queries)
  * the step counted, and the trace written to `path`. */
 static void run_token(vkprof_context ctx, int n, const char *path)
 {
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     CHECK_VK(vku_begin(&g.dev));
     for (int i = 0; i < n; i++) {
         if (i) {

@@ -399,7 +399,7 @@ static void test_ring_trace(void)
 {
     sim_reset();
     vkprof_context ctx = make_ring(0, true, 2, true);
-    CHECK(vkprof_trace_start(ctx, 1000) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 1000) == VKPROF_OK);
     for (int step = 0; step < 4; step++) {
         CHECK_VK(vku_begin(&g.dev));
         record_token(ctx, 3, vkprof_step_timed(ctx) ? VKPROF_OK : VKPROF_DISABLED);

@@ -60,7 +60,7 @@ static vkprof_context spool_ctx(th_gpu *gg, const char *spool, uint32_t capacity
  * collected, an annotated span, the step. */
 static void step_work(th_gpu *gg, vku_busy *bb, vkprof_context ctx, int step)
 {
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
     VkCommandBuffer cmd = th_alloc_cmd(gg);
     th_begin_cmd(cmd);
     CHECK(vkprof_cmd_begin(ctx, cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
@@ -78,7 +78,7 @@ static void step_work(th_gpu *gg, vku_busy *bb, vkprof_context ctx, int step)
     CHECK(vkprof_cmd_release(ctx, cmd) == VKPROF_OK);
     vkFreeCommandBuffers(gg->dev.device, gg->dev.cmd_pool, 1, &cmd);
     vkprof_span_end(ctx, &s);
-    vkprof_span m = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+    vkprof_span m = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_ROUTER);
     uint32_t ex[2] = {3, (uint32_t)step};
     CHECK(vkprof_span_annotate_ids(&m, "experts", ex, 2));
     vkprof_span_end(ctx, &m);
@@ -186,10 +186,10 @@ static void test_roundtrip(void)
     CHECK(vkprof_cmd_begin(off, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_DISABLED);
     CHECK(vkprof_collect(off) == VKPROF_DISABLED);
     CHECK(vkprof_calibrate(off) == VKPROF_DISABLED);
-    CHECK(vkprof_trace_start(off, 0) == VKPROF_DISABLED);
+    CHECK(vkprof_trace_begin(off, 0) == VKPROF_DISABLED);
     vkprof_set_active(off, true);
     CHECK(!vkprof_active(off));
-    vkprof_span sp = vkprof_span_start(off, VKPROF_BUCKET_ATTENTION);
+    vkprof_span sp = vkprof_span_begin(off, VKPROF_BUCKET_ATTENTION);
     CHECK(sp.start_ns == 0);
     vkprof_step(off);
     CHECK(vkprof_step_count(off) == 5);
@@ -257,7 +257,7 @@ static int child_main(const char *how, const char *spool)
 
     /* spans after the last checkpoint: in the file as they are written */
     for (int i = 0; i < CHILD_TAIL_SPANS; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
         vkprof_span_end(ctx, &s);
     }
     if (g_sim_procs) {
@@ -406,7 +406,7 @@ static void test_fork(void)
         vkprof_spool_info si;
         int bad = vkprof_spool_status(ctx, &si) != VKPROF_OK || si.state != VKPROF_SPOOL_DETACHED;
         for (int i = 0; i < 1000; i++) {
-            vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+            vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
             vkprof_span_end(ctx, &s);
         }
         bad |= vkprof_spool_sync(ctx) != VKPROF_DISABLED;
@@ -434,7 +434,7 @@ static void keep_case(vkprof_trace_keep keep)
     vkprof_context ctx = spool_ctx(&g, spool, 1024, keep, "");
     enum { N = 3000 };
     for (int i = 0; i < N; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         char v[16];
         snprintf(v, sizeof v, "%d", i);
         CHECK(vkprof_span_annotate(&s, "i", v));
@@ -696,8 +696,8 @@ static void test_keys(void)
     char path[300];
     snprintf(path, sizeof path, "%s/keys.json", tmpdir);
     vkprof_context ctx = spool_ctx(&g, NULL, 4096, VKPROF_TRACE_KEEP_FIRST, "");
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
     CHECK(vkprof_span_annotate(&s, "note", "first"));
     CHECK(vkprof_span_annotate(&s, "note", "second")); /* replaces */
     CHECK(!vkprof_span_annotate(&s, "step", "7"));     /* the trace's own */

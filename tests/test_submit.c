@@ -423,7 +423,7 @@ static void two_queues_simulated(void)
     sim_reset();
     g_sim.sim_queues = true;
     vkprof_context ctx = make_in(64, true);
-    CHECK(vkprof_trace_start(ctx, 256) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 256) == VKPROF_OK);
     PFN_vkGetDeviceQueue get_queue =
         (PFN_vkGetDeviceQueue)(void *)sim_get_device_proc_addr(g.dev.device, "vkGetDeviceQueue");
     CHECK(get_queue != NULL);
@@ -448,7 +448,7 @@ static void two_queues_simulated(void)
 static void two_queues_real(void)
 {
     vkprof_context ctx = make(64);
-    CHECK(vkprof_trace_start(ctx, 256) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 256) == VKPROF_OK);
     tq_path p = {.real = true, .qa = g.dev.queue, .qb = g.dev.queue2, .gate = tq_gate_create()};
     CHECK(p.qa != VK_NULL_HANDLE && p.qb != VK_NULL_HANDLE && p.qa != p.qb);
     if (p.gate != VK_NULL_HANDLE) {

@@ -39,9 +39,9 @@ static void *worker(void *arg)
     snprintf(name, sizeof name, "worker %d", id);
     vkprof_set_thread_name(ctx, name);
     for (int i = 0; i < ITERS; i++) {
-        vkprof_span outer = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
+        vkprof_span outer = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
         g_flow[id][i][0] = vkprof__current_span();
-        vkprof_span inner = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+        vkprof_span inner = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_ROUTER);
         g_flow[id][i][1] = vkprof__current_span();
         uint32_t ids[2] = {(uint32_t)id, (uint32_t)i};
         vkprof_span_annotate_ids(&inner, "experts", ids, 2);
@@ -63,7 +63,7 @@ static void *spans_in(void *arg)
 {
     vkprof_context c = arg;
     for (int i = 0; i < SPANS_IN; i++) {
-        vkprof_span s = vkprof_span_start(c, VKPROF_BUCKET_MLP);
+        vkprof_span s = vkprof_span_begin(c, VKPROF_BUCKET_MLP);
         vkprof_span_end(c, &s);
     }
     return NULL;
@@ -77,7 +77,7 @@ int main(void)
     d.report_every = 1000000;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     const uint32_t capacity = 50000;
-    CHECK(vkprof_trace_start(ctx, capacity) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, capacity) == VKPROF_OK);
     th_case = "threads";
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) {
@@ -130,21 +130,21 @@ int main(void)
     th_case = "open span";
     vkprof_context quiet = NULL;
     CHECK(vkprof_create(&d, &quiet) == VKPROF_OK);
-    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span a = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     uint64_t fa = vkprof__current_span();
     CHECK(fa != 0);
-    vkprof_span q = vkprof_span_start(quiet, VKPROF_BUCKET_NORM);
+    vkprof_span q = vkprof_span_begin(quiet, VKPROF_BUCKET_NORM);
     CHECK(q.start_ns != 0);
     CHECK_EQ_U64(vkprof__current_span(), fa);
     vkprof_span_end(quiet, &q);
     CHECK_EQ_U64(vkprof__current_span(), fa);
-    vkprof_span b = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span b = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     CHECK(vkprof__current_span() != fa && vkprof__current_span() != 0);
-    vkprof_span qq = vkprof_span_start(quiet, VKPROF_BUCKET_NORM);
+    vkprof_span qq = vkprof_span_begin(quiet, VKPROF_BUCKET_NORM);
     vkprof_span_end(ctx, &b); /* gives up qq (no flow id): a is open again */
     CHECK_EQ_U64(vkprof__current_span(), fa);
     CHECK(vkprof_span_end(quiet, &qq) == 0); /* given up: refused */
-    vkprof_span c = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span c = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     CHECK(vkprof__current_span() != fa);
     vkprof_span_end(ctx, &a); /* gives up c, which had a flow id */
     CHECK_EQ_U64(vkprof__current_span(), 0);
@@ -165,7 +165,7 @@ int main(void)
     }
     for (int r = 0; r < ROUNDS; r++) {
         for (int k = 0; k < NCTX; k++) {
-            vkprof_span s = vkprof_span_start(cs[k], VKPROF_BUCKET_NORM);
+            vkprof_span s = vkprof_span_begin(cs[k], VKPROF_BUCKET_NORM);
             vkprof_span_end(cs[k], &s);
         }
     }
@@ -200,7 +200,7 @@ int main(void)
     }
     for (int k = 0; k < NCTX; k++) { /* new contexts, this thread's cache still full */
         CHECK(vkprof_create(&d, &cs[k]) == VKPROF_OK);
-        vkprof_span s = vkprof_span_start(cs[k], VKPROF_BUCKET_NORM);
+        vkprof_span s = vkprof_span_begin(cs[k], VKPROF_BUCKET_NORM);
         vkprof_span_end(cs[k], &s);
         CHECK(vkprof_bucket_snapshot(cs[k], st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
         CHECK_EQ_U64(st[VKPROF_BUCKET_NORM].calls, 1);

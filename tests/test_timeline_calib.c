@@ -115,7 +115,7 @@ static void test_containment_extension(void)
     CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_OK);
     CHECK(cal.method == VKPROF_CALIBRATION_EXTENSION);
     CHECK(cal.points >= 1);
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     enum { N = 60 };
     window w[N];
     run_scopes(ctx, N, w);
@@ -138,7 +138,7 @@ static void test_containment_bracket(void)
     CHECK(cal.method == VKPROF_CALIBRATION_BRACKET);
     CHECK(cal.error_bound_ns > 0);
     printf("  bracket error bound %llu ns\n", (unsigned long long)cal.error_bound_ns);
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     enum { N = 30 };
     window w[N];
     run_scopes(ctx, N, w);
@@ -156,7 +156,7 @@ static void test_containment_bracket(void)
     CHECK(vkprof_get_calibration(ctx, &cal) == VKPROF_ERROR_NO_CALIBRATION);
     uint64_t h;
     CHECK(vkprof_device_to_host_ns(ctx, 12345, &h) == VKPROF_ERROR_NO_CALIBRATION);
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     run_scopes(ctx, 3, w);
     snprintf(path, sizeof path, "%s/none.json", tmpdir);
     CHECK(vkprof_trace_write(ctx, path) == VKPROF_OK);
@@ -177,7 +177,7 @@ static void test_raw_only(void)
     CHECK(cal.method == VKPROF_CALIBRATION_EXTENSION);
     CHECK(strstr(cal.host_domain, "RAW") != NULL);
     CHECK(g_sim.calib_calls > 0);
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     enum { N = 20 };
     window w[N];
     run_scopes(ctx, N, w);
@@ -265,7 +265,7 @@ static void test_drift_boundaries(void)
     d.shared_boundaries = true;
     d.environment = VKPROF_ENV_IGNORE;
     vkprof_context ctx = th_ctx(&d);
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     for (int i = 0; i < 3; i++) {
         sleep_ms(40);
         CHECK(vkprof_calibrate(ctx) == VKPROF_OK);
@@ -348,7 +348,7 @@ static void calib_offset_case(int64_t offset)
     if (ctx == NULL) {
         return;
     }
-    CHECK(vkprof_trace_start(ctx, 4096) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 4096) == VKPROF_OK);
     enum { N = 12 };
     window w[N];
     run_scopes_in(ctx, N, w, true);
@@ -368,7 +368,7 @@ static void calib_offset_case(int64_t offset)
          * transfer family on the H200): the check's counts and verdict are
          * the whole trace's, not the first context's */
         vkprof_context idle = make_ctx(false, false);
-        CHECK(vkprof_trace_start(idle, 64) == VKPROF_OK);
+        CHECK(vkprof_trace_begin(idle, 64) == VKPROF_OK);
         vkprof_context both[2] = {idle, ctx};
         char set[300];
         snprintf(set, sizeof set, "%s/calib_offset_set_%lld.json", tmpdir, (long long)offset);

@@ -32,9 +32,9 @@ static int count_tmp_files(const char *dir)
 static void test_atomic_write(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 200000) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 200000) == VKPROF_OK);
     for (int i = 0; i < 20000; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
         vkprof_span_end(ctx, &s);
     }
     char good[300];
@@ -103,10 +103,10 @@ static void test_env_trace(void)
     vkprof_context ctx = make_ctx(false, false);
     unsetenv("VKPROF_TRACE");
     CHECK(vkprof_tracing(ctx));
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     vkprof_span_end(ctx, &s);
     vkprof_step(ctx);
-    CHECK(vkprof_flush(ctx) == VKPROF_OK);
+    CHECK(vkprof_trace_flush(ctx) == VKPROF_OK);
     vkprof_step(ctx);
     vkprof_destroy(ctx);
     cJSON *root = load_and_check(path);

@@ -34,10 +34,10 @@ static void test_span_levels(void)
     setenv("VKPROF_HOST_PROFILE", "2", 1);
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_HOT);
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     CHECK(s.start_ns == 0);
     CHECK(vkprof_span_end(ctx, &s) == 0);
-    vkprof_span h = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
+    vkprof_span h = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
     CHECK(h.start_ns != 0);
     CHECK(vkprof_span_end(ctx, &h) > 0 || true);
     vkprof_bucket_stats st[VKPROF_MAX_BUCKETS];
@@ -60,11 +60,11 @@ static void test_span_levels(void)
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     CHECK(vkprof_get_host_level(ctx) == VKPROF_HOST_ALL);
     syncs = 0;
-    s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    s = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     CHECK(s.start_ns != 0);
     (void)vkprof_span_end_sync(ctx, &s, count_sync, NULL); /* may round to 0 ns */
     CHECK(syncs == 1);
-    s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    s = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     sleep_ms(1);
     uint64_t ns = vkprof_span_end_sync(ctx, &s, count_sync, NULL);
     CHECK(syncs == 2 && ns >= 1000000u);
@@ -73,7 +73,7 @@ static void test_span_levels(void)
     CHECK(vkprof_bucket_snapshot(ctx, st, VKPROF_MAX_BUCKETS, &n) == VKPROF_OK);
     CHECK(st[VKPROF_BUCKET_MLP].calls == 2);
     /* unknown bucket: an error, an empty token */
-    s = vkprof_span_start(ctx, 5000);
+    s = vkprof_span_begin(ctx, 5000);
     CHECK(s.start_ns == 0);
     /* app buckets */
     vkprof_bucket mine, again;
@@ -84,7 +84,7 @@ static void test_span_levels(void)
     CHECK(vkprof_register_bucket(ctx, "", false, &again) == VKPROF_ERROR_INVALID_ARGUMENT);
     /* the level can change at runtime */
     vkprof_set_host_level(ctx, VKPROF_HOST_OFF);
-    s = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+    s = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
     CHECK(s.start_ns == 0);
     syncs = 0;
     /* the app's sync still runs on an empty token: its work must happen */
@@ -153,9 +153,9 @@ static void test_report_every(void)
     vkprof_context ctx;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_OK);
     for (int step = 0; step < 9; step++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(ctx, &s);
-        s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(ctx, &s);
         vkprof_step(ctx);
     }

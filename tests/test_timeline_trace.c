@@ -14,13 +14,13 @@
 static void test_trace_json(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
     vkprof_set_thread_name(ctx, "decode \"main\"");
     vkprof_bucket layer;
     CHECK(vkprof_register_bucket(ctx, "layer", false, &layer) == VKPROF_OK);
     for (int step = 0; step < 3; step++) {
-        vkprof_span ls = vkprof_span_start(ctx, layer);
-        vkprof_span as = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span ls = vkprof_span_begin(ctx, layer);
+        vkprof_span as = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         CHECK_VK(vku_begin(&g.dev));
         CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
         vku_busy_record(&g.dev, &busy, g.dev.cmd, 100);
@@ -29,7 +29,7 @@ static void test_trace_json(void)
         CHECK(vkprof_resolve(ctx, NULL) == VKPROF_OK);
         CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
         vkprof_span_end(ctx, &as);
-        vkprof_span ms = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+        vkprof_span ms = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_ROUTER);
         uint32_t experts[3] = {3, 17, (uint32_t)(40 + step)};
         CHECK(vkprof_span_annotate_ids(&ms, "experts", experts, 3));
         CHECK(vkprof_span_annotate(&ms, "note", "tab\there"));
@@ -123,7 +123,7 @@ static void test_gpu_args(void)
     static const vkprof_arg same[2] = {{"groups", "4,1,1"}, {"local_size", "64,1,1"}};
     CHECK(args_scope(ctx, same, 2) == VKPROF_OK);
     const uint32_t cap = 200, annot_cap = 200 / 16 + 64; /* the store's rule (store.c) */
-    CHECK(vkprof_trace_start(ctx, cap) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, cap) == VKPROF_OK);
     for (int i = 0; i < 3; i++) {
         CHECK(args_scope(ctx, same, 2) == VKPROF_OK); /* one entry for the three */
     }
@@ -247,7 +247,7 @@ static void *args_thread(void *p)
 static void test_gpu_args_threads(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 1u << 16) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 1u << 16) == VKPROF_OK);
     pthread_t th[ARG_THREADS];
     args_worker w[ARG_THREADS];
     for (int i = 0; i < ARG_THREADS; i++) {
@@ -274,9 +274,9 @@ static void test_gpu_args_threads(void)
 static void test_overflow(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 100) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 100) == VKPROF_OK);
     for (int i = 0; i < 250; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
         vkprof_span_end(ctx, &s);
     }
     uint64_t rec = 0, drop = 0;

@@ -27,9 +27,9 @@
  *        vkprof_collect(prof); vkprof_step(prof);
  *   5. Read and write:
  *        vkprof_snapshot_json(prof, buf, sizeof buf, &need); // or vkprof_snapshot
- *        vkprof_trace_write(prof, "run.json"); // after vkprof_trace_start(prof, 0)
+ *        vkprof_trace_write(prof, "run.json"); // after vkprof_trace_begin(prof, 0)
  *        vkprof_destroy(prof);
- *   Host spans: vkprof_span_start / vkprof_span_end around host work.
+ *   Host spans: vkprof_span_begin / vkprof_span_end around host work.
  *
  * THREAD SAFETY, call by call. Distinct contexts are independent.
  *   Any thread, any time, concurrently:
@@ -52,8 +52,8 @@
  *   folds the samples these read or reset):
  *     vkprof_snapshot(_json), vkprof_get_timing_stats, vkprof_format_report,
  *     vkprof_reset, vkprof_calibrate, vkprof_get_calibration,
- *     vkprof_device_to_host_ns, vkprof_trace_start, vkprof_trace_write(_set),
- *     vkprof_flush (exporting takes only published events: other threads may
+ *     vkprof_device_to_host_ns, vkprof_trace_begin, vkprof_trace_write(_set),
+ *     vkprof_trace_flush (exporting takes only published events: other threads may
  *     go on recording spans and scopes meanwhile).
  *   2-slot mode (the default timing_mode): every timing call (begin, end,
  *     resolve, accumulate, collect, last_scope_ticks) on one thread at a
@@ -272,7 +272,7 @@ typedef enum vkprof_host_level {
     VKPROF_HOST_FROM_ENV = 0, /**< as a desc field: read the env var once */
     VKPROF_HOST_OFF = 1,
     VKPROF_HOST_ALL = 2, /**< level 1: every span */
-    VKPROF_HOST_HOT = 3  /**< level 2: only spans opened with vkprof_span_start_hot() */
+    VKPROF_HOST_HOT = 3  /**< level 2: only spans opened with vkprof_span_begin_hot() */
 } vkprof_host_level;
 
 /** How GPU ticks are related to the host clock. */
@@ -1010,9 +1010,9 @@ vkprof_host_level vkprof_get_host_level(vkprof_context ctx);
 void vkprof_set_host_level(vkprof_context ctx, vkprof_host_level level);
 
 /** Open a span (timed at level 1 only). NULL ctx: an empty token. */
-vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket);
+vkprof_span vkprof_span_begin(vkprof_context ctx, vkprof_bucket bucket);
 /** Open a hot span (timed at levels 1 and 2). NULL ctx: an empty token. */
-vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket);
+vkprof_span vkprof_span_begin_hot(vkprof_context ctx, vkprof_bucket bucket);
 /** Attach a key/value to an open span (both copied: the key cut at 31
  *  bytes, the value at VKPROF_ANNOTATION_MAX bytes). A key given again
  *  (as cut) takes the new value. Ignored on an empty token. Returns false
@@ -1147,7 +1147,7 @@ uint64_t vkprof_host_now_ns(void);
 /** Start recording events (if not yet), keeping at most `capacity` events
  *  (0: desc.trace_capacity). Host spans, steps and GPU scopes are recorded
  *  from now on. NULL ctx: VKPROF_ERROR_INVALID_ARGUMENT. */
-vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity);
+vkprof_result vkprof_trace_begin(vkprof_context ctx, uint32_t capacity);
 /** True while events are recorded; false for a NULL ctx. */
 bool vkprof_tracing(vkprof_context ctx);
 /** Events recorded, and events dropped because the store was full. NULL
@@ -1247,7 +1247,7 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
  *  FIFO is written in place, a symlink is followed, a directory is refused
  *  (docs/trace-format.md, "Where the trace goes"). A failed write returns
  *  VKPROF_ERROR_IO and logs the step and its errno. */
-vkprof_result vkprof_flush(vkprof_context ctx);
+vkprof_result vkprof_trace_flush(vkprof_context ctx);
 
 /* ---- call-site macros --------------------------------------------------- */
 /*
@@ -1272,7 +1272,7 @@ vkprof_result vkprof_flush(vkprof_context ctx);
 
 /*
  * Span macros, the same way: VKPROF_SPAN / VKPROF_SPAN_HOT test the host
- * level inline (one load) and call vkprof_span_start/_hot only when the span
+ * level inline (one load) and call vkprof_span_begin/_hot only when the span
  * is timed; VKPROF_SPAN_END / VKPROF_SPAN_ANNOTATE test the token inline.
  *
  *     vkprof_span s = VKPROF_SPAN(ctx, VKPROF_BUCKET_MLP);
@@ -1298,9 +1298,9 @@ static inline void vkprof__span_call_(vkprof_sync_fn fn, void *user)
 }
 #ifndef VKPROF_DISABLE
 #define VKPROF_SPAN(ctx, bucket)                                                                   \
-    (vkprof__span_on_((ctx), false) ? vkprof_span_start((ctx), (bucket)) : vkprof__span_empty_())
+    (vkprof__span_on_((ctx), false) ? vkprof_span_begin((ctx), (bucket)) : vkprof__span_empty_())
 #define VKPROF_SPAN_HOT(ctx, bucket)                                                               \
-    (vkprof__span_on_((ctx), true) ? vkprof_span_start_hot((ctx), (bucket)) : vkprof__span_empty_())
+    (vkprof__span_on_((ctx), true) ? vkprof_span_begin_hot((ctx), (bucket)) : vkprof__span_empty_())
 #define VKPROF_SPAN_END(ctx, span)                                                                 \
     ((span)->start_ns != 0 ? vkprof_span_end((ctx), (span)) : (uint64_t)0)
 #define VKPROF_SPAN_END_SYNC(ctx, span, sync, user)                                                \
@@ -1317,6 +1317,48 @@ static inline void vkprof__span_call_(vkprof_sync_fn fn, void *user)
     ((void)sizeof(span), vkprof__span_call_((sync), (user)), (uint64_t)0)
 #define VKPROF_SPAN_ANNOTATE(span, key, value) ((void)sizeof(span), false)
 #define VKPROF_RENDEZVOUS(ctx, bucket, wait, user) (vkprof__span_call_((wait), (user)), (uint64_t)0)
+#endif
+
+/* ---- the old names of 0.2 (docs/migrating.md, "One verb for each pair") --- */
+/*
+ * Every pair is begin/end now: vkprof_cmd_begin/_end, vkprof_span_begin/_end,
+ * vkprof_trace_begin; the trace's writers are vkprof_trace_write(_set) and
+ * vkprof_trace_flush. The old names still compile, with a deprecation
+ * warning, and do exactly what the new ones do; they are inline and the
+ * shared library no longer exports them. Define VKPROF_NO_DEPRECATED to
+ * drop them.
+ */
+#ifndef VKPROF_NO_DEPRECATED
+/* each name at the start of its line, as every declaration (tests/api/test_null.c reads them) */
+// clang-format off
+#if defined(__GNUC__) || defined(__clang__)
+#define VKPROF_DEPRECATED_(msg) __attribute__((deprecated(msg)))
+#elif defined(_MSC_VER)
+#define VKPROF_DEPRECATED_(msg) __declspec(deprecated(msg))
+#else
+#define VKPROF_DEPRECATED_(msg)
+#endif
+static inline VKPROF_DEPRECATED_("renamed vkprof_span_begin")
+vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket)
+{
+    return vkprof_span_begin(ctx, bucket);
+}
+static inline VKPROF_DEPRECATED_("renamed vkprof_span_begin_hot")
+vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket)
+{
+    return vkprof_span_begin_hot(ctx, bucket);
+}
+static inline VKPROF_DEPRECATED_("renamed vkprof_trace_begin")
+vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
+{
+    return vkprof_trace_begin(ctx, capacity);
+}
+static inline VKPROF_DEPRECATED_("renamed vkprof_trace_flush")
+vkprof_result vkprof_flush(vkprof_context ctx)
+{
+    return vkprof_trace_flush(ctx);
+}
+// clang-format on
 #endif
 
 #ifdef __cplusplus

@@ -523,7 +523,7 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
     if (r == VKPROF_OK && ctx->desc.trace_spool != NULL) {
         /* a spool is a trace: on from the start (in memory when the file
          * could not be made) */
-        r = vkprof_trace_start(ctx, 0);
+        r = vkprof_trace_begin(ctx, 0);
     }
     if (r == VKPROF_OK && vkprof__ring_mode(ctx)) {
         r = vkprof__ring_create(ctx);
@@ -600,7 +600,7 @@ void vkprof_destroy(vkprof_context ctx)
     }
     collect_at_destroy(ctx);
     if (ctx->trace.path[0] != '\0') {
-        (void)vkprof_flush(ctx);
+        (void)vkprof_trace_flush(ctx);
     }
     vkprof__spool_close(ctx); /* the last checkpoint; the store goes with the file */
     vkprof__trace_shutdown(ctx);

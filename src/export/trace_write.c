@@ -1,4 +1,4 @@
-/* vkprof_trace_write and vkprof_flush: the one place that opens the
+/* vkprof_trace_write and vkprof_trace_flush: the one place that opens the
  * trace file (atomically, export/atomic_file.h) and hands it to the
  * exporter of the format (export/export.h): JSON, Perfetto's protobuf, or
  * both, by the path's extension or VKPROF_TRACE_FORMAT. */
@@ -184,7 +184,7 @@ vkprof_result vkprof_trace_write_set(const vkprof_context *ctxs, uint32_t count,
                      format == VKPROF_TRACE_FORMAT_DEFAULT ? ctxs[0]->desc.trace_format : format);
 }
 
-vkprof_result vkprof_flush(vkprof_context ctx)
+vkprof_result vkprof_trace_flush(vkprof_context ctx)
 {
     if (ctx == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;

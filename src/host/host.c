@@ -302,12 +302,12 @@ static vkprof_span span_open(vkprof_context ctx, vkprof_bucket bucket, uint32_t 
     return s;
 }
 
-vkprof_span vkprof_span_start(vkprof_context ctx, vkprof_bucket bucket)
+vkprof_span vkprof_span_begin(vkprof_context ctx, vkprof_bucket bucket)
 {
     return span_open(ctx, bucket, 0);
 }
 
-vkprof_span vkprof_span_start_hot(vkprof_context ctx, vkprof_bucket bucket)
+vkprof_span vkprof_span_begin_hot(vkprof_context ctx, vkprof_bucket bucket)
 {
     return span_open(ctx, bucket, VKPROF_EVF_HOT);
 }

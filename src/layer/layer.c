@@ -394,7 +394,7 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     if (!vkprof_active(ctx) && !sim) {
         snprintf(f->reason, sizeof f->reason, "no timestamps");
     }
-    (void)vkprof_trace_start(ctx, 0);
+    (void)vkprof_trace_begin(ctx, 0);
     if (sim) {
         atomic_store_explicit(&f->ctx_sim, ctx, memory_order_release);
         return ctx;

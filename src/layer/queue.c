@@ -74,7 +74,7 @@ static void spans_start(lyr_device *d, int kind, spans *sp)
     for (uint32_t f = 0; f < sp->n; f++) {
         vkprof_context ctx = lyr_family_ctx(d, f);
         sp->s[f] =
-            ctx != NULL ? vkprof_span_start(ctx, d->fam[f].spans[kind]) : vkprof__span_empty_();
+            ctx != NULL ? vkprof_span_begin(ctx, d->fam[f].spans[kind]) : vkprof__span_empty_();
     }
 }
 
@@ -329,7 +329,7 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
     /* the layer's own work (vkprof_cmd_submit reads what finished): its span,
      * before the app's vkQueueSubmit span */
     vkprof_span cs = s->ctx != NULL && s->list[0].n > 0
-                         ? vkprof_span_start(s->ctx, d->fam[s->family].spans[LYR_SPAN_COLLECT])
+                         ? vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_COLLECT])
                          : vkprof__span_empty_();
     if (s->ctx != NULL && s->list[0].n > 0) {
         (void)vkprof_cmd_submit(s->ctx, queue, s->list[0].n, s->list[0].v);
@@ -358,7 +358,7 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
             }
         }
     }
-    s->span = s->ctx != NULL ? vkprof_span_start(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT])
+    s->span = s->ctx != NULL ? vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT])
                              : vkprof__span_empty_();
     /* the GPU slices of these executions link to this span (the collection
      * above stays outside it) */

@@ -166,7 +166,7 @@ vkprof_result vkprof__trace_init(vkprof_context ctx)
         return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
                             "trace path '%s' is too long for a per-context suffix", path);
     }
-    return vkprof_trace_start(ctx, 0);
+    return vkprof_trace_begin(ctx, 0);
 }
 
 void vkprof__trace_shutdown(vkprof_context ctx)
@@ -210,7 +210,7 @@ vkprof_result vkprof__trace_attach(vkprof_context ctx, vkprof_event *events, uin
     return VKPROF_OK;
 }
 
-vkprof_result vkprof_trace_start(vkprof_context ctx, uint32_t capacity)
+vkprof_result vkprof_trace_begin(vkprof_context ctx, uint32_t capacity)
 {
     if (ctx == NULL) {
         return VKPROF_ERROR_INVALID_ARGUMENT;

@@ -297,7 +297,7 @@ static vkprof_result create_at(gpu *g, vkprof_log_level level, vkprof_host_level
         CHECK(ctx == NULL);
         return r;
     }
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     vkprof_span_end(ctx, &s);
     vkprof_step(ctx);
     vkprof_destroy(ctx);

@@ -42,8 +42,8 @@ static vkprof_error_counts errors(vkprof_context ctx)
 static void test_nesting(void)
 {
     vkprof_context ctx = make_ctx();
-    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
-    vkprof_span b = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span a = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span b = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     CHECK(a.start_ns != 0 && b.start_ns >= a.start_ns);
     CHECK(a.bucket == VKPROF_BUCKET_MLP && b.bucket == VKPROF_BUCKET_NORM);
     uint64_t bn = vkprof_span_end(ctx, &b);
@@ -60,7 +60,7 @@ static void test_nesting(void)
 static void test_closed_twice(void)
 {
     vkprof_context ctx = make_ctx();
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     vkprof_span copy = s;
     (void)vkprof_span_end(ctx, &s);
     CHECK_EQ_U64(vkprof_span_end(ctx, &s), 0); /* the same variable: an empty token */
@@ -70,10 +70,10 @@ static void test_closed_twice(void)
     CHECK(copy.start_ns == 0);
     CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
     /* a copy of a closed span whose frame was reused by a later span */
-    vkprof_span t = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span t = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     vkprof_span stale = t;
     (void)vkprof_span_end(ctx, &t);
-    vkprof_span u = vkprof_span_start(ctx, VKPROF_BUCKET_NORM); /* same slot */
+    vkprof_span u = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM); /* same slot */
     CHECK_EQ_U64(vkprof_span_end(ctx, &stale), 0);
     CHECK(!vkprof_span_annotate(&stale, "k", "v")); /* annotate after close */
     CHECK(vkprof_span_annotate(&u, "k", "v"));      /* u is untouched */
@@ -87,9 +87,9 @@ static void test_closed_twice(void)
 static void test_out_of_order(void)
 {
     vkprof_context ctx = make_ctx();
-    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
-    vkprof_span b = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
-    vkprof_span c = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+    vkprof_span a = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span b = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span c = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
     (void)vkprof_span_end(ctx, &a); /* b and c are still open: given up */
     vkprof_error_counts e = errors(ctx);
     CHECK_EQ_U64(e.span_order, 2);
@@ -104,7 +104,7 @@ static void test_out_of_order(void)
     /* the stack is free again: a full depth opens */
     vkprof_span s[VKPROF_SPAN_MAX_DEPTH];
     for (uint32_t i = 0; i < VKPROF_SPAN_MAX_DEPTH; i++) {
-        s[i] = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+        s[i] = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_ROUTER);
         CHECK(s[i].start_ns != 0);
     }
     for (uint32_t i = VKPROF_SPAN_MAX_DEPTH; i-- > 0;) {
@@ -124,9 +124,9 @@ static void test_too_deep(void)
     vkprof_context ctx = make_ctx();
     vkprof_span s[VKPROF_SPAN_MAX_DEPTH];
     for (uint32_t i = 0; i < VKPROF_SPAN_MAX_DEPTH; i++) {
-        s[i] = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+        s[i] = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     }
-    vkprof_span extra = vkprof_span_start_hot(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span extra = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_NORM);
     CHECK(extra.start_ns == 0); /* not timed: an empty token */
     CHECK(!vkprof_span_annotate(&extra, "k", "v"));
     CHECK_EQ_U64(vkprof_span_end(ctx, &extra), 0);
@@ -142,7 +142,7 @@ static void test_too_deep(void)
     CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS), 0);
     /* annotations: VKPROF_SPAN_MAX_ANNOTATIONS keys, then false; a key given
      * again takes its new value (an event never holds a key twice) */
-    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span a = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     static const char *const keys[] = {"k0", "k1", "k2", "k3", "k4"};
     _Static_assert(VKPROF_SPAN_MAX_ANNOTATIONS == 4, "keys[] has one more");
     for (uint32_t i = 0; i < VKPROF_SPAN_MAX_ANNOTATIONS; i++) {
@@ -172,7 +172,7 @@ static void *close_elsewhere(void *arg)
     o->annotated = vkprof_span_annotate(&copy, "k", "v");
     o->ns = vkprof_span_end(o->ctx, &copy);
     /* and this thread's own stack is untouched by the refused close */
-    vkprof_span own = vkprof_span_start(o->ctx, VKPROF_BUCKET_NORM);
+    vkprof_span own = vkprof_span_begin(o->ctx, VKPROF_BUCKET_NORM);
     (void)vkprof_span_end(o->ctx, &own);
     return NULL;
 }
@@ -181,7 +181,7 @@ static void test_other_thread_and_context(void)
 {
     vkprof_context ctx = make_ctx();
     vkprof_context ctx2 = make_ctx();
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
     other o = {ctx, &s, 1, true};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, close_elsewhere, &o) == 0);
@@ -249,6 +249,41 @@ static void test_macros(void)
     vkprof_destroy(ctx);
 }
 
+/* The old names of 0.2 (issue 27: one verb for each pair) still compile,
+ * with a deprecation warning silenced here, and do what the new ones do. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void test_old_names(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span a = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span h = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+    CHECK(a.start_ns != 0 && a.bucket == VKPROF_BUCKET_MLP);
+    CHECK(h.start_ns != 0 && h.bucket == VKPROF_BUCKET_ALLREDUCE_MLP);
+    (void)vkprof_span_end(ctx, &h);
+    (void)vkprof_span_end(ctx, &a);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 1);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_MLP), 1);
+    /* level 2: the old plain name is not timed, the old hot one is */
+    vkprof_set_host_level(ctx, VKPROF_HOST_HOT);
+    CHECK(vkprof_span_start(ctx, VKPROF_BUCKET_MLP).start_ns == 0);
+    h = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+    CHECK(h.start_ns != 0);
+    (void)vkprof_span_end(ctx, &h);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_ALLREDUCE_MLP), 2);
+    /* the trace: no path set, so flush says so, as vkprof_trace_flush does */
+    CHECK(vkprof_flush(ctx) == vkprof_trace_flush(ctx));
+    CHECK(!vkprof_tracing(ctx));
+    CHECK(vkprof_trace_start(ctx, 64) == VKPROF_OK);
+    CHECK(vkprof_tracing(ctx));
+    CHECK(vkprof_trace_start(NULL, 0) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_flush(NULL) == VKPROF_ERROR_INVALID_ARGUMENT);
+    vkprof_error_counts e = errors(ctx);
+    CHECK(memcmp(&e, &(vkprof_error_counts){0}, sizeof e) == 0);
+    vkprof_destroy(ctx);
+}
+#pragma GCC diagnostic pop
+
 int main(void)
 {
     th_gpu_init(&g);
@@ -258,6 +293,7 @@ int main(void)
     RUN(test_out_of_order);
     RUN(test_too_deep);
     RUN(test_other_thread_and_context);
+    RUN(test_old_names);
     RUN(test_macros);
     th_gpu_finish(&g);
     return th_done();

@@ -174,7 +174,7 @@ static void test_annotate(void)
     d.host_level = VKPROF_HOST_ALL;
     d.trace_path = "";
     vkprof_context ctx = th_ctx(&d);
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
     dec_tp_comm c;
     CHECK(dec_tp_comm_init(&c, 1, 16, false) == 0);
     dec_tp_rank r;

@@ -64,7 +64,7 @@ static vkprof_context make_ctx(void)
 static void spans(vkprof_context ctx, int n)
 {
     for (int i = 0; i < n; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
         vkprof_span_end(ctx, &s);
     }
 }
@@ -72,7 +72,7 @@ static void spans(vkprof_context ctx, int n)
 static vkprof_context traced_ctx(int n)
 {
     vkprof_context ctx = make_ctx();
-    CHECK(vkprof_trace_start(ctx, (uint32_t)n + 64) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, (uint32_t)n + 64) == VKPROF_OK);
     spans(ctx, n);
     return ctx;
 }

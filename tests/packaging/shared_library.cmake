@@ -43,7 +43,7 @@ list(REMOVE_DUPLICATES declared)
 list(SORT declared)
 list(LENGTH declared ndeclared)
 # The parse itself must have worked: a few functions it must have found.
-foreach(f vkprof_version vkprof_create vkprof_destroy vkprof_set_active vkprof_flush)
+foreach(f vkprof_version vkprof_create vkprof_destroy vkprof_set_active vkprof_trace_flush)
   if(NOT f IN_LIST declared)
     message(FATAL_ERROR "header parse: ${f} not found in ${HEADER}:\n${declared}")
   endif()

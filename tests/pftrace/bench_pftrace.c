@@ -42,12 +42,12 @@ int main(int argc, char **argv)
     d.trace_path = "";
     vkprof_context ctx = NULL;
     if (vkprof_create(&d, &ctx) != VKPROF_OK ||
-        vkprof_trace_start(ctx, (uint32_t)events) != VKPROF_OK) {
+        vkprof_trace_begin(ctx, (uint32_t)events) != VKPROF_OK) {
         fprintf(stderr, "bench_pftrace: cannot create a context with a %lu-event store\n", events);
         return 1;
     }
     for (unsigned long i = 0; i < events; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(ctx, &s);
     }
     uint64_t recorded = 0, dropped = 0;

@@ -445,8 +445,8 @@ static void *worker(void *arg)
     vkprof_context ctx = arg;
     vkprof_set_thread_name(ctx, "worker");
     for (int i = 0; i < 5; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
-        vkprof_span in = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
+        vkprof_span in = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(ctx, &in);
         vkprof_span_end(ctx, &s);
     }
@@ -490,13 +490,13 @@ static void check_pair(const char *json, const char *pftrace, int host_threads_e
 static void test_gpu_trace(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
     vkprof_set_thread_name(ctx, "decode \"main\"");
     vkprof_bucket layer;
     CHECK(vkprof_register_bucket(ctx, "layer", false, &layer) == VKPROF_OK);
     for (int step = 0; step < 4; step++) {
-        vkprof_span ls = vkprof_span_start(ctx, layer);
-        vkprof_span as = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span ls = vkprof_span_begin(ctx, layer);
+        vkprof_span as = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         static const vkprof_phase phases[2] = {VKPROF_PHASE_ATTENTION, VKPROF_PHASE_MLP_DOWN};
         for (int k = 0; k < 2; k++) {
             CHECK_VK(vku_begin(&g.dev));
@@ -513,7 +513,7 @@ static void test_gpu_trace(void)
             CHECK(vkprof_accumulate(ctx, phases[k]) == VKPROF_OK);
         }
         vkprof_span_end(ctx, &as);
-        vkprof_span ms = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_ROUTER);
+        vkprof_span ms = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_ROUTER);
         uint32_t experts[3] = {3, 17, (uint32_t)(40 + step)};
         CHECK(vkprof_span_annotate_ids(&ms, "experts", experts, 3));
         CHECK(vkprof_span_annotate(&ms, "note", "tab\there \"q\""));
@@ -586,9 +586,9 @@ static void test_bytes_per_event(void)
 {
     enum { N = 200000 };
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, N) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, N) == VKPROF_OK);
     for (int i = 0; i < N; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(ctx, &s);
     }
     uint64_t recorded = 0, dropped = 0;
@@ -615,7 +615,7 @@ static void test_overlap(void)
 {
     sim_reset();
     vkprof_context ctx = make_ctx(true, false);
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
     /* the fake stamps sit 1 ms after the device's own clock now (lavapipe's
      * ticks are host ns; a GPU's are not), so that they map into the trace */
     uint64_t base = vkprof_host_now_ns() + 1000000u;
@@ -678,7 +678,7 @@ static void test_overlap(void)
 static void test_empty(void)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
     char pf[300];
     snprintf(pf, sizeof pf, "%s/empty.pftrace", tmpdir);
     CHECK(vkprof_trace_write(ctx, pf) == VKPROF_OK);

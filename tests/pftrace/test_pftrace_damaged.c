@@ -66,11 +66,11 @@ static char *summary_of(const char *path, char *err, size_t size)
 static void write_trace(const char *path)
 {
     vkprof_context ctx = make_ctx(false, false);
-    CHECK(vkprof_trace_start(ctx, 0) == VKPROF_OK);
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
     vkprof_set_thread_name(ctx, "decode");
     for (int step = 0; step < 2; step++) {
-        vkprof_span ls = vkprof_span_start(ctx, VKPROF_BUCKET_MLP);
-        vkprof_span as = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span ls = vkprof_span_begin(ctx, VKPROF_BUCKET_MLP);
+        vkprof_span as = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         CHECK(vkprof_span_annotate(&as, "note", "a \"q\""));
         CHECK_VK(vku_begin(&g.dev));
         CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);

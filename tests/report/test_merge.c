@@ -91,34 +91,34 @@ static void *rank_main(void *p)
     snprintf(name, sizeof name, "rank %d decode", a->rank);
     vkprof_set_thread_name(ctx, name);
     for (int step = 0; step < STEPS; step++) {
-        vkprof_span at = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span at = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         sleep_us(100);
         vkprof_span_end(ctx, &at);
         if (a->rank == 1) {
             sleep_us(DELAY_MS * 1000L); /* the late rank */
         }
         vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_RENDEZVOUS, barrier_wait, &barrier);
-        vkprof_span ar = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
-        vkprof_span en = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_ENQUEUE);
+        vkprof_span ar = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN);
+        vkprof_span en = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_ALLREDUCE_ATTN_ENQUEUE);
         sleep_us(200); /* nested: must not count twice */
         vkprof_span_end(ctx, &en);
         sleep_us(300);
         vkprof_span_end(ctx, &ar);
 
         for (int layer = 0; layer < 2; layer++) { /* two MoE layers a token */
-            vkprof_span hs = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_HOST_SYNC);
+            vkprof_span hs = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_HOST_SYNC);
             uint32_t ids[2];
             experts_of(a->rank, step, layer, ids);
             CHECK(vkprof_span_annotate_ids(&hs, "experts", ids, 2));
             vkprof_span_end(ctx, &hs);
             /* the same ids on another span: not counted again */
-            vkprof_span ex = vkprof_span_start(ctx, VKPROF_BUCKET_MOE_EXPERTS);
+            vkprof_span ex = vkprof_span_begin(ctx, VKPROF_BUCKET_MOE_EXPERTS);
             CHECK(vkprof_span_annotate_ids(&ex, "experts", ids, 2));
             vkprof_span_end(ctx, &ex);
         }
 
         vkprof_rendezvous(ctx, VKPROF_BUCKET_ALLREDUCE_MLP_RENDEZVOUS, barrier_wait, &barrier);
-        vkprof_span mr = vkprof_span_start_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
+        vkprof_span mr = vkprof_span_begin_hot(ctx, VKPROF_BUCKET_ALLREDUCE_MLP);
         sleep_us(150);
         vkprof_span_end(ctx, &mr);
         vkprof_step(ctx);
@@ -139,7 +139,7 @@ static vkprof_context make_ctx(void)
  * shared between threads). */
 static void gpu_scope(vkprof_context ctx)
 {
-    vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
     CHECK_VK(vku_begin(&g.dev));
     CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
     vku_busy_record(&g.dev, &busy, g.dev.cmd, 50);
@@ -155,7 +155,7 @@ static void record_traces(void)
     vkprof_context ctx[RANKS];
     for (int r = 0; r < RANKS; r++) {
         ctx[r] = make_ctx();
-        CHECK(vkprof_trace_start(ctx[r], 0) == VKPROF_OK);
+        CHECK(vkprof_trace_begin(ctx[r], 0) == VKPROF_OK);
         gpu_scope(ctx[r]);
     }
     CHECK(pthread_barrier_init(&barrier, NULL, RANKS) == 0);

@@ -74,7 +74,7 @@ static double time_spans(vkprof_context ctx, uint64_t iters)
 {
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
-        vkprof_span s = vkprof_span_start(ctx, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(ctx, &s);
     }
     return (double)(bench_now_ns() - t0) / (double)iters;
@@ -278,14 +278,14 @@ int bench_measure_host(const vku_instance *inst, const vku_device *dev, host_cos
         fclose(cr);
     }
     h->rss_before = proc_status_bytes("VmRSS");
-    if (vkprof_trace_start(tr, h->trace_capacity) != VKPROF_OK) {
+    if (vkprof_trace_begin(tr, h->trace_capacity) != VKPROF_OK) {
         fprintf(stderr, "vkprof bench: cannot start a trace of %u events\n", h->trace_capacity);
         vkprof_destroy(tr);
         return 1;
     }
     uint64_t t0 = bench_now_ns();
     for (uint32_t i = 0; i < h->trace_capacity; i++) {
-        vkprof_span s = vkprof_span_start(tr, VKPROF_BUCKET_ATTENTION);
+        vkprof_span s = vkprof_span_begin(tr, VKPROF_BUCKET_ATTENTION);
         vkprof_span_end(tr, &s);
     }
     uint64_t t1 = bench_now_ns();

@@ -933,7 +933,7 @@ static int decode_run(const decode_opts *o, decode_session *s)
             return 1;
         }
         vkprof_set_thread_name(s->prof, "decode");
-        if (o->trace != NULL && vkprof_trace_start(s->prof, 0) != VKPROF_OK) {
+        if (o->trace != NULL && vkprof_trace_begin(s->prof, 0) != VKPROF_OK) {
             fprintf(stderr, "vkprof decode: cannot start the trace\n");
             return 1;
         }

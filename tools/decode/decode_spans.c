@@ -33,7 +33,7 @@ void dec_span_section_begin(dec_span_glue *g, const char *name)
     vkprof_bucket b;
     vkprof_span s = {0};
     if (bucket_for(g, name, &b)) {
-        s = vkprof_span_start(g->prof, b);
+        s = vkprof_span_begin(g->prof, b);
     } else {
         g->untimed++; /* an empty token: its end does nothing */
     }

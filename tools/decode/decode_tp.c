@@ -410,7 +410,7 @@ static void *rank_main(void *arg)
             return NULL;
         }
         vkprof_set_thread_name(r->prof, name);
-        if (cfg->trace && vkprof_trace_start(r->prof, 0) != VKPROF_OK) {
+        if (cfg->trace && vkprof_trace_begin(r->prof, 0) != VKPROF_OK) {
             rank_fail(r, "cannot start the trace");
             return NULL;
         }
