@@ -8,7 +8,7 @@
 #   export/pftrace_format.h  the native Perfetto trace's field numbers, shared
 #                            with its reader
 # They are reached through the target vkprof_internal, by their seam path
-# ("base/json.h"), never by a relative path into src/. tests/layering/
+# ("base/json.h"), never by a relative path into src/. tests/unit/layering/
 # check.cmake reads this list: a tool or layer file that includes any other
 # library header, or reaches src/ through "../", fails the layering test.
 # Included by the root CMakeLists (which makes the target) and by

@@ -40,14 +40,14 @@
  *     the host spans: vkprof_span_*, vkprof_register_bucket (a short lock),
  *     vkprof_bucket_*, vkprof_get/set_host_level, vkprof_rendezvous,
  *     vkprof_set_thread_name, vkprof_step, vkprof_step_count
- *     (tests/test_threads.c: 8 threads under TSan); vkprof_spool_sync and
+ *     (tests/device/test_threads.c: 8 threads under TSan); vkprof_spool_sync and
  *     vkprof_spool_status (the spool's mutex).
  *   Ring mode (VKPROF_TIMING_RING), any thread, concurrently:
  *     VKPROF_BEGIN/END, vkprof_cmd_begin/_end/_end_args/_both, each command
  *     buffer recorded by one thread at a time as Vulkan requires (lock-free);
  *     vkprof_cmd_submit(_flow), vkprof_queue_submit(2), vkprof_cmd_release,
  *     vkprof_cmd_discard and vkprof_collect (one spin lock)
- *     (tests/test_submit_threads.c: 8 threads under TSan).
+ *     (tests/device/test_submit_threads.c: 8 threads under TSan).
  *   One thread at a time, and not while vkprof_collect runs on another (it
  *   folds the samples these read or reset):
  *     vkprof_snapshot(_json), vkprof_get_timing_stats, vkprof_format_report,
@@ -535,7 +535,7 @@ typedef struct vkprof_device_info {
  * VKPROF_DISABLED (the timing cycle, as while off) or
  * VKPROF_ERROR_INVALID_ARGUMENT (where a result was asked for). NULL for a
  * required output pointer returns VKPROF_ERROR_INVALID_ARGUMENT and writes
- * nothing. No call ever dereferences a NULL argument. (tests/api/test_null.c
+ * nothing. No call ever dereferences a NULL argument. (tests/device/test_null.c
  * calls each one with NULL for each pointer argument.)
  */
 
@@ -1329,7 +1329,7 @@ static inline void vkprof__span_call_(vkprof_sync_fn fn, void *user)
  * drop them.
  */
 #ifndef VKPROF_NO_DEPRECATED
-/* each name at the start of its line, as every declaration (tests/api/test_null.c reads them) */
+/* each name at the start of its line, as every declaration (tests/device/test_null.c reads them) */
 // clang-format off
 #if defined(__GNUC__) || defined(__clang__)
 #define VKPROF_DEPRECATED_(msg) __attribute__((deprecated(msg)))

@@ -17,7 +17,7 @@
  * packet (an allocation or a struct fill per field), pack it, and add a
  * library dependency to a library that has none but Vulkan. This encoder is
  * ~150 lines, allocates one buffer, and is verified field by field against
- * Debian's `protoc --decode` in the tests (tests/pftrace/). */
+ * Debian's `protoc --decode` in the tests (tests/device/). */
 #ifndef VKPROF_EXPORT_PB_H
 #define VKPROF_EXPORT_PB_H
 

@@ -36,7 +36,7 @@
  *  - A scope dropped by vkprof_set_active(false) after it ran: the next
  *    begin finds the state idle, as after an accumulate, and does not read.
  *    (context.c would have to do the same read. Reading at every begin would
- *    catch it too, but the simulated device of tests/test_sim.c reports each
+ *    catch it too, but the simulated device of tests/device/test_sim.c reports each
  *    scope's fake pair as available before the scope is even recorded, and
  *    an idle begin cannot tell that from an unread pair.)
  *  - A discarded scope whose stamps have not run when the new begin reads

@@ -3,7 +3,7 @@
 # under the vkprof layer: first, last or between other layers, with the
 # Khronos validation layer above and below, and off; signal deaths, fork,
 # exec, a server stopped with SIGINT, two runs in one folder
-# (tests/layer/test_layer_linked_run.cmake). Included from tests/CMakeLists.txt.
+# (tests/layer/test_layer_linked_run.cmake). Included from tests/layer/CMakeLists.txt.
 if(NOT TARGET VkLayer_vkprof OR NOT TARGET vkprof_cli)
   return()
 endif()
@@ -41,15 +41,13 @@ foreach(app ${LINKED_APPS})
     list(APPEND cases ${LINKED_C_CASES})
   endif()
   foreach(case ${cases})
-    add_test(NAME test_layer_linked_${case}_${app}
+    # a hang is a failure, never a stuck suite (each run inside has its own limit)
+    vkprof_test(NAME test_layer_linked_${case}_${app}
       COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DAPP=$<TARGET_FILE:${app}>
               -DLAYER_DIR=${PROJECT_BINARY_DIR}/layer -DCASE=${case}
               -DFIXTURE=$<TARGET_FILE:names_fixture> -DSTRIP=${CMAKE_STRIP}
               -DPYTHON=${Python3_EXECUTABLE}
               -DWORK=${CMAKE_CURRENT_BINARY_DIR}/layer_linked/${app}_${case}
               -P ${CMAKE_CURRENT_LIST_DIR}/test_layer_linked_run.cmake)
-    # a hang is a failure, never a stuck suite (each run inside has its own limit)
-    set_tests_properties(test_layer_linked_${case}_${app} PROPERTIES
-      ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300)
   endforeach()
 endforeach()

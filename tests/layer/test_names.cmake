@@ -20,27 +20,24 @@ names_spv(matvec.spv decode_matvec.comp)
 names_spv(matvec_g.spv decode_matvec.comp -g)
 add_custom_target(vkprof_names_spv DEPENDS ${NAMES_SPV})
 
-add_executable(test_names ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names.c)
-target_link_libraries(test_names PRIVATE vkprof_layer_names)
-target_compile_options(test_names PRIVATE ${VKPROF_WARNINGS})
+# pure C on files: no Vulkan device (label unit), like the checks below but
+# the ggml one
+vkprof_test(NAME test_names SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_names.c
+  LIBS vkprof_layer_names TIMEOUT 120 LABELS unit PROPERTIES FIXTURES_SETUP names_patched
+  COMMAND test_names ${NAMES_TEST_DIR}/rmsnorm.spv ${NAMES_TEST_DIR}/rmsnorm_g.spv
+          ${NAMES_TEST_DIR}/rmsnorm_gV.spv ${NAMES_TEST_DIR}/softmax.spv ${NAMES_TEST_DIR}/tmp)
 add_dependencies(test_names vkprof_names_spv)
-add_test(NAME test_names COMMAND test_names ${NAMES_TEST_DIR}/rmsnorm.spv
-  ${NAMES_TEST_DIR}/rmsnorm_g.spv ${NAMES_TEST_DIR}/rmsnorm_gV.spv ${NAMES_TEST_DIR}/softmax.spv
-  ${NAMES_TEST_DIR}/tmp)
-add_test(NAME test_names_matvec COMMAND test_names ${NAMES_TEST_DIR}/matvec.spv
-  ${NAMES_TEST_DIR}/matvec_g.spv ${NAMES_TEST_DIR}/rmsnorm_gV.spv ${NAMES_TEST_DIR}/rmsnorm.spv
-  ${NAMES_TEST_DIR}/tmp_matvec)
+vkprof_test(NAME test_names_matvec TIMEOUT 120 LABELS unit
+  COMMAND test_names ${NAMES_TEST_DIR}/matvec.spv ${NAMES_TEST_DIR}/matvec_g.spv
+          ${NAMES_TEST_DIR}/rmsnorm_gV.spv ${NAMES_TEST_DIR}/rmsnorm.spv ${NAMES_TEST_DIR}/tmp_matvec)
 file(MAKE_DIRECTORY ${NAMES_TEST_DIR}/tmp_matvec)
-set_tests_properties(test_names test_names_matvec PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}"
-  TIMEOUT 120)
-set_tests_properties(test_names PROPERTIES FIXTURES_SETUP names_patched)
 # The module test_names patched is valid SPIR-V: the patch is what a runtime
 # could hand the driver.
 find_program(SPIRV_VAL spirv-val)
 if(SPIRV_VAL)
-  add_test(NAME names_patched_valid
+  vkprof_test(NAME names_patched_valid TIMEOUT 60 LABELS unit
+    PROPERTIES FIXTURES_REQUIRED names_patched
     COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${NAMES_TEST_DIR}/tmp/patched.spv)
-  set_tests_properties(names_patched_valid PROPERTIES FIXTURES_REQUIRED names_patched TIMEOUT 60)
 endif()
 
 # `vkprof names` (tools/names/cmd_names.c) on .spv files and on an ELF shared object
@@ -51,11 +48,11 @@ if(TARGET vkprof_cli)
   add_custom_command(OUTPUT ${NAMES_GEN_C}
     COMMAND ${CMAKE_COMMAND} -DOUT=${NAMES_GEN_C}
       "-DSPV=${NAMES_TEST_DIR}/rmsnorm.spv=rms_norm_f32|${NAMES_TEST_DIR}/softmax.spv=soft_max_f32|${NAMES_TEST_DIR}/matvec_g.spv=mul_mat_vec_f16_f32"
-      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_embed.cmake
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/test_names_embed.cmake
     DEPENDS ${NAMES_TEST_DIR}/rmsnorm.spv ${NAMES_TEST_DIR}/softmax.spv
-            ${NAMES_TEST_DIR}/matvec_g.spv ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_embed.cmake
+            ${NAMES_TEST_DIR}/matvec_g.spv ${CMAKE_CURRENT_SOURCE_DIR}/test_names_embed.cmake
     COMMENT "ggml-style SPIR-V arrays" VERBATIM)
-  add_library(names_fixture SHARED ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_fixture.c
+  add_library(names_fixture SHARED ${CMAKE_CURRENT_SOURCE_DIR}/test_names_fixture.c
                                    ${NAMES_GEN_C})
   target_include_directories(names_fixture PRIVATE ${VKPROF_SHADER_DIR})
   add_dependencies(names_fixture vkprof_shaders)
@@ -72,28 +69,23 @@ if(TARGET vkprof_cli)
   endforeach()
   add_custom_target(vkprof_names_all_spv DEPENDS ${NAMES_ALL_SPV})
   add_dependencies(names_fixture vkprof_names_all_spv)
-  add_test(NAME test_names_tool
+  vkprof_test(NAME test_names_tool TIMEOUT 120 LABELS unit
+    PROPERTIES FIXTURES_REQUIRED names_patched
     COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli>
       -DTEST_NAMES=$<TARGET_FILE:test_names> -DFIXTURE=$<TARGET_FILE:names_fixture>
       -DDIR=${NAMES_TEST_DIR} -DTMP=${NAMES_TEST_DIR}/tool
-      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_tool.cmake)
-  set_tests_properties(test_names_tool PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 120
-    FIXTURES_REQUIRED names_patched)
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/test_names_tool.cmake)
   find_package(Python3 COMPONENTS Interpreter QUIET)
-  add_test(NAME test_names_ggml
+  vkprof_test(NAME test_names_ggml TIMEOUT 120 LABELS unit
+    PROPERTIES SKIP_REGULAR_EXPRESSION "libggml-vulkan.so is not installed under [^\n]*: skipped"
     COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli>
-      -DTEST_NAMES=$<TARGET_FILE:test_names> -DCLIENTS=${CMAKE_CURRENT_SOURCE_DIR}/clients
+      -DTEST_NAMES=$<TARGET_FILE:test_names> -DCLIENTS=${VKPROF_TESTS_DIR}/clients
       -DTMP=${NAMES_TEST_DIR}/ggml -DPYTHON=${Python3_EXECUTABLE}
-      -DPATCHER=${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_ggml_patch.py
-      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_names_ggml.cmake)
-  set_tests_properties(test_names_ggml PROPERTIES TIMEOUT 120
-    SKIP_REGULAR_EXPRESSION "libggml-vulkan.so is not installed under [^\n]*: skipped")
+      -DPATCHER=${CMAKE_CURRENT_SOURCE_DIR}/test_names_ggml_patch.py
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/test_names_ggml.cmake)
 endif()
 
 # The dispatch args' local size and specialisation text (names.h) on modules
 # assembled word by word (tests/layer/test_workgroup.c).
-add_executable(test_workgroup ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_workgroup.c)
-target_link_libraries(test_workgroup PRIVATE vkprof_layer_names)
-target_compile_options(test_workgroup PRIVATE ${VKPROF_WARNINGS})
-add_test(NAME test_workgroup COMMAND test_workgroup)
-set_tests_properties(test_workgroup PROPERTIES TIMEOUT 60)
+vkprof_test(NAME test_workgroup SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_workgroup.c
+            LIBS vkprof_layer_names TIMEOUT 60 LABELS unit)

@@ -15,15 +15,19 @@ endif()
 find_package(Python3 COMPONENTS Interpreter QUIET)
 find_program(VKPROF_RUN_NODE node)
 foreach(case ${RUN_CASES})
-  add_test(NAME test_run_${case}
-    COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DCASE=${case}
-      -DTMP=${CMAKE_CURRENT_BINARY_DIR}/layer/run_${case}
-      -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/layer -DLAYER=${CMAKE_BINARY_DIR}/layer
-      -DPYTHON=${Python3_EXECUTABLE} -DNODE=${VKPROF_RUN_NODE}
-      -P ${CMAKE_CURRENT_SOURCE_DIR}/layer/test_run_cli.cmake)
-  set_tests_properties(test_run_${case} PROPERTIES ENVIRONMENT "${VKPROF_TEST_ENV}" TIMEOUT 300
-    SKIP_REGULAR_EXPRESSION "node-llama-cpp is not installed \\(scripts/setup-llama.sh\\): skipped")
-  if(case STREQUAL "llama")
-    set_tests_properties(test_run_${case} PROPERTIES LABELS "client;llama")
+  # the cases before the layer's own need no Vulkan device (label unit); the
+  # llama one is a client's (labels client, llama)
+  set(labels)
+  if(case MATCHES "^(exit_status|signal|no_layer|not_found|no_vulkan|report|options)$")
+    set(labels unit)
+  elseif(case STREQUAL "llama")
+    set(labels client llama)
   endif()
+  vkprof_test(NAME test_run_${case} LABELS ${labels}
+    PROPERTIES SKIP_REGULAR_EXPRESSION "node-llama-cpp is not installed \\(scripts/setup-llama.sh\\): skipped"
+    COMMAND ${CMAKE_COMMAND} -DVKPROF=$<TARGET_FILE:vkprof_cli> -DCASE=${case}
+      -DTMP=${CMAKE_CURRENT_BINARY_DIR}/run_${case}
+      -DSRC=${CMAKE_CURRENT_SOURCE_DIR} -DLAYER=${CMAKE_BINARY_DIR}/layer
+      -DPYTHON=${Python3_EXECUTABLE} -DNODE=${VKPROF_RUN_NODE}
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/test_run_cli.cmake)
 endforeach()

@@ -114,7 +114,7 @@ function(expect_dirs want_inc want_lib)
   endforeach()
 endfunction()
 
-# Build and run the consumer (tests/consumer/main.c) through pkg-config, linked
+# Build and run the consumer (tests/packaging/consumer/main.c) through pkg-config, linked
 # to libvkprof.so and, with --static, to libvkprof.a.
 function(pc_consumers tag libdir)
   if(NOT have_pc)
@@ -124,7 +124,7 @@ function(pc_consumers tag libdir)
   separate_arguments(libs UNIX_COMMAND "${PC_LIBS}")
   separate_arguments(static_libs UNIX_COMMAND "${PC_STATIC_LIBS}")
   set(exe ${WORK_DIR}/apps/${tag}_shared)
-  run(${C_COMPILER} -std=c11 -Wall -Werror ${cflags} ${SOURCE_DIR}/tests/consumer/main.c
+  run(${C_COMPILER} -std=c11 -Wall -Werror ${cflags} ${SOURCE_DIR}/tests/packaging/consumer/main.c
       -o ${exe} ${libs})
   run(${READELF} -d ${exe})
   if(NOT LAST_OUT MATCHES "\\[libvkprof\\.so\\.0\\]")
@@ -137,7 +137,7 @@ function(pc_consumers tag libdir)
   # --static: the archive, with Libs.private; the C library stays shared.
   set(exe ${WORK_DIR}/apps/${tag}_static)
   list(TRANSFORM static_libs REPLACE "^-lvkprof$" "-l:libvkprof.a")
-  run(${C_COMPILER} -std=c11 -Wall -Werror ${cflags} ${SOURCE_DIR}/tests/consumer/main.c
+  run(${C_COMPILER} -std=c11 -Wall -Werror ${cflags} ${SOURCE_DIR}/tests/packaging/consumer/main.c
       -o ${exe} ${static_libs})
   run(${READELF} -d ${exe})
   if(LAST_OUT MATCHES "libvkprof")
@@ -153,7 +153,7 @@ function(cmake_consumer tag prefix)
   foreach(kind shared static)
     set(b ${WORK_DIR}/apps/cmake_${tag}_${kind})
     file(REMOVE_RECURSE ${b})
-    run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${b} -G ${GENERATOR}
+    run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/consumer -B ${b} -G ${GENERATOR}
         -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
         -DVKPROF_CONSUMER_TARGET=vkprof::vkprof_${kind})
     run(${CMAKE_COMMAND} --build ${b})

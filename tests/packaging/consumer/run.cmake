@@ -16,7 +16,7 @@ function(run)
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 foreach(target vkprof vkprof_shared vkprof_static)
-  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build_${target}
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/packaging/consumer -B ${WORK_DIR}/build_${target}
       -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
       -DVKPROF_CONSUMER_TARGET=vkprof::${target})
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/build_${target})
@@ -96,7 +96,7 @@ foreach(f IN LISTS cflags libs)
   endif()
 endforeach()
 # The shared library (what -lvkprof picks).
-run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/consumer/main.c -o ${WORK_DIR}/consumer_pc
+run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/packaging/consumer/main.c -o ${WORK_DIR}/consumer_pc
     ${cflags} ${libs})
 set(ENV{LD_LIBRARY_PATH} "${libdir}")
 run(${WORK_DIR}/consumer_pc)
@@ -104,7 +104,7 @@ unset(ENV{LD_LIBRARY_PATH})
 message(STATUS "pkg-config: ${LAST_OUT}")
 # The archive with --static's Libs.private.
 list(TRANSFORM static_libs REPLACE "^-lvkprof$" "-l:libvkprof.a")
-run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/consumer/main.c -o ${WORK_DIR}/consumer_pc_static
+run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/tests/packaging/consumer/main.c -o ${WORK_DIR}/consumer_pc_static
     ${cflags} ${static_libs})
 run(${WORK_DIR}/consumer_pc_static)
 message(STATUS "pkg-config --static: ${LAST_OUT}")

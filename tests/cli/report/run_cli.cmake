@@ -2,6 +2,11 @@
 # -DVKPROF= -DARGS=a;b -DWORKDIR= -DEXPECT_RC= [-DEXPECT_STDOUT=file]
 # [-DEXPECT_STDOUT_MATCH=regex] [-DEXPECT_STDERR=regex] [-DSVG=file: must exist and be well-formed XML]
 # [-DSVG_ABSENT=file: must not exist] [-DPYTHON=python3 for the XML check]
+# [-DEXPECT=file: sets ARGS, EXPECT_STDOUT_MATCH and EXPECT_STDERR, as
+# tests/cli/report/CMakeLists.txt writes them]
+if(EXPECT)
+  include(${EXPECT})
+endif()
 if(SVG)
   file(REMOVE ${SVG})
 endif()

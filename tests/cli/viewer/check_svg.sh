@@ -1,9 +1,9 @@
 #!/bin/sh
 # Check a `vkprof report --svg` picture in headless Chromium (offline): every
 # label inside the picture, no two labels overlapping; writes a screenshot.
-# See tests/viewer/README.md.
+# See tests/cli/viewer/README.md.
 #
-# usage: tests/viewer/check_svg.sh REPORT.svg [OUT.png]
+# usage: tests/cli/viewer/check_svg.sh REPORT.svg [OUT.png]
 #   VIEWER_DIR  where playwright-core gets installed (default /tmp/vkprof-viewer)
 #   CHROMIUM    browser binary (default /usr/bin/chromium, Debian "chromium")
 set -eu

@@ -1104,7 +1104,7 @@ static void test_cli_rotating_trace(void)
         if (system("protoc --version > /dev/null 2>&1") == 0) {
             char proto[1100], cmd[4096], src[1024], txt[300];
             snprintf(src, sizeof src, "%s", __FILE__);
-            char *slash = strstr(src, "/tests/decode/");
+            char *slash = strstr(src, "/tests/cli/decode/");
             CHECK(slash != NULL);
             if (slash != NULL) {
                 *slash = '\0';

@@ -67,7 +67,7 @@ foreach(f ${files})
     continue()
   endif()
   if(NOT own STREQUAL "" AND NOT own IN_LIST seams)
-    string(APPEND bad "  ${f}: its folder '${own}' is not a known seam (add it to tests/layering/check.cmake)\n")
+    string(APPEND bad "  ${f}: its folder '${own}' is not a known seam (add it to tests/unit/layering/check.cmake)\n")
     continue()
   endif()
   # the context's blocks this file touches

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Open a vkprof trace in speedscope (real web app, headless Chromium, offline)
 # and write a screenshot; exit nonzero if speedscope cannot import the trace
-# or complains about slice nesting.  See tests/viewer/README.md.
+# or complains about slice nesting.  See tests/cli/viewer/README.md.
 #
-# usage: tests/viewer/open_in_speedscope.sh TRACE.json [OUT.png]
+# usage: tests/cli/viewer/open_in_speedscope.sh TRACE.json [OUT.png]
 #   VIEWER_DIR  where speedscope + playwright-core get installed
 #               (default /tmp/vkprof-viewer; never inside the repository)
 #   CHROMIUM    browser binary (default /usr/bin/chromium, Debian "chromium")
