@@ -53,8 +53,8 @@ rm -f "$BUILD/libvkprof.a"
 "$AR" rcs "$BUILD/libvkprof.a" "${objs[@]}"
 echo "cross-arm64: $BUILD/libvkprof.a from ${#srcs[@]} sources"
 
-"$CC" "${CFLAGS[@]}" -static -Isrc tests/unit/test_ticks.c "$BUILD/libvkprof.a" -lm -o "$BUILD/test_ticks"
-"$CC" "${CFLAGS[@]}" -static tests/unit/test_disabled.c -o "$BUILD/test_disabled"
+"$CC" "${CFLAGS[@]}" -static -Isrc -Itests tests/unit/test_ticks.c "$BUILD/libvkprof.a" -lm -o "$BUILD/test_ticks"
+"$CC" "${CFLAGS[@]}" -static -Itests tests/unit/test_disabled.c -o "$BUILD/test_disabled"
 "$CC" "${CFLAGS[@]}" -static -Isrc -Itests -DVK_NO_PROTOTYPES tests/unit/test_host_clock.c tests/nodevice.c "$BUILD/libvkprof.a" \
   -lm -lpthread -o "$BUILD/test_host_clock"
 file "$BUILD/test_host_clock" | grep -q "ARM aarch64" || { echo "cross-arm64: not an arm64 binary" >&2; exit 1; }

@@ -37,7 +37,7 @@ src=$ROOT/${VKPROF_SRC:-.gl/src}
 
 build() {
   # vkprof always (incremental on a warm machine: .gl/src is the new snapshot)
-  cmake -S "$src" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_WERROR=ON >"$out/build.log" 2>&1 &&
+  cmake -S "$src" -B "$ROOT/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_WERROR=ON -DVKPROF_BUILD_TESTS=OFF >"$out/build.log" 2>&1 &&
     cmake --build "$ROOT/build-gpu" -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
   if [ -x "$L/bin/llama-bench" ] && [ -f "$L/llama-1b.gguf" ] &&
     { [ "${MODELS:-1b}" = 1b ] || [ -f "$L/llama-8b.gguf" ]; }; then

@@ -12,12 +12,13 @@
 # Needs node >= 20 with npm (Debian 12's own nodejs is 18).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh --test   # python3 for the model generator
+./scripts/setup.sh --llama   # and python3 for the model generator
 ./scripts/setup-llama.sh
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 out=${1:-out/llama}
 mkdir -p "$out"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# the library, the tool and the layer; not the tests
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_BUILD_TESTS=OFF >/dev/null
 cmake --build build -j "$(nproc)"
 python3 tools/gguf/make_gguf.py -o "$out/model.gguf" --type q4_0 --layers 4 --dim 256 \
   --heads 8 --kv-heads 4 --ff 512 --vocab 512 --context 256 --seed 1

@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 out=${1:-out}
 mkdir -p "$out"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# the library, the tool and the layer; not the tests (scripts/test.sh builds
+# those, with what only they need)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKPROF_BUILD_TESTS=OFF >/dev/null
 cmake --build build -j "$(nproc)"
 ./build/vkprof decode --preset tiny --tokens 32 --profile all \
   --trace "$out/trace.json" --json "$out/summary.json"

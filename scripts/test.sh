@@ -25,7 +25,7 @@ run_ctest() {
   ctest --output-on-failure "$@" 2>&1 | tee -a "$log"
 }
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKPROF_WERROR=ON
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKPROF_WERROR=ON -DVKPROF_BUILD_TESTS=ON
 cmake --build build -j "$jobs"
 run_ctest --test-dir build
 # The tests labelled "unit" need no Vulkan device: run them with no driver.
@@ -47,7 +47,7 @@ if [ "${VKPROF_SKIP_FUZZ:-0}" != 1 ]; then
 fi
 
 if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON -DVKPROF_BUILD_TESTS=ON \
         -DVKPROF_SANITIZE=address,undefined
   cmake --build build-asan -j "$jobs"
   run_ctest --test-dir build-asan
@@ -58,7 +58,7 @@ if [ "${VKPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # change, a copy thread, phases named on first use), tensor-parallel ranks
   # (R = 4 threads, a VkDevice and context each, the host all-reduce) and two
   # ranks' contexts meeting at a rendezvous for the merge.
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON \
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVKPROF_WERROR=ON -DVKPROF_BUILD_TESTS=ON \
         -DVKPROF_SANITIZE=thread
   cmake --build build-tsan -j "$jobs" --target test_threads test_timeline_trace test_submit_threads test_spool \
         VkLayer_vkprof layer_app test_decode_tp test_merge

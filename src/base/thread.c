@@ -22,7 +22,7 @@ static _Thread_local thread_state tl;
  * at a time from the process counter, so a span opened while tracing pays
  * one atomic read-modify-write in FLOW_BLOCK instead of one each (a
  * lock-prefixed RMW costs a span ~8-11 ns on the H200 host: issue 12's
- * host-span subsection of docs/performance.md). The ids a thread never uses
+ * host-span sections of docs/performance-log.md). The ids a thread never uses
  * are skipped. Readers only match ids for equality
  * (a GPU scope's flow against its span's id) or sort them; the exporters
  * number the flows they write 1, 2, ... themselves. */

@@ -432,7 +432,7 @@ def part_rotate(ok, layer_dir, vkprof, plain, graphs):
         print("  split %-12s every %5.1f%%  rotate %5.1f%%" % (k, a, b))
         if a >= 10:
             # lavapipe's single samples jump by ms on a loaded 2-core CPU:
-            # loose here; the H100's figures are in docs/performance.md
+            # loose here; the H100's figures are in docs/performance-log.md
             ok(abs(a - b) <= 15, "rotate: %s's share %.1f%% within 15 pp of every dispatch's %.1f%%" % (k, b, a))
     # the cost probe: steps in both states, their sums
     cp = probe.device.get("cost_probe") or {}
