@@ -15,53 +15,45 @@ foreach(v SRC WORK CHECK)
   endif()
 endforeach()
 set(n 0)
-function(plant file line want)
-  set(dir ${WORK}/planted-${n})
+# plant(src|tools FILE LINE WANT): FILE of a copy of that tree gets LINE;
+# check.cmake must fail and say "FILE: WANT" (a tool's file as tools/FILE).
+function(plant tree file line want)
+  set(dir ${WORK}/planted-${tree}-${n})
   file(REMOVE_RECURSE ${dir})
-  file(COPY ${SRC}/ DESTINATION ${dir})
+  if(tree STREQUAL "src")
+    file(COPY ${SRC}/ DESTINATION ${dir})
+    set(args -DSRC=${dir})
+    set(name ${file})
+  else()
+    file(COPY ${TOOLS}/ DESTINATION ${dir})
+    set(args -DSRC=${SRC} -DTOOLS=${dir})
+    set(name tools/${file})
+  endif()
   file(APPEND ${dir}/${file} "\n${line}\n")
-  execute_process(COMMAND ${CMAKE_COMMAND} -DSRC=${dir} -P ${CHECK}
+  execute_process(COMMAND ${CMAKE_COMMAND} ${args} -P ${CHECK}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(rc EQUAL 0)
-    message(FATAL_ERROR "planted: check.cmake passed with ${file} planted: ${line}")
+    message(FATAL_ERROR "planted: check.cmake passed with ${name} planted: ${line}")
   endif()
-  string(FIND "${err}" "${file}: ${want}" at)
+  string(FIND "${err}" "${name}: ${want}" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "planted: check.cmake failed on ${file} but did not say \"${file}: ${want}\":\n${err}")
+    message(FATAL_ERROR "planted: check.cmake failed on ${name} but did not say \"${name}: ${want}\":\n${err}")
   endif()
   file(REMOVE_RECURSE ${dir})
   math(EXPR n "${n} + 1")
   set(n ${n} PARENT_SCOPE)
 endfunction()
-plant(timeline/store.c
+plant(src timeline/store.c
       "static uint32_t planted_(vkprof_context ctx) { return ctx->host.report_every\; }"
       "touches ctx->host, host's block, and host is above timeline")
-plant(gpu/ring.c
+plant(src gpu/ring.c
       "static uint32_t planted_(vkprof_context ctx) { return ctx->host.report_every\; }"
       "touches ctx->host, host's block, and host and gpu are siblings")
-plant(clock/calib.c "#include \"gpu/gpu.h\"" "includes \"gpu/gpu.h\": gpu is above clock")
+plant(src clock/calib.c "#include \"gpu/gpu.h\"" "includes \"gpu/gpu.h\": gpu is above clock")
 if(DEFINED TOOLS)
-  function(plant_tool file line want)
-    set(dir ${WORK}/planted-tools-${n})
-    file(REMOVE_RECURSE ${dir})
-    file(COPY ${TOOLS}/ DESTINATION ${dir})
-    file(APPEND ${dir}/${file} "\n${line}\n")
-    execute_process(COMMAND ${CMAKE_COMMAND} -DSRC=${SRC} -DTOOLS=${dir} -P ${CHECK}
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(rc EQUAL 0)
-      message(FATAL_ERROR "planted: check.cmake passed with tools/${file} planted: ${line}")
-    endif()
-    string(FIND "${err}" "tools/${file}: ${want}" at)
-    if(at EQUAL -1)
-      message(FATAL_ERROR "planted: check.cmake failed on tools/${file} but did not say \"tools/${file}: ${want}\":\n${err}")
-    endif()
-    file(REMOVE_RECURSE ${dir})
-    math(EXPR n "${n} + 1")
-    set(n ${n} PARENT_SCOPE)
-  endfunction()
-  plant_tool(report/trace_reader.c "#include \"../../src/export/trace_format.h\""
-             "includes \"../../src/export/trace_format.h\" by a relative path")
-  plant_tool(cli/cmd_devices.c "#include \"gpu/gpu.h\""
-             "includes \"gpu/gpu.h\", a library internal that src/internal.cmake does not share")
+  plant(tools report/trace_reader.c "#include \"../../src/export/trace_format.h\""
+        "includes \"../../src/export/trace_format.h\" by a relative path")
+  plant(tools cli/cmd_devices.c "#include \"gpu/gpu.h\""
+        "includes \"gpu/gpu.h\", a library internal that src/internal.cmake does not share")
 endif()
 message(STATUS "planted: check.cmake caught all ${n} planted violations, naming each")
