@@ -928,22 +928,19 @@ int rpt_print(const rpt_summary *s, const char *path, FILE *out)
     return rpt_print_meta(s, NULL, 0, path, out);
 }
 
-/* GPU busy and idle (issue 26): on each GPU track, the union of its slices
- * within each window between consecutive token (step) events, against the
- * window's length. Work the trace did not time (copies, barriers, untimed
- * dispatches) counts as idle; windows with no timed GPU work at all
- * (sampling) are left out and counted. Not for merged traces (the windows
- * are one rank's). */
+/* GPU busy and idle (issue 26): rpt_gpu_idle_of (trace_reader.h). */
 static int cmp_i64(const void *a, const void *b)
 {
     const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
 }
 
-static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
+int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
 {
-    if (s->n_token_events < 2 || s->n_ranks > 0) {
-        return;
+    memset(out, 0, sizeof *out);
+    if (s->n_token_events < 2 || s->n_ranks > 0 || track >= s->n_tracks ||
+        !s->tracks[track].is_gpu) {
+        return 0;
     }
     const int64_t *tk = s->token_ts_ns;
     const size_t nw = s->n_token_events - 1;
@@ -952,60 +949,66 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
     if (merged == NULL || idle_pm == NULL) {
         free(merged);
         free(idle_pm);
-        return;
+        return -1;
     }
+    /* the track's slices as disjoint intervals, in order (slices are sorted
+     * by track, then start) */
+    size_t nm = 0;
+    for (size_t i = 0; i < s->n_slices; i++) {
+        const rpt_slice *sl = &s->slices[i];
+        if (sl->track != track || sl->dur_ns <= 0) {
+            continue;
+        }
+        const int64_t a = sl->ts_ns, b = sl->ts_ns + sl->dur_ns;
+        if (nm > 0 && a <= merged[2 * nm - 1]) {
+            if (b > merged[2 * nm - 1]) {
+                merged[2 * nm - 1] = b;
+            }
+        } else {
+            merged[2 * nm] = a;
+            merged[2 * nm + 1] = b;
+            nm++;
+        }
+    }
+    size_t k = 0;
+    for (size_t w = 0; nm > 0 && w < nw; w++) {
+        const int64_t w0 = tk[w], w1 = tk[w + 1];
+        while (k < nm && merged[2 * k + 1] <= w0) {
+            k++;
+        }
+        int64_t busy = 0;
+        for (size_t j = k; j < nm && merged[2 * j] < w1; j++) {
+            const int64_t a = merged[2 * j] > w0 ? merged[2 * j] : w0;
+            const int64_t b = merged[2 * j + 1] < w1 ? merged[2 * j + 1] : w1;
+            busy += b > a ? b - a : 0;
+        }
+        if (w1 <= w0) {
+            continue;
+        }
+        if (busy == 0) {
+            out->empty++;
+            continue;
+        }
+        out->busy_ns += busy;
+        out->window_ns += w1 - w0;
+        idle_pm[out->windows++] =
+            (int64_t)(1000000.0 * (double)(w1 - w0 - busy) / (double)(w1 - w0));
+    }
+    if (out->windows > 0) {
+        qsort(idle_pm, out->windows, sizeof *idle_pm, cmp_i64);
+        out->median_idle_pct = (double)idle_pm[out->windows / 2] / 1e4;
+    }
+    free(merged);
+    free(idle_pm);
+    return out->windows > 0 ? 1 : 0;
+}
+
+static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
+{
     bool header = false;
     for (size_t t = 0; t < s->n_tracks; t++) {
-        if (!s->tracks[t].is_gpu) {
-            continue;
-        }
-        /* the track's slices as disjoint intervals, in order (slices are
-         * sorted by track, then start) */
-        size_t nm = 0;
-        for (size_t i = 0; i < s->n_slices; i++) {
-            const rpt_slice *sl = &s->slices[i];
-            if (sl->track != t || sl->dur_ns <= 0) {
-                continue;
-            }
-            const int64_t a = sl->ts_ns, b = sl->ts_ns + sl->dur_ns;
-            if (nm > 0 && a <= merged[2 * nm - 1]) {
-                if (b > merged[2 * nm - 1]) {
-                    merged[2 * nm - 1] = b;
-                }
-            } else {
-                merged[2 * nm] = a;
-                merged[2 * nm + 1] = b;
-                nm++;
-            }
-        }
-        if (nm == 0) {
-            continue;
-        }
-        int64_t busy_all = 0, win_all = 0;
-        size_t used = 0, empty = 0, k = 0;
-        for (size_t w = 0; w < nw; w++) {
-            const int64_t w0 = tk[w], w1 = tk[w + 1];
-            while (k < nm && merged[2 * k + 1] <= w0) {
-                k++;
-            }
-            int64_t busy = 0;
-            for (size_t j = k; j < nm && merged[2 * j] < w1; j++) {
-                const int64_t a = merged[2 * j] > w0 ? merged[2 * j] : w0;
-                const int64_t b = merged[2 * j + 1] < w1 ? merged[2 * j + 1] : w1;
-                busy += b > a ? b - a : 0;
-            }
-            if (w1 <= w0) {
-                continue;
-            }
-            if (busy == 0) {
-                empty++;
-                continue;
-            }
-            busy_all += busy;
-            win_all += w1 - w0;
-            idle_pm[used++] = (int64_t)(1000000.0 * (double)(w1 - w0 - busy) / (double)(w1 - w0));
-        }
-        if (used == 0) {
+        rpt_gpu_idle g;
+        if (rpt_gpu_idle_of(s, t, &g) != 1) {
             continue;
         }
         if (!header) {
@@ -1015,8 +1018,6 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
                     unit, unit);
             header = true;
         }
-        qsort(idle_pm, used, sizeof *idle_pm, cmp_i64);
-        const double med = (double)idle_pm[used / 2] / 1e4;
         const rpt_track *tr = &s->tracks[t];
         char name[160];
         if (tr->name != NULL) {
@@ -1028,16 +1029,15 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
                 "  %s: busy %.3f ms/%s, idle %.3f ms/%s (%.1f%% idle) over %zu %s(s) with timed "
                 "GPU work; the median "
                 "%s %.1f%% idle",
-                name, (double)busy_all / 1e6 / (double)used, unit,
-                (double)(win_all - busy_all) / 1e6 / (double)used, unit,
-                100.0 * (double)(win_all - busy_all) / (double)win_all, used, unit, unit, med);
-        if (empty > 0) {
-            fprintf(out, "; %zu %s(s) with no timed GPU work left out", empty, unit);
+                name, (double)g.busy_ns / 1e6 / (double)g.windows, unit,
+                (double)(g.window_ns - g.busy_ns) / 1e6 / (double)g.windows, unit,
+                100.0 * (double)(g.window_ns - g.busy_ns) / (double)g.window_ns, g.windows, unit,
+                unit, g.median_idle_pct);
+        if (g.empty > 0) {
+            fprintf(out, "; %zu %s(s) with no timed GPU work left out", g.empty, unit);
         }
         fprintf(out, "\n");
     }
-    free(merged);
-    free(idle_pm);
 }
 
 int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *path,

@@ -561,6 +561,28 @@ int rpt_svg_meta(const rpt_summary *s, const char *meta, size_t meta_len, const 
                       "several times per token",
                       text_room);
     }
+    /* GPU busy and idle per step (issue 26), as the text summary says it:
+     * when the GPU waits for the host, the bars below are not the step */
+    for (size_t t = 0; t < s->n_tracks; t++) {
+        rpt_gpu_idle g;
+        if (rpt_gpu_idle_of(s, t, &g) != 1) {
+            continue;
+        }
+        char name[RPT_MAX_NAME + 64], line[RPT_MAX_NAME + 256];
+        track_label(name, sizeof name, s, &s->tracks[t]);
+        int n = snprintf(line, sizeof line,
+                         "%s: busy %.3f ms/%s, idle %.3f ms/%s (%.1f%% idle, the median %s "
+                         "%.1f%%) over %zu %s(s) with timed GPU work",
+                         name, (double)g.busy_ns / 1e6 / (double)g.windows, pg.unit,
+                         (double)(g.window_ns - g.busy_ns) / 1e6 / (double)g.windows, pg.unit,
+                         100.0 * (double)(g.window_ns - g.busy_ns) / (double)g.window_ns, pg.unit,
+                         g.median_idle_pct, g.windows, pg.unit);
+        if (g.empty > 0 && n > 0 && (size_t)n < sizeof line) {
+            snprintf(line + n, sizeof line - (size_t)n, "; %zu %s(s) with none left out", g.empty,
+                     pg.unit);
+        }
+        y = wrap_text(out, 16, y + 16, "note", 11.0, 14.0, line, text_room);
+    }
     if (s->has_dropped && s->dropped_events > 0) {
         snprintf(warn, sizeof warn,
                  "WARNING: %" PRIu64

@@ -271,6 +271,26 @@ size_t rpt_loss_warning(const rpt_summary *s, char *buf, size_t size);
  * an empty string when there are none. */
 size_t rpt_repeat_warning(const rpt_summary *s, char *buf, size_t size);
 
+/** GPU busy and idle on one GPU track (issue 26): the union of its slices
+ * within each window between consecutive token (step) events, against the
+ * window's length. Work the trace did not time (copies, barriers, untimed
+ * dispatches) counts as idle; windows with no timed GPU work at all
+ * (sampling) are left out and counted. */
+typedef struct rpt_gpu_idle {
+    int64_t busy_ns;        /**< summed over the windows counted */
+    int64_t window_ns;      /**< their length, summed */
+    size_t windows;         /**< windows with timed GPU work */
+    size_t empty;           /**< windows with none, left out */
+    double median_idle_pct; /**< the median window's idle share, % */
+} rpt_gpu_idle;
+
+/** Fill *out for track `track` of s: 1 when it is a GPU track with timed
+ *  work in at least one window; 0 when not (another kind of track, no such
+ *  window, fewer than two token events, a merged trace: the windows are one
+ *  rank's); -1 when out of memory. The text summary and the SVG both say
+ *  it. */
+int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out);
+
 /** Print the text summary: the loss warning first when samples were lost,
  *  then "vkprof report: PATH". Returns 0, or -1 on a write error. */
 int rpt_print(const rpt_summary *s, const char *path, FILE *out);
