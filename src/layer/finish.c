@@ -175,6 +175,12 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
         vkprof__json_kv_u64(j, "executed_timed", atomic_load(&fa->exec_timed));
         untimed_obj(j, "executed_untimed", fa->exec_untimed);
         vkprof__json_end(j);
+        /* the app's host time recording its command buffers (issue 26) */
+        vkprof__json_key(j, "recording");
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "command_buffers", atomic_load(&fa->recordings));
+        vkprof__json_kv_u64(j, "host_ns", atomic_load(&fa->record_ns));
+        vkprof__json_end(j);
         vkprof__json_key(j, "labels");
         vkprof__json_obj(j);
         vkprof__json_kv_u64(j, "command_buffer", atomic_load(&fa->cmd_labels));

@@ -27,7 +27,8 @@
 #include <stdint.h>
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
-#define LYR_INDEX_VERSION 4u /* 2: the module names' counts; 3: rotate; 4: the cost probe */
+#define LYR_INDEX_VERSION                                                                          \
+    5u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -75,6 +76,8 @@ typedef struct lyr_idx_family {
     _Atomic uint64_t untimed[LYR_UNTIMED_COUNT]; /* recorded without a stamp */
     /* debug-utils labels begun: in command buffers, and on its queues */
     _Atomic uint64_t cmd_labels, queue_labels;
+    /* the app's host time recording command buffers, and the recordings */
+    _Atomic uint64_t record_ns, recordings;
 } lyr_idx_family;
 
 typedef struct lyr_idx_device {

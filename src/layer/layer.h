@@ -180,6 +180,9 @@ typedef struct lyr_family {
     _Atomic uint64_t exec_timed;      /* executed with a stamp */
     _Atomic uint64_t exec_untimed[LYR_UNTIMED_COUNT];
     _Atomic uint64_t untimed[LYR_UNTIMED_COUNT]; /* recorded without a stamp, by reason */
+    /* the app's host time recording (vkBeginCommandBuffer's entry to
+     * vkEndCommandBuffer's return), over the recordings ended (issue 26) */
+    _Atomic uint64_t record_ns, recordings;
     _Atomic uint32_t qlabel_gen; /* bumped when a queue label of the family changes */
     uint32_t unknown_phase[2];   /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
     char trace_file[300];
@@ -313,6 +316,7 @@ typedef struct lyr_cmd {
     vkprof_context rctx; /* the context of the current recording */
     int untimed_why;     /* !timed: why (enum lyr_untimed) */
     bool submitted;      /* the current recording was submitted (else it is discarded) */
+    uint64_t rec_t0;     /* vkprof_host_now_ns() at its vkBeginCommandBuffer; 0: none open */
     /* this recording's dispatches: all, with a stamp, without one by reason;
      * each submit of the buffer executes them once more */
     uint64_t n_dispatch, n_timed, n_untimed[LYR_UNTIMED_COUNT];

@@ -348,6 +348,8 @@ void lyr_idx_sync(lyr_device *d)
         CP_(submits, submits);
         CP_(exec_dispatches, exec_dispatches);
         CP_(exec_timed, exec_timed);
+        CP_(record_ns, record_ns);
+        CP_(recordings, recordings);
         for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
             CP_(exec_untimed[r], exec_untimed[r]);
             CP_(untimed[r], untimed[r]);

@@ -259,6 +259,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     if (c == NULL || c->family >= d->nfamilies) {
         return NEXT(d, BeginCommandBuffer)(cb, bi);
     }
+    /* the host time of this recording starts here, the layer's own work in
+     * it included: what the app's recording thread spends */
+    const uint64_t rec_t0 = d->intercept ? vkprof_host_now_ns() : 0;
     cmd_release(c); /* the old recording (a Begin resets the buffer) */
     c->nsecs = 0;
     c->depth = 0;
@@ -300,6 +303,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
         c->qlabel_phase = lyr_queue_label_phase(d, c->family, ctx);
     }
     VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
+    c->rec_t0 = vr == VK_SUCCESS ? rec_t0 : 0;
     if (vr == VK_SUCCESS && c->timed && lyr_cfg.mode == LYR_MODE_CMDBUF && !c->secondary) {
         uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
         int why = -1;
@@ -341,7 +345,16 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
             c->cmdbuf_scoped = false;
         }
     }
-    return NEXT(d, EndCommandBuffer)(cb);
+    VkResult vr = NEXT(d, EndCommandBuffer)(cb);
+    if (c != NULL && c->rec_t0 != 0 && c->family < d->nfamilies) {
+        const uint64_t t1 = vkprof_host_now_ns();
+        lyr_family *f = &d->fam[c->family];
+        atomic_fetch_add_explicit(&f->record_ns, t1 > c->rec_t0 ? t1 - c->rec_t0 : 0,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&f->recordings, 1, memory_order_relaxed);
+        c->rec_t0 = 0;
+    }
+    return vr;
 }
 
 /* ---- pipelines and their names -------------------------------------------- */

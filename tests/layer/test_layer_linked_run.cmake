@@ -340,6 +340,17 @@ elseif(CASE STREQUAL "accounting")
     if(NOT nt EQUAL 1)
       message(FATAL_ERROR "${mode}: ${nt} JSON traces (VKPROF_TRACE_FORMAT must not reach the layer)")
     endif()
+    # the app's host time recording (issue 26): one recording an iteration,
+    # each ended; the buffer abandoned at teardown was never ended, so it is
+    # not one
+    file(GLOB sums ${o}/*.summary.json)
+    file(READ ${sums} sj)
+    string(JSON nrec GET "${sj}" devices 0 queue_families 0 recording command_buffers)
+    string(JSON nsrec GET "${sj}" devices 0 queue_families 0 recording host_ns)
+    if(NOT nrec EQUAL 2 OR NOT nsrec GREATER 0)
+      message(FATAL_ERROR "${mode}: recording ${nrec} command buffers in ${nsrec} ns, not 2 in more than 0")
+    endif()
+    expect("${mode}" "${err}" ": the app's host time recording: [0-9.]+ ms over 2 command buffer\\(s\\), [0-9.]+ us each, [0-9.]+ ms per step")
   endforeach()
   unset(ENV{VKPROF_RING_ROTATE})
   unset(ENV{VKPROF_TRACE_FORMAT})

@@ -1171,6 +1171,28 @@ static void print_family_dispatches(report *r, const cJSON *fam)
     fprintf(r->out, "\n");
 }
 
+/* The app's host time recording the family's command buffers (issue 26):
+ * beside the GPU's time, where the host's goes (its submits and waits are
+ * host spans in the trace; `vkprof report` lists them per step). */
+static void print_family_recording(report *r, const cJSON *fam, uint64_t steps)
+{
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(fam, "recording");
+    const uint64_t n = u64(rec, "command_buffers"), ns = u64(rec, "host_ns");
+    if (rec == NULL || n == 0) {
+        return;
+    }
+    fprintf(r->out,
+            "    queue family %llu: the app's host time recording: %.3f ms over %llu command "
+            "buffer(s), %.1f us each",
+            (unsigned long long)u64(fam, "family"), (double)ns / 1e6, (unsigned long long)n,
+            (double)ns / 1e3 / (double)n);
+    if (steps > 0) {
+        fprintf(r->out, ", %.3f ms per step", (double)ns / 1e6 / (double)steps);
+    }
+    fprintf(r->out, " (vkBeginCommandBuffer to vkEndCommandBuffer, the layer's work in it "
+                    "included)\n");
+}
+
 /* The cost probe (--cost-probe B): the steps' mean wall time with
  * profiling on and off, the difference with its standard error (Welch). */
 static void print_cost(report *r, const cJSON *dev)
@@ -1281,6 +1303,7 @@ static void print_device(report *r, const cJSON *dev, uint64_t sample_every, boo
     cJSON_ArrayForEach(f, fams)
     {
         print_family_dispatches(r, f);
+        print_family_recording(r, f, steps);
     }
     const char *fb = str(dev, "fallback_trace", NULL);
     if (fb != NULL) {
