@@ -241,8 +241,15 @@ static VkResult VKAPI_CALL w_GetCalibratedTimestamps(VkDevice d, uint32_t count,
         if (info[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) {
             ts[i] -= mono_minus_raw;
         } else if (info[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT && g_sim.calib_mode == 1) {
+            /* From the host's clock, read exactly; with calib_on_stamps,
+             * from the stamps' (the device's DEVICE reading in this call),
+             * but the host's where they are the same clock (lavapipe), so
+             * that lavapipe reads the same either way. */
+            const int64_t gap = (int64_t)(ts[i] - host);
+            const uint64_t base =
+                !g_sim.calib_on_stamps || (gap > -1000000 && gap < 1000000) ? host : ts[i];
             int64_t since = (int64_t)(host - g_sim.drift_ref_ns);
-            ts[i] = (uint64_t)((int64_t)host + g_sim.drift_offset_ns +
+            ts[i] = (uint64_t)((int64_t)base + g_sim.drift_offset_ns +
                                since / 1000000000 * g_sim.drift_ppb +
                                (since % 1000000000) * g_sim.drift_ppb / 1000000000);
         }

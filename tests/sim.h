@@ -28,6 +28,12 @@ typedef struct sim_state {
      * drifts by drift_ppb against the host (device = host + offset + drift);
      * 2: the device offers only DEVICE + CLOCK_MONOTONIC_RAW */
     int calib_mode;
+    /* mode 1 for a test that maps the device's real stamps: the simulated
+     * device clock runs from the stamps' clock (device = its DEVICE reading
+     * + offset + drift), not from the host's. The same on lavapipe, whose
+     * stamps are CLOCK_MONOTONIC; on a GPU whose clock counts from its own
+     * epoch, the host's would put every stamp decades away. */
+    bool calib_on_stamps;
     int64_t drift_ppb;
     uint64_t drift_ref_ns; /* host ns where the simulated drift is zero */
     int64_t drift_offset_ns;

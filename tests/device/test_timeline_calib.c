@@ -257,7 +257,8 @@ static void test_drift_boundaries(void)
 {
     sim_reset();
     g_sim.calib_mode = 1;
-    g_sim.drift_ppb = 2000000; /* 2000 ppm */
+    g_sim.calib_on_stamps = true; /* real stamps are mapped */
+    g_sim.drift_ppb = 2000000;    /* 2000 ppm */
     g_sim.drift_ref_ns = vkprof_host_now_ns();
     vkprof_context_desc d = th_desc(&g, NULL, true);
     d.enable = VKPROF_ENABLE_ON;
@@ -334,6 +335,7 @@ static void calib_offset_case(int64_t offset)
     printf("  calibrated clock %+.2f s from the stamps' clock\n", (double)offset / 1e9);
     sim_reset();
     g_sim.calib_mode = 1;
+    g_sim.calib_on_stamps = true; /* real stamps are mapped */
     g_sim.drift_ppb = 0;
     g_sim.drift_ref_ns = vkprof_host_now_ns();
     g_sim.drift_offset_ns = offset;
