@@ -1189,8 +1189,9 @@ static void print_family_recording(report *r, const cJSON *fam, uint64_t steps)
     if (steps > 0) {
         fprintf(r->out, ", %.3f ms per step", (double)ns / 1e6 / (double)steps);
     }
-    fprintf(r->out, " (vkBeginCommandBuffer to vkEndCommandBuffer, the layer's work in it "
-                    "included)\n");
+    fprintf(r->out, " (vkBeginCommandBuffer to vkEndCommandBuffer of each, the layer's work in "
+                    "it included; summed, so buffers recorded at once, on several threads or a "
+                    "secondary inside a primary, add up)\n");
 }
 
 /* The cost probe (--cost-probe B): the steps' mean wall time with
