@@ -267,6 +267,23 @@ typedef enum vkprof_trace_keep {
     VKPROF_TRACE_KEEP_LAST = 1
 } vkprof_trace_keep;
 
+/** What vkprof_cmd_submit reads before it starts the new executions
+ *  (desc.submit_collect; ring mode). */
+typedef enum vkprof_submit_collect {
+    /** Whatever has finished, of every execution in flight: the lazy
+     *  collection point, for apps that never call vkprof_collect. The
+     *  default. */
+    VKPROF_SUBMIT_COLLECT_FINISHED = 0,
+    /** Only what must be read now: the previous execution of each buffer
+     *  being submitted, before this one overwrites it. Nothing else is read
+     *  on the submitting thread; the app calls vkprof_collect where it
+     *  chooses (after its own waits, or on a thread of its own). For apps
+     *  whose submit must not wait: a driver may make vkGetQueryPoolResults
+     *  wait for the device (lavapipe does), and a read while earlier work
+     *  still runs then holds the app's submit until that work is done. */
+    VKPROF_SUBMIT_COLLECT_OWN = 1
+} vkprof_submit_collect;
+
 /** Host span levels (VKPROF_HOST_PROFILE: "1" all spans, "2" hot spans only, else off). */
 typedef enum vkprof_host_level {
     VKPROF_HOST_FROM_ENV = 0, /**< as a desc field: read the env var once */
@@ -453,7 +470,10 @@ typedef struct vkprof_context_desc {
      *  "device 0, queue family 2"; "rank 1"): the metadata's "label", and a
      *  set trace's context entry. NULL or "": none. Copied (< 128 bytes). */
     const char *trace_label;
-    uint32_t reserved[6]; /**< must be zero */
+    /** What vkprof_cmd_submit reads first; default VKPROF_SUBMIT_COLLECT_FINISHED.
+     *  (Takes the place of reserved[0] of earlier versions.) */
+    vkprof_submit_collect submit_collect;
+    uint32_t reserved[5]; /**< must be zero */
 } vkprof_context_desc;
 
 /** Figures of one phase since the last reset. Times are exact GPU nanoseconds. */
@@ -754,7 +774,8 @@ vkprof_result vkprof_collect(vkprof_context ctx);
  * vkQueueSubmit/vkQueueSubmit2 (or use vkprof_queue_submit/2, which do both).
  * Each call starts one execution of each buffer's current recording: a
  * buffer submitted K times gives K samples per scope. It first collects,
- * without blocking, whatever has finished (the lazy collection point); the
+ * without the WAIT flag, whatever has finished (the lazy collection point;
+ * with desc.submit_collect = VKPROF_SUBMIT_COLLECT_OWN it does not); the
  * previous execution of a re-submitted buffer has finished by Vulkan's rules
  * and is read now, and what it has not delivered is counted as lost
  * (lost_overwritten), never folded.

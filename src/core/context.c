@@ -484,10 +484,11 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         (unsigned)desc->synchronization2 > VKPROF_FEATURE_DISABLED ||
         (unsigned)desc->environment > VKPROF_ENV_IGNORE ||
         (unsigned)desc->trace_format > VKPROF_TRACE_FORMAT_BOTH ||
-        (unsigned)desc->trace_keep > VKPROF_TRACE_KEEP_LAST) {
+        (unsigned)desc->trace_keep > VKPROF_TRACE_KEEP_LAST ||
+        (unsigned)desc->submit_collect > VKPROF_SUBMIT_COLLECT_OWN) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
                     "vkprof_create: enable, log_level, synchronization2, environment, "
-                    "trace_format or trace_keep out of range");
+                    "trace_format, trace_keep or submit_collect out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
     vkprof_context ctx = calloc(1, sizeof *ctx);

@@ -21,7 +21,8 @@
  * recording is taken as executed once, and recording and collection happen on
  * one thread.
  *
- * Collection (vkprof_collect, and lazily at each submit) runs under one lock,
+ * Collection (vkprof_collect, and lazily at each submit unless
+ * desc.submit_collect says the app collects elsewhere) runs under one lock,
  * reads WITH_AVAILABILITY and never WAIT. A slot still holding its previous
  * use's value (its reset has not executed yet) is recognised by comparison
  * with the value read last time: the device clock moved on. Within one
@@ -1420,8 +1421,12 @@ vkprof_result vkprof_cmd_submit(vkprof_context ctx, VkQueue queue, uint32_t coun
      * recordings is not run: other threads may be recording them right now;
      * each is sealed at its own buffer's submit. */
     atomic_store_explicit(&r->notified, true, memory_order_relaxed);
-    /* lazily collect what finished, then start the new executions */
-    (void)collect_locked(ctx, &folded);
+    /* lazily collect what finished (unless the app collects elsewhere:
+     * VKPROF_SUBMIT_COLLECT_OWN), then start the new executions; each
+     * re-submitted buffer's previous execution is read in submit_one_locked */
+    if (ctx->desc.submit_collect != VKPROF_SUBMIT_COLLECT_OWN) {
+        (void)collect_locked(ctx, &folded);
+    }
     /* the executions start after this (the app's vkQueueSubmit follows) */
     uint64_t submit_ns = vkprof_host_now_ns();
     for (uint32_t i = 0; i < count; i++) {

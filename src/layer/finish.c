@@ -108,6 +108,12 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
     vkprof__json_kv_bool(j, "synchronization2", d->sync2 != 0);
     vkprof__json_kv_str(j, "fallback_trace", d->fallback_trace[0] ? d->fallback_trace : NULL);
     vkprof__json_kv_u64(j, "steps", atomic_load(&d->steps));
+    /* where the layer read results (issue 26) */
+    vkprof__json_key(j, "collections");
+    vkprof__json_obj(j);
+    vkprof__json_kv_u64(j, "after_waits", atomic_load(&d->collects_after_waits));
+    vkprof__json_kv_u64(j, "at_submits", atomic_load(&d->collects_at_submits));
+    vkprof__json_end(j);
     if (cost_block > 0) {
         /* the cost probe: each state's steps, mean wall time and its spread */
         vkprof__json_key(j, "cost_probe");

@@ -28,7 +28,8 @@
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
 #define LYR_INDEX_VERSION                                                                          \
-    5u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time */
+    6u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
+          6: where results were read */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -97,6 +98,9 @@ typedef struct lyr_idx_device {
      * time (on - off), of its square, and of the off block's mean (us) */
     uint64_t cost_pairs;
     double cost_d_sum_us, cost_d_sq_us2, cost_off_sum_us;
+    /* the layer's reading of results (issue 26): after the app's waits, and
+     * at its submits (none read for LYR_COLLECT_STALE_NS) */
+    _Atomic uint64_t collects_after_waits, collects_at_submits;
     lyr_idx_family fam[LYR_IDX_FAMILIES];
 } lyr_idx_device;
 

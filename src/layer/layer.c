@@ -336,8 +336,8 @@ static void lib_log(void *user, vkprof_log_level level, vkprof_result code, cons
 }
 
 static const char *const span_names[LYR_SPAN_COUNT] = {
-    "vkQueueSubmit",   "vkWaitForFences",  "vkGetFenceStatus",     "vkWaitSemaphores",
-    "vkQueueWaitIdle", "vkDeviceWaitIdle", "vkprof layer: collect"};
+    "vkQueueSubmit",   "vkWaitForFences",  "vkGetFenceStatus",      "vkWaitSemaphores",
+    "vkQueueWaitIdle", "vkDeviceWaitIdle", "vkprof layer: collect", "vkprof layer: submit"};
 
 /* Under d->lock. */
 static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
@@ -360,6 +360,8 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     desc.sample_every = 1;               /* the layer samples submits itself */
     desc.rotate_scopes = lyr_cfg.rotate; /* the library's window, moved by vkprof_step */
     desc.rotate_first_calls = true;      /* a pipeline's compile counts once */
+    /* results are read after the app's waits (queue.c), not in its submits */
+    desc.submit_collect = VKPROF_SUBMIT_COLLECT_OWN;
     desc.host_level = VKPROF_HOST_ALL;
     desc.report_every = UINT32_MAX;
     desc.trace_path = "";

@@ -157,7 +157,8 @@ enum {
     LYR_SPAN_WAIT_SEMAPHORES,
     LYR_SPAN_QUEUE_IDLE,
     LYR_SPAN_DEVICE_IDLE,
-    LYR_SPAN_COLLECT, /* the layer's own reading of results: never inside an app call's span */
+    LYR_SPAN_COLLECT,    /* the layer's own reading of results: never inside an app call's span */
+    LYR_SPAN_SUBMIT_OWN, /* its own work at an app submit (starting the executions): outside it */
     LYR_SPAN_COUNT
 };
 
@@ -234,6 +235,13 @@ typedef struct lyr_device {
     /* executions of buffers with dispatches, and those whose recording's
      * state (profiled or not) is not the state of the step they ran in */
     _Atomic uint64_t cost_execs, cost_mixed;
+    /* Where results are read (issue 26): after the app's own waits, and at a
+     * submit only when nothing was read for LYR_COLLECT_STALE_NS (an app that
+     * never waits in a call the layer sees). The library reads nothing else
+     * at a submit (desc.submit_collect OWN): a read there may wait for the
+     * GPU (lavapipe waits for idle) and held the app's vkQueueSubmit. */
+    _Atomic uint64_t last_collect_ns; /* 0: none yet */
+    _Atomic uint64_t collects_after_waits, collects_at_submits;
     /* the pairs of blocks (under cost_lock): the current pair's two blocks'
      * steps and time, and over the pairs completed, the difference of their
      * mean step times (on - off) and the off block's mean, in us */
@@ -340,6 +348,7 @@ PFN_vkVoidFunction lyr_device_proc(lyr_device *d, const char *name);
 void lyr_cmd_free(void *c);
 
 /* queue.c */
+#define LYR_COLLECT_STALE_NS UINT64_C(1000000000)
 void lyr_collect_all(lyr_device *d); /* takes d->lock */
 void lyr_register_queue(lyr_device *d, VkQueue q, uint32_t family);
 uint32_t lyr_queue_label_phase(lyr_device *d, uint32_t family,

@@ -324,6 +324,10 @@ void lyr_idx_sync(lyr_device *d)
         e->cost_off_sum_us = d->cost_off_sum_us;
         pthread_mutex_unlock(&d->cost_lock);
     }
+    lyr_idx_max(&e->collects_after_waits,
+                atomic_load_explicit(&d->collects_after_waits, memory_order_relaxed));
+    lyr_idx_max(&e->collects_at_submits,
+                atomic_load_explicit(&d->collects_at_submits, memory_order_relaxed));
     e->cost_execs = atomic_load_explicit(&d->cost_execs, memory_order_relaxed);
     e->cost_mixed = atomic_load_explicit(&d->cost_mixed, memory_order_relaxed);
     for (int k = 0; lyr_cfg.cost_block > 0 && k < 2; k++) {

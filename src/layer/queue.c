@@ -108,7 +108,15 @@ void lyr_collect_all(lyr_device *d)
             }
         }
     }
+    atomic_store_explicit(&d->last_collect_ns, vkprof_host_now_ns(), memory_order_relaxed);
     pthread_mutex_unlock(&d->lock);
+}
+
+/* A collection after one of the app's waits: counted as such. */
+static void collect_after_wait(lyr_device *d)
+{
+    lyr_collect_all(d);
+    atomic_fetch_add_explicit(&d->collects_after_waits, 1, memory_order_relaxed);
 }
 
 /* The cost probe: the wall time of the step that ends now, into the sums of
@@ -174,7 +182,7 @@ static void step_all(lyr_device *d)
  * far has retired (all_retired) and there was work since the last step. */
 static void on_retired(lyr_device *d, bool all_retired)
 {
-    lyr_collect_all(d);
+    collect_after_wait(d);
     if (lyr_cfg.steps == LYR_STEPS_WAIT && all_retired && atomic_exchange(&d->since_step, 0) > 0) {
         step_all(d);
     }
@@ -322,14 +330,48 @@ typedef struct submit_state {
     vkprof_span span;
 } submit_state;
 
+/* Results are read after the app's waits, not in its submits: a read while
+ * earlier work runs may wait for that work (lavapipe's waits for the device
+ * to go idle), and it held the app's vkQueueSubmit for as long (issue 26).
+ * Only an app that never waits in a call the layer sees (it polls memory,
+ * or a semaphore's counter) leaves results unread; then a submit collects
+ * once nothing was read for LYR_COLLECT_STALE_NS, so that a process stopped
+ * later still has them. Not under d->lock. */
+static void submit_collect_stale(submit_state *s)
+{
+    lyr_device *d = s->d;
+    if (s->ctx == NULL || s->list[0].n + s->list[1].n == 0) {
+        return;
+    }
+    const uint64_t now = vkprof_host_now_ns();
+    const uint64_t last = atomic_load_explicit(&d->last_collect_ns, memory_order_relaxed);
+    if (last == 0) {
+        /* the first submit: the clock starts here */
+        uint64_t zero = 0;
+        (void)atomic_compare_exchange_strong(&d->last_collect_ns, &zero, now);
+        return;
+    }
+    if (now < last || now - last < LYR_COLLECT_STALE_NS) {
+        return;
+    }
+    vkprof_span cs = vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_COLLECT]);
+    lyr_collect_all(d);
+    atomic_fetch_add_explicit(&d->collects_at_submits, 1, memory_order_relaxed);
+    if (cs.start_ns != 0) {
+        (void)vkprof_span_end(s->ctx, &cs);
+    }
+}
+
 static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
 {
     lyr_device *d = s->d;
+    submit_collect_stale(s);
     pthread_mutex_lock(&d->lock);
-    /* the layer's own work (vkprof_cmd_submit reads what finished): its span,
-     * before the app's vkQueueSubmit span */
+    /* the layer's own work at the submit (vkprof_cmd_submit starts the
+     * executions; it reads only a re-submitted buffer's previous run): its
+     * span, before the app's vkQueueSubmit span */
     vkprof_span cs = s->ctx != NULL && s->list[0].n > 0
-                         ? vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_COLLECT])
+                         ? vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT_OWN])
                          : vkprof__span_empty_();
     if (s->ctx != NULL && s->list[0].n > 0) {
         (void)vkprof_cmd_submit(s->ctx, queue, s->list[0].n, s->list[0].v);
@@ -517,7 +559,7 @@ static VkResult wait_semaphores(VkDevice device, const VkSemaphoreWaitInfo *info
     if (vr == VK_SUCCESS) {
         spans cs;
         spans_start(d, LYR_SPAN_COLLECT, &cs);
-        lyr_collect_all(d); /* which batches retired is not known: no step */
+        collect_after_wait(d); /* which batches retired is not known: no step */
         spans_end(d, &cs);
     }
     return vr;

@@ -540,6 +540,141 @@ static void test_event_gate(void)
     vkprof_destroy(ctx);
 }
 
+/* desc.submit_collect (issue 26). The vkprof layer collected at every
+ * app submit, and on lavapipe a read while earlier work still runs waits
+ * for it: the app's vkQueueSubmit took as long as the GPU work before it.
+ * With VKPROF_SUBMIT_COLLECT_OWN a submit reads only what it must: the
+ * previous execution of a buffer it submits again. Counted through the
+ * function table (every vkGetQueryPoolResults): A submitted and finished,
+ * then B submitted, reads nothing under OWN and collects A under FINISHED;
+ * A submitted again reads its own previous execution under both; one
+ * vkprof_collect then takes the rest. Every sample exact or pending, none
+ * lost. */
+static void submit_collect_case(vkprof_submit_collect how)
+{
+    vkprof_context_desc d = th_desc(&g, &logbuf, true);
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.ring_queries = 64;
+    d.host_query_reset = g.dev.host_query_reset;
+    d.report_every = UINT32_MAX;
+    d.submit_collect = how;
+    sim_reset();
+    vkprof_context ctx = th_ctx(&d);
+    vkprof_context_desc got;
+    CHECK(vkprof_get_desc(ctx, &got) == VKPROF_OK && got.submit_collect == how);
+    VkCommandBuffer a = th_alloc_cmd(&g), b = th_alloc_cmd(&g);
+    th_begin_cmd(a);
+    record_scope(ctx, a, VKPROF_PHASE_NORM, 2000, false);
+    CHECK_VK(vkEndCommandBuffer(a));
+    th_begin_cmd(b);
+    record_scope(ctx, b, VKPROF_PHASE_QKV, 2000, false);
+    CHECK_VK(vkEndCommandBuffer(b));
+    const bool own = how == VKPROF_SUBMIT_COLLECT_OWN;
+
+    th_submit_wait(&g, ctx, 1, &a);
+    const uint64_t r0 = g_sim.results_calls;
+    th_submit_wait(&g, ctx, 1, &b); /* A finished, not collected yet */
+    vkprof_timing_stats t = th_stats(ctx);
+    if (own) {
+        CHECK_EQ_U64(g_sim.results_calls, r0); /* B's submit read nothing */
+        CHECK_EQ_U64(t.scopes_collected, 0);
+        CHECK_EQ_U64(t.scopes_pending, 2);
+    } else {
+        CHECK(g_sim.results_calls > r0); /* B's submit collected A */
+        CHECK_EQ_U64(t.scopes_collected, 1);
+        CHECK_EQ_U64(t.scopes_pending, 1);
+    }
+    const uint64_t r1 = g_sim.results_calls;
+    th_submit_wait(&g, ctx, 1, &a); /* A again: its first execution must be read now */
+    t = th_stats(ctx);
+    CHECK(g_sim.results_calls > r1);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 1);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).count, own ? 0 : 1);
+    CHECK_EQ_U64(t.scopes_pending, own ? 2 : 1);
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.samples, 3);
+    CHECK_EQ_U64(t.scopes_collected, 3);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).count, 2);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_QKV).count, 1);
+    CHECK_EQ_U64(logbuf.warnings, 0);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &a);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &b);
+    vkprof_destroy(ctx);
+}
+
+/* The same on the device alone, where it matters: A is held on the GPU by
+ * an event. Under FINISHED, B's submit would read A's slots, and on
+ * lavapipe that read blocks until A has run (test_event_gate), here
+ * forever; under OWN it returns at once, and both samples are exact once
+ * the gate opens. A hang here is this test failing (its ctest timeout). */
+static void submit_collect_gated(void)
+{
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.ring_queries = 64;
+    d.host_query_reset = g.dev.host_query_reset;
+    d.report_every = UINT32_MAX;
+    d.submit_collect = VKPROF_SUBMIT_COLLECT_OWN;
+    vkprof_context ctx = th_ctx(&d);
+    VkEvent gate = tq_gate_create();
+    VkCommandBuffer a = th_alloc_cmd(&g), b = th_alloc_cmd(&g);
+    VkFence fence[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    for (int i = 0; i < 2; i++) {
+        CHECK_VK(vkCreateFence(g.dev.device, &fi, NULL, &fence[i]));
+    }
+    th_begin_cmd(a);
+    tq_gate_record(a, gate);
+    vku_compute_barrier(a);
+    record_scope(ctx, a, VKPROF_PHASE_ROPE, 2000, false);
+    CHECK_VK(vkEndCommandBuffer(a));
+    th_begin_cmd(b);
+    record_scope(ctx, b, VKPROF_PHASE_ATTENTION, 2000, false);
+    CHECK_VK(vkEndCommandBuffer(b));
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1};
+    si.pCommandBuffers = &a;
+    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, fence[0]));
+    CHECK(vkWaitForFences(g.dev.device, 1, &fence[0], VK_TRUE, UINT64_C(20000000)) == VK_TIMEOUT);
+    si.pCommandBuffers = &b;
+    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, fence[1])); /* returns: nothing read */
+    CHECK(vkGetEventStatus(g.dev.device, gate) == VK_EVENT_RESET);     /* A is still held */
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.samples, 2);
+    CHECK_EQ_U64(t.scopes_pending, 2);
+    CHECK_VK(vkSetEvent(g.dev.device, gate));
+    CHECK_VK(vkWaitForFences(g.dev.device, 2, fence, VK_TRUE, UINT64_C(60000000000)));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    t = th_stats(ctx);
+    CHECK_EQ_U64(t.scopes_collected, 2);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    CHECK_EQ_U64(t.scopes_pending, 0);
+    CHECK_EQ_U64(logbuf.warnings, 0);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &a);
+    vkFreeCommandBuffers(g.dev.device, g.dev.cmd_pool, 1, &b);
+    for (int i = 0; i < 2; i++) {
+        vkDestroyFence(g.dev.device, fence[i], NULL);
+    }
+    vkDestroyEvent(g.dev.device, gate, NULL);
+    vkprof_destroy(ctx);
+}
+
+static void test_submit_collect(void)
+{
+    submit_collect_case(VKPROF_SUBMIT_COLLECT_FINISHED);
+    submit_collect_case(VKPROF_SUBMIT_COLLECT_OWN);
+    submit_collect_gated();
+    /* out of range: refused */
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
+    d.submit_collect = (vkprof_submit_collect)2;
+    vkprof_context bad = NULL;
+    CHECK(vkprof_create(&d, &bad) == VKPROF_ERROR_INVALID_ARGUMENT && bad == NULL);
+}
+
 /* A buffer re-recorded between submits (llama.cpp's pattern): each
  * recording's execution is collected, the old one at the next submit. */
 static void test_rerecord(void)
@@ -749,6 +884,7 @@ int main(void)
     RUN(test_resubmit_lazy);
     RUN(test_reverse_order);
     RUN(test_event_gate);
+    RUN(test_submit_collect);
     RUN(test_two_queues);
     RUN(test_rerecord);
     RUN(test_sampled_rerecord);

@@ -93,6 +93,8 @@ typedef struct app {
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    VkCommandBuffer gate_cmd; /* --gate: held on the GPU by `gate` until the host sets it */
+    VkEvent gate;
     VkDebugUtilsMessengerEXT messenger;
     unsigned long messages;
 } app;
@@ -100,7 +102,14 @@ typedef struct app {
 static const char *const pipe_names[2] = {"alpha", "beta"};
 static unsigned g_extra_pipes; /* --pipelines N: N more, named "p<i>", one dispatch each */
 static bool g_abandon;         /* --abandon: a buffer begun, recorded, never submitted, freed */
-static bool g_no_names;        /* --no-names: no debug names (the layer names them itself) */
+/* --gate: each iteration first submits a buffer that the GPU holds until
+ * the host sets an event, then the iteration's own buffer, and only then
+ * sets the event (work in flight at a submit, as ggml's graph submits
+ * are; a profiler whose reads wait for the GPU, as lavapipe's do, would
+ * wait forever inside that submit: a watchdog ends the app with status 3) */
+static bool g_gate;
+static bool g_vk12;     /* --vk12: VkPhysicalDeviceVulkan12Features chained at vkCreateDevice */
+static bool g_no_names; /* --no-names: no debug names (the layer names them itself) */
 /* --shader copy | lib:PATH | libcopy:PATH: the module's code from a heap
  * copy, from the shared object PATH's busy_spv (names_fixture), or from a
  * heap copy of that; default: this executable's own busy_spv */
@@ -292,6 +301,13 @@ static void create_device(app *a)
     INIT(di, VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &qi;
+    /* --vk12: the Vulkan 1.2 features chained, none asked for (ggml chains
+     * them; the layer then turns hostQueryReset on inside them) */
+    VkPhysicalDeviceVulkan12Features f12;
+    INIT(f12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+    if (g_vk12) {
+        di.pNext = &f12;
+    }
     CHECK(vkCreateDevice(a->phys, &di, NULL, &a->dev));
     vkGetDeviceQueue(a->dev, a->family, 0, &a->queue);
 
@@ -421,6 +437,46 @@ static void create_device(app *a)
     VkFenceCreateInfo fi;
     INIT(fi, VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     CHECK(vkCreateFence(a->dev, &fi, NULL, &a->fence));
+    if (g_gate) {
+        CHECK(vkAllocateCommandBuffers(a->dev, &cai, &a->gate_cmd));
+        VkEventCreateInfo ei;
+        INIT(ei, VK_STRUCTURE_TYPE_EVENT_CREATE_INFO);
+        CHECK(vkCreateEvent(a->dev, &ei, NULL, &a->gate));
+    }
+}
+
+static void on_watchdog(int sig)
+{
+    (void)sig;
+    static const char m[] = "linked_app: a submit did not return within 20 s (--gate)\n";
+    ssize_t w = write(2, m, sizeof m - 1);
+    (void)w;
+    _exit(3);
+}
+
+/* --gate: the held buffer (one alpha dispatch after the event), submitted
+ * without a fence */
+static void gate_submit(app *a)
+{
+    VkCommandBufferBeginInfo bi;
+    INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    CHECK(vkResetCommandBuffer(a->gate_cmd, 0));
+    CHECK(vkBeginCommandBuffer(a->gate_cmd, &bi));
+    vkCmdWaitEvents(a->gate_cmd, 1, &a->gate, VK_PIPELINE_STAGE_HOST_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, NULL, 0, NULL, 0, NULL);
+    vkCmdBindPipeline(a->gate_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[0]);
+    vkCmdBindDescriptorSets(a->gate_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set,
+                            0, NULL);
+    uint32_t pc[2] = {64, COUNT};
+    vkCmdPushConstants(a->gate_cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+    vkCmdDispatch(a->gate_cmd, COUNT / 64, 1, 1);
+    CHECK(vkEndCommandBuffer(a->gate_cmd));
+    VkSubmitInfo si;
+    INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &a->gate_cmd;
+    CHECK(vkQueueSubmit(a->queue, 1, &si, VK_NULL_HANDLE));
 }
 
 /* A buffer begun and recorded, then freed without a submit (a WebGPU
@@ -451,6 +507,10 @@ static void destroy_device(app *a)
     }
     vkDestroyFence(a->dev, a->fence, NULL);
     vkFreeCommandBuffers(a->dev, a->pool, 1, &a->cmd);
+    if (a->gate != VK_NULL_HANDLE) {
+        vkFreeCommandBuffers(a->dev, a->pool, 1, &a->gate_cmd);
+        vkDestroyEvent(a->dev, a->gate, NULL);
+    }
     vkDestroyCommandPool(a->dev, a->pool, NULL);
     for (int i = 0; i < 2; i++) {
         vkDestroyPipeline(a->dev, a->pipe[i], NULL);
@@ -507,6 +567,10 @@ static void label_end(app *a)
 static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long counts[2])
 {
     for (unsigned part = 0; part < (g_split ? 2u : 1u); part++) {
+        if (g_gate) {
+            gate_submit(a);
+            counts[0]++;
+        }
         const bool record = !g_resubmit || iter == 0;
         VkCommandBufferBeginInfo bi;
         INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
@@ -580,13 +644,23 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
             l.pLabelName = "graph_compute";
             qbegin(a->queue, &l);
         }
+        if (g_gate) {
+            alarm(20); /* the gate buffer is still held: this submit must not wait for it */
+        }
         CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
+        if (g_gate) {
+            alarm(0);
+            CHECK(vkSetEvent(a->dev, a->gate));
+        }
         if (qbegin != NULL && qend != NULL) {
             qend(a->queue);
         }
         maybe_die("submitted", iter);
         CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
         CHECK(vkResetFences(a->dev, 1, &a->fence));
+        if (g_gate) {
+            CHECK(vkResetEvent(a->dev, a->gate));
+        }
     }
     counts[0] += (dispatches + 1) / 2;
     counts[1] += dispatches / 2;
@@ -740,6 +814,10 @@ int main(int argc, char **argv)
             g_time_record = true;
         } else if (strcmp(o, "--abandon") == 0) {
             g_abandon = true;
+        } else if (strcmp(o, "--gate") == 0) {
+            g_gate = true;
+        } else if (strcmp(o, "--vk12") == 0) {
+            g_vk12 = true;
         } else if (strcmp(o, "--validation") == 0) {
             validation = true;
         } else if (strcmp(o, "--no-device") == 0) {
@@ -760,6 +838,9 @@ int main(int argc, char **argv)
         }
     }
     g_messages_fail = validation;
+    if (g_gate) {
+        signal(SIGALRM, on_watchdog);
+    }
     if (serve) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);

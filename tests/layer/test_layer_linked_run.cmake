@@ -371,6 +371,30 @@ elseif(CASE STREQUAL "accounting")
   expect("fifo names" "${err}" "not a regular file")
   timed_run(20 ${VKPROF} run -o ${WORK}/names --names /dev/zero --layer-dir ${LAYER_DIR} -- ${APP})
   expect("/dev/zero names" "${err}" "not a regular file")
+elseif(CASE STREQUAL "inflight")
+  # issue 26: work in flight at the app's submits. Each iteration first
+  # submits a buffer the GPU holds until the host sets an event, then its
+  # own buffer, and only then sets the event. The layer used to read
+  # results inside every submit; on lavapipe such a read waits for the GPU,
+  # here for an event the app sets only after the submit returns: the app
+  # hung, and its watchdog ends it with status 3. Now results are read after
+  # the app's waits only. Validation on, in the app.
+  set(o ${WORK}/gate)
+  timed_run(120 ${VKPROF} run -o ${o} --layer-dir ${LAYER_DIR} -- ${APP} --gate --vk12 --iterations 6 --dispatches 6 --validation)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "gate: exit ${rc} (3: a submit waited for the GPU)")
+  endif()
+  # 6 x (6 + 1 held) dispatches, every one read
+  expect("gate" "${err}" ": 42 dispatches executed \\(42 recorded\\): 42 timed\n")
+  expect("gate" "${err}" "samples 42: collected 42, dropped 0, pending 0; lost: none\n")
+  expect("gate" "${err}" "results read: [0-9]+ times after the app's waits, 0 at its submits\n")
+  file(GLOB sums ${o}/*.summary.json)
+  file(READ ${sums} sj)
+  string(JSON after GET "${sj}" devices 0 collections after_waits)
+  string(JSON at GET "${sj}" devices 0 collections at_submits)
+  if(NOT at EQUAL 0 OR after LESS 6)
+    message(FATAL_ERROR "gate: results read ${after} times after waits and ${at} at submits (want >= 6 and 0)")
+  endif()
 elseif(CASE STREQUAL "names")
   # names without a map (issue 25): pipelines with no debug name and no
   # --names are named after the data object that holds their SPIR-V in a
@@ -459,14 +483,15 @@ elseif(CASE STREQUAL "names")
 import json, sys
 t = json.load(open(sys.argv[1]))
 ev = [e for e in t['traceEvents'] if e.get('ph') == 'X' and e.get('cat') == 'host']
-col = [e for e in ev if e['name'] == 'vkprof layer: collect']
-app = [e for e in ev if e['name'] != 'vkprof layer: collect']
+col = [e for e in ev if e['name'].startswith('vkprof layer: ')]
+app = [e for e in ev if not e['name'].startswith('vkprof layer: ')]
 def inside(c, a):
     s, e = float(a['ts']), float(a['ts']) + float(a['dur'])
     return a['pid'] == c['pid'] and a['tid'] == c['tid'] and s <= float(c['ts']) and float(c['ts']) + float(c['dur']) <= e and float(a['dur']) > 0
 bad = [(c['ts'], a['name']) for c in col for a in app if inside(c, a)]
-print(len(col), 'collect spans', len(app), 'app spans', len(bad), 'inside an app span', bad[:3])
-sys.exit(0 if col and not bad else 1)
+names = set(c['name'] for c in col)
+print(len(col), 'layer spans', sorted(names), len(app), 'app spans', len(bad), 'inside an app span', bad[:3])
+sys.exit(0 if names == {'vkprof layer: collect', 'vkprof layer: submit'} and not bad else 1)
 " ${ftrace} RESULT_VARIABLE rc OUTPUT_VARIABLE said)
     message(STATUS "collect spans: ${said}")
     if(NOT rc EQUAL 0)

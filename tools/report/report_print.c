@@ -408,9 +408,10 @@ static bool layer_label(const cJSON *meta)
 
 int rpt_meta_layer_trace(const rpt_summary *s, const char *meta, size_t meta_len)
 {
-    /* the layer's own span, around its reading of results */
+    /* the layer's own spans: its reading of results, its work at a submit */
     for (size_t i = 0; s != NULL && i < s->n_host; i++) {
-        if (strcmp(s->host[i].name, "vkprof layer: collect") == 0) {
+        if (strcmp(s->host[i].name, "vkprof layer: collect") == 0 ||
+            strcmp(s->host[i].name, "vkprof layer: submit") == 0) {
             return 1;
         }
     }

@@ -313,7 +313,7 @@ int rpt_svg_file(const rpt_summary *s, const char *title, const char *path, char
  *   layer (`vkprof run`), whose steps are app waits, not tokens: its
  *   metadata.label is the layer's "device N, queue family F" (for a merged
  *   trace: every input's), or it has the layer's own host bucket
- *   ("vkprof layer: collect"). meta may be NULL.
+ *   ("vkprof layer: collect" or "vkprof layer: submit"). meta may be NULL.
  * rpt_unmapped_note: how many GPU scopes were timed but could not be placed
  *   on the host clock (metadata.unmapped_gpu_scopes; per context when the
  *   trace has several) and why, one line without a newline, written like

@@ -1300,6 +1300,16 @@ static void print_device(report *r, const cJSON *dev, uint64_t sample_every, boo
     }
     fprintf(o, "    steps: %llu%s\n", (unsigned long long)steps,
             has_num(dev, "steps") ? "" : " (not in the summary)");
+    const cJSON *col = cJSON_GetObjectItemCaseSensitive(dev, "collections");
+    if (cJSON_IsObject(col)) {
+        /* issue 26: results are read after the app's waits, not in its submits */
+        const uint64_t at = u64(col, "at_submits");
+        fprintf(o, "    results read: %llu times after the app's waits, %llu at its submits%s\n",
+                (unsigned long long)u64(col, "after_waits"), (unsigned long long)at,
+                at > 0 ? " (nothing had been read for 1 s: the app waits in no call the layer "
+                         "sees, or seldom; each such read ran inside the app's submit)"
+                       : "");
+    }
     print_cost(r, dev);
     cJSON_ArrayForEach(f, fams)
     {
