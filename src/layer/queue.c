@@ -112,11 +112,13 @@ void lyr_collect_all(lyr_device *d)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* A collection after one of the app's waits: counted as such. */
+/* A collection after one of the app's waits: counted as such (first, so
+ * that the index, synced at its start, has the count should the process
+ * die in it). */
 static void collect_after_wait(lyr_device *d)
 {
-    lyr_collect_all(d);
     atomic_fetch_add_explicit(&d->collects_after_waits, 1, memory_order_relaxed);
+    lyr_collect_all(d);
 }
 
 /* The cost probe: the wall time of the step that ends now, into the sums of
@@ -355,8 +357,8 @@ static void submit_collect_stale(submit_state *s)
         return;
     }
     vkprof_span cs = vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_COLLECT]);
+    atomic_fetch_add_explicit(&d->collects_at_submits, 1, memory_order_relaxed); /* as above */
     lyr_collect_all(d);
-    atomic_fetch_add_explicit(&d->collects_at_submits, 1, memory_order_relaxed);
     if (cs.start_ns != 0) {
         (void)vkprof_span_end(s->ctx, &cs);
     }

@@ -95,6 +95,8 @@ typedef struct app {
     VkFence fence;
     VkCommandBuffer gate_cmd; /* --gate: held on the GPU by `gate` until the host sets it */
     VkEvent gate;
+    VkSemaphore timeline; /* --poll: each submit signals the next value */
+    uint64_t timeline_value;
     VkDebugUtilsMessengerEXT messenger;
     unsigned long messages;
 } app;
@@ -108,7 +110,12 @@ static bool g_abandon;         /* --abandon: a buffer begun, recorded, never sub
  * are; a profiler whose reads wait for the GPU, as lavapipe's do, would
  * wait forever inside that submit: a watchdog ends the app with status 3) */
 static bool g_gate;
-static bool g_vk12;     /* --vk12: VkPhysicalDeviceVulkan12Features chained at vkCreateDevice */
+static bool g_vk12; /* --vk12: VkPhysicalDeviceVulkan12Features chained at vkCreateDevice */
+/* --poll: no fence and no wait call; each submit signals a timeline
+ * semaphore, whose counter the host polls (vkGetSemaphoreCounterValue, a
+ * call the layer does not intercept): an app whose completions the layer
+ * never sees */
+static bool g_poll;
 static bool g_no_names; /* --no-names: no debug names (the layer names them itself) */
 /* --shader copy | lib:PATH | libcopy:PATH: the module's code from a heap
  * copy, from the shared object PATH's busy_spv (names_fixture), or from a
@@ -305,7 +312,8 @@ static void create_device(app *a)
      * them; the layer then turns hostQueryReset on inside them) */
     VkPhysicalDeviceVulkan12Features f12;
     INIT(f12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-    if (g_vk12) {
+    f12.timelineSemaphore = g_poll ? VK_TRUE : VK_FALSE;
+    if (g_vk12 || g_poll) {
         di.pNext = &f12;
     }
     CHECK(vkCreateDevice(a->phys, &di, NULL, &a->dev));
@@ -437,6 +445,15 @@ static void create_device(app *a)
     VkFenceCreateInfo fi;
     INIT(fi, VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     CHECK(vkCreateFence(a->dev, &fi, NULL, &a->fence));
+    if (g_poll) {
+        VkSemaphoreTypeCreateInfo ti;
+        INIT(ti, VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO);
+        ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+        VkSemaphoreCreateInfo sci;
+        INIT(sci, VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO);
+        sci.pNext = &ti;
+        CHECK(vkCreateSemaphore(a->dev, &sci, NULL, &a->timeline));
+    }
     if (g_gate) {
         CHECK(vkAllocateCommandBuffers(a->dev, &cai, &a->gate_cmd));
         VkEventCreateInfo ei;
@@ -507,6 +524,9 @@ static void destroy_device(app *a)
     }
     vkDestroyFence(a->dev, a->fence, NULL);
     vkFreeCommandBuffers(a->dev, a->pool, 1, &a->cmd);
+    if (a->timeline != VK_NULL_HANDLE) {
+        vkDestroySemaphore(a->dev, a->timeline, NULL);
+    }
     if (a->gate != VK_NULL_HANDLE) {
         vkFreeCommandBuffers(a->dev, a->pool, 1, &a->gate_cmd);
         vkDestroyEvent(a->dev, a->gate, NULL);
@@ -647,7 +667,17 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
         if (g_gate) {
             alarm(20); /* the gate buffer is still held: this submit must not wait for it */
         }
-        CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
+        VkTimelineSemaphoreSubmitInfo tsi;
+        INIT(tsi, VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO);
+        const uint64_t signal_value = a->timeline_value + 1;
+        if (g_poll) {
+            tsi.signalSemaphoreValueCount = 1;
+            tsi.pSignalSemaphoreValues = &signal_value;
+            si.pNext = &tsi;
+            si.signalSemaphoreCount = 1;
+            si.pSignalSemaphores = &a->timeline;
+        }
+        CHECK(vkQueueSubmit(a->queue, 1, &si, g_poll ? VK_NULL_HANDLE : a->fence));
         if (g_gate) {
             alarm(0);
             CHECK(vkSetEvent(a->dev, a->gate));
@@ -656,8 +686,21 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
             qend(a->queue);
         }
         maybe_die("submitted", iter);
-        CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
-        CHECK(vkResetFences(a->dev, 1, &a->fence));
+        if (g_poll) {
+            a->timeline_value = signal_value;
+            uint64_t v = 0;
+            for (;;) {
+                CHECK(vkGetSemaphoreCounterValue(a->dev, a->timeline, &v));
+                if (v >= signal_value) {
+                    break;
+                }
+                struct timespec ts = {0, 200 * 1000L};
+                nanosleep(&ts, NULL);
+            }
+        } else {
+            CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
+            CHECK(vkResetFences(a->dev, 1, &a->fence));
+        }
         if (g_gate) {
             CHECK(vkResetEvent(a->dev, a->gate));
         }
@@ -818,6 +861,8 @@ int main(int argc, char **argv)
             g_gate = true;
         } else if (strcmp(o, "--vk12") == 0) {
             g_vk12 = true;
+        } else if (strcmp(o, "--poll") == 0) {
+            g_poll = true;
         } else if (strcmp(o, "--validation") == 0) {
             validation = true;
         } else if (strcmp(o, "--no-device") == 0) {

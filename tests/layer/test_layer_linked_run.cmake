@@ -395,6 +395,16 @@ elseif(CASE STREQUAL "inflight")
   if(NOT at EQUAL 0 OR after LESS 6)
     message(FATAL_ERROR "gate: results read ${after} times after waits and ${at} at submits (want >= 6 and 0)")
   endif()
+  # an app whose completions the layer never sees: no fence, no wait call;
+  # it polls a timeline semaphore's counter. Its submits then read, once
+  # nothing was read for 1 s (8 iterations 300 ms apart), and say so.
+  set(o ${WORK}/poll)
+  timed_run(120 ${VKPROF} run -o ${o} --layer-dir ${LAYER_DIR} -- ${APP} --poll --iterations 8 --dispatches 6 --sleep-ms 300 --validation)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "poll: exit ${rc}")
+  endif()
+  expect("poll" "${err}" "samples 48: collected 48, dropped 0, pending 0; lost: none\n")
+  expect("poll" "${err}" "results read: [0-9]+ times after the app's waits, [1-9][0-9]* at its submits \\(nothing had been read for 1 s")
 elseif(CASE STREQUAL "names")
   # names without a map (issue 25): pipelines with no debug name and no
   # --names are named after the data object that holds their SPIR-V in a
