@@ -473,7 +473,16 @@ typedef struct vkprof_context_desc {
     /** What vkprof_cmd_submit reads first; default VKPROF_SUBMIT_COLLECT_FINISHED.
      *  (Takes the place of reserved[0] of earlier versions.) */
     vkprof_submit_collect submit_collect;
-    uint32_t reserved[5]; /**< must be zero */
+    /** The trace's GPU busy counter (a counter track per queue: the share of
+     *  each step, between two step events, in which the queue ran timed
+     *  work; docs/trace-format.md, "Counters"). It is written only where the
+     *  library knows every call of a step was timed (no rotation, no
+     *  sample_every, no call left out). VKPROF_FEATURE_DISABLED: never, for
+     *  an app that itself times only part of each step (the vkprof layer's
+     *  --sample N), where untimed work would read as idle. UNKNOWN (the
+     *  default) and ENABLED: as said. (Takes the place of reserved[1].) */
+    vkprof_feature trace_gpu_busy;
+    uint32_t reserved[4]; /**< must be zero */
 } vkprof_context_desc;
 
 /** Figures of one phase since the last reset. Times are exact GPU nanoseconds. */

@@ -485,10 +485,11 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         (unsigned)desc->environment > VKPROF_ENV_IGNORE ||
         (unsigned)desc->trace_format > VKPROF_TRACE_FORMAT_BOTH ||
         (unsigned)desc->trace_keep > VKPROF_TRACE_KEEP_LAST ||
-        (unsigned)desc->submit_collect > VKPROF_SUBMIT_COLLECT_OWN) {
+        (unsigned)desc->submit_collect > VKPROF_SUBMIT_COLLECT_OWN ||
+        (unsigned)desc->trace_gpu_busy > VKPROF_FEATURE_DISABLED) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
                     "vkprof_create: enable, log_level, synchronization2, environment, "
-                    "trace_format, trace_keep or submit_collect out of range");
+                    "trace_format, trace_keep, submit_collect or trace_gpu_busy out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
     vkprof_context ctx = calloc(1, sizeof *ctx);

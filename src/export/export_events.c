@@ -1269,3 +1269,124 @@ void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint
         k->end(w);
     }
 }
+
+/* ---- the GPU busy counter (issue 26) ---------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Add the busy interval [a, b) to the steps it overlaps (st: the sorted
+ * step events, m of them; b[k] is [st[k], st[k + 1])). */
+static void busy_add(vkprof_xbusy *out, const uint64_t *st, uint32_t m, uint64_t a, uint64_t b)
+{
+    /* the last step event at or before a (0 when a is before them all) */
+    uint32_t lo = 0, hi = m;
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (st[mid] <= a) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    for (uint32_t k = lo; k + 1 < m && st[k] < b; k++) {
+        const uint64_t s = a > st[k] ? a : st[k];
+        const uint64_t e = b < st[k + 1] ? b : st[k + 1];
+        if (e > s) {
+            out[k].busy_ns += e - s;
+        }
+    }
+}
+
+int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out)
+{
+    *out = NULL;
+    if (t >= x->ntracks || x->tracks[t].kind != VKPROF_EV_GPU) {
+        return 0;
+    }
+    const vkprof_xtrack *tr = &x->tracks[t];
+    const uint32_t s = tr->src;
+    const vkprof_timing_stats *ts = &x->meta.ctx[s].ts;
+    const uint32_t nsteps = x->count[VKPROF_EV_STEP];
+    /* only where every call of a step was timed: work left untimed would
+     * read as idle */
+    if (tr->n[VKPROF_EV_GPU] == 0 || nsteps < 2 || ts->rotate_scopes > 0 || ts->sample_every > 1 ||
+        ts->calls_unstamped > 0 || x->src[s].ctx->desc.trace_gpu_busy == VKPROF_FEATURE_DISABLED) {
+        return 0;
+    }
+    uint64_t *st = malloc((size_t)nsteps * sizeof *st);
+    if (st == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    vkprof_xiter it;
+    vkprof_xevent e;
+    uint32_t m = 0;
+    vkprof__export_iter(x, &it, VKPROF_EV_STEP);
+    while (m < nsteps && vkprof__export_next(x, &it, &e)) {
+        st[m++] = e.start_ns;
+    }
+    bool failed = it.failed;
+    vkprof__export_iter_free(&it);
+    qsort(st, m, sizeof *st, cmp_u64);
+    uint32_t u = 0; /* distinct times */
+    for (uint32_t k = 0; k < m; k++) {
+        if (u == 0 || st[k] != st[u - 1]) {
+            st[u++] = st[k];
+        }
+    }
+    vkprof_xbusy *b = NULL;
+    if (!failed && u >= 2) {
+        b = calloc(u - 1, sizeof *b);
+        failed = b == NULL;
+    }
+    if (failed || u < 2) {
+        free(st);
+        if (failed) {
+            errno = ENOMEM;
+            return -1;
+        }
+        return 0;
+    }
+    for (uint32_t k = 0; k + 1 < u; k++) {
+        b[k].start_ns = st[k];
+        b[k].end_ns = st[k + 1];
+    }
+    /* the union of the track's scopes (in start order), step by step */
+    uint64_t cs = 0, ce = 0;
+    bool open = false;
+    vkprof__export_iter_range(&it, tr->pos[VKPROF_EV_GPU], tr->n[VKPROF_EV_GPU]);
+    while (vkprof__export_next(x, &it, &e)) {
+        if (e.end_ns <= e.start_ns) {
+            continue;
+        }
+        if (open && e.start_ns <= ce) {
+            if (e.end_ns > ce) {
+                ce = e.end_ns;
+            }
+            continue;
+        }
+        if (open) {
+            busy_add(b, st, u, cs, ce);
+        }
+        cs = e.start_ns;
+        ce = e.end_ns;
+        open = true;
+    }
+    if (open) {
+        busy_add(b, st, u, cs, ce);
+    }
+    failed = it.failed;
+    vkprof__export_iter_free(&it);
+    free(st);
+    if (failed) {
+        free(b);
+        errno = ENOMEM;
+        return -1;
+    }
+    *out = b;
+    return (int)(u - 1);
+}

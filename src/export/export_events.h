@@ -194,6 +194,29 @@ typedef struct vkprof_xiter {
 int vkprof__export_begin(vkprof_export *x, const vkprof_context *ctxs, uint32_t n);
 void vkprof__export_end(vkprof_export *x);
 
+/* A GPU queue's busy time in one step (issue 26): the union of its GPU
+ * scopes inside [start_ns, end_ns), two consecutive step events (host ns,
+ * absolute). */
+typedef struct vkprof_xbusy {
+    uint64_t start_ns, end_ns;
+    uint64_t busy_ns;
+} vkprof_xbusy;
+
+/* The steps of GPU track x->tracks[t] with their busy time, into *out
+ * (malloc'd; the caller frees it): their number, 0 (*out NULL) when the
+ * track has none to give (no scope; fewer than 2 step events; a context
+ * that did not time every call of its steps: rotation, sample_every, calls
+ * left out, desc.trace_gpu_busy DISABLED), or -1 (errno ENOMEM). */
+int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out);
+/* Its share of the step in thousandths of a percent (0..100000), as both
+ * writers give it (JSON: 3 decimals; .pftrace: that over 1000). */
+static inline uint64_t vkprof__busy_milli(const vkprof_xbusy *b)
+{
+    const uint64_t dur = b->end_ns - b->start_ns;
+    const uint64_t busy = b->busy_ns < dur ? b->busy_ns : dur;
+    return dur == 0 ? 0 : (uint64_t)((double)busy * 100000.0 / (double)dur + 0.5);
+}
+
 /* Over one kind (or VKPROF_XALL), or over [pos, pos + n) of the order. */
 void vkprof__export_iter(const vkprof_export *x, vkprof_xiter *it, unsigned kind);
 void vkprof__export_iter_range(vkprof_xiter *it, uint32_t pos, uint32_t n);

@@ -43,6 +43,8 @@
 #define PF_TD_PROCESS 3
 #define PF_TD_THREAD 4
 #define PF_TD_PARENT 5
+#define PF_TD_COUNTER 8 /* CounterDescriptor: the track is a counter */
+#define PF_CD_UNIT_NAME 6
 #define PF_PD_PID 1
 #define PF_PD_NAME 6
 #define PF_THD_PID 1
@@ -61,6 +63,8 @@
 #define PF_TYPE_SLICE_BEGIN 1
 #define PF_TYPE_SLICE_END 2
 #define PF_TYPE_INSTANT 3
+#define PF_TYPE_COUNTER 4
+#define PF_TE_DOUBLE_COUNTER_VALUE 44 /* double */
 
 #define PF_DA_NAME_IID 1
 #define PF_DA_BOOL 2
@@ -105,6 +109,11 @@
 #define VKPROF_PF_UUID_GPU 2u                          /* the GPU (a track, not a process) */
 #define VKPROF_PF_UUID_THREAD(tid) (0x100u + (tid))    /* host thread vkprof tid */
 #define VKPROF_PF_UUID_QUEUE(gtid) (0x20000u + (gtid)) /* GPU queue (VKPROF_TF_GPU_TID) */
+/* A GPU queue's busy counter (issue 26): a counter track, child of the GPU,
+ * named VKPROF_TF_BUSY_PREFIX and the queue's name, on a sequence of its
+ * own; a TYPE_COUNTER event at each step's start, double_counter_value the
+ * percentage (the JSON trace's value) */
+#define VKPROF_PF_UUID_BUSY(gtid) (0x30000u + (gtid))
 /* A track's overlap level L >= 1 (slices that do not nest on the track go
  * to the first level where they do): a child track of the track. */
 #define VKPROF_PF_UUID_LEVEL(uuid, level) ((uuid) + ((uint64_t)(level) << 32))

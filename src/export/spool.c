@@ -71,7 +71,9 @@ typedef struct spool_ckpt {
     uint64_t device_id;
     uint32_t timing_mode, sample_every, rotate_scopes, ring_queries;
     uint32_t host_level, shared_boundaries, active, requested;
-    uint32_t host_reset, trace_format, pad0, pad1;
+    uint32_t host_reset, trace_format;
+    uint32_t trace_gpu_busy; /* desc.trace_gpu_busy (was padding: 0, UNKNOWN, in older spools) */
+    uint32_t pad1;
     vkprof_timing_stats timing;
     vkprof_error_counts errors;
     /* GPU calibration */
@@ -380,6 +382,7 @@ static void fill(vkprof_context ctx, struct vkprof_spool_T *sp, spool_ckpt *c, i
     c->requested = ctx->requested;
     c->host_reset = ctx->gpu.host_reset;
     c->trace_format = ctx->desc.trace_format;
+    c->trace_gpu_busy = (uint32_t)ctx->desc.trace_gpu_busy;
     /* folds, calibration points and phase calls hold still meanwhile: the
      * counts, the phase sums and gpu_next describe one moment */
     vkprof__gpu_lock(ctx);
@@ -804,6 +807,9 @@ vkprof_result vkprof_spool_open(const char *path, vkprof_context *out, char *err
     ctx->desc.host_level = (vkprof_host_level)c->host_level;
     ctx->desc.trace_capacity = h->capacity;
     ctx->desc.trace_keep = h->keep_last ? VKPROF_TRACE_KEEP_LAST : VKPROF_TRACE_KEEP_FIRST;
+    ctx->desc.trace_gpu_busy = c->trace_gpu_busy <= VKPROF_FEATURE_DISABLED
+                                   ? (vkprof_feature)c->trace_gpu_busy
+                                   : VKPROF_FEATURE_DISABLED;
     ctx->desc.trace_format = c->trace_format <= VKPROF_TRACE_FORMAT_BOTH
                                  ? (vkprof_trace_format)c->trace_format
                                  : VKPROF_TRACE_FORMAT_BY_PATH;

@@ -45,6 +45,14 @@
 #define VKPROF_TF_CAT_HOST "host" /* X: a host span */
 #define VKPROF_TF_CAT_STEP "step" /* i: a decode step */
 #define VKPROF_TF_CAT_FLOW "flow" /* s/f: host span -> the GPU scope it recorded */
+#define VKPROF_TF_CAT_BUSY "busy" /* C: a queue's GPU busy share of each step */
+
+/* A queue's GPU busy counter (ph "C", pid VKPROF_TF_PID_GPU, the queue's
+ * tid): its name is this prefix and the queue track's name; its one arg,
+ * VKPROF_TF_BUSY_ARG, the percentage of the step starting at ts (until the
+ * next step event) in which the queue ran timed work, 3 decimals. */
+#define VKPROF_TF_BUSY_PREFIX "GPU busy, "
+#define VKPROF_TF_BUSY_ARG "%"
 
 /* "name" of a step's instant event, and of a flow */
 #define VKPROF_TF_STEP_NAME "token"

@@ -471,6 +471,29 @@ int vkprof__trace_write_json(vkprof_export *xp, vkprof_afile *f)
     }
     failed = failed || it.failed;
     vkprof__export_iter_free(&it);
+
+    /* Each queue's GPU busy share of each step: a counter (issue 26) */
+    for (uint32_t t = x.nthreads; !failed && t < x.ntracks && !vkprof__afile_failed(f); t++) {
+        vkprof_xbusy *b = NULL;
+        const int nb = vkprof__export_busy(&x, t, &b);
+        failed = nb < 0;
+        char cname[sizeof x.tracks[t].name + 16];
+        snprintf(cname, sizeof cname, "%s%s", VKPROF_TF_BUSY_PREFIX, x.tracks[t].name);
+        for (int k = 0; k < nb; k++) {
+            event_begin(j, "C");
+            vkprof__json_kv_str(j, "cat", VKPROF_TF_CAT_BUSY);
+            vkprof__json_kv_str(j, "name", cname);
+            pid_tid(j, VKPROF_TF_PID_GPU, x.tracks[t].tid);
+            put_us(j, "ts", b[k].start_ns - t0);
+            vkprof__json_key(j, "args");
+            vkprof__json_obj(j);
+            vkprof__json_key(j, VKPROF_TF_BUSY_ARG);
+            vkprof__json_fixed(j, (int64_t)vkprof__busy_milli(&b[k]), 3);
+            vkprof__json_end(j);
+            vkprof__json_end(j);
+        }
+        free(b);
+    }
     if (failed) {
         errno = ENOMEM;
         return -1;

@@ -934,6 +934,47 @@ int vkprof__trace_write_pftrace(vkprof_export *xp, vkprof_afile *f)
         track_free(tr);
     }
 
+    /* each queue's GPU busy share of each step (issue 26): a counter track
+     * on a sequence of its own */
+    for (uint32_t k = x.nthreads; k < x.ntracks && !vkprof__afile_failed(f) && vkprof__pb_ok(b);
+         k++) {
+        const vkprof_xtrack *xt = &x.tracks[k];
+        vkprof_xbusy *bz = NULL;
+        const int nb = vkprof__export_busy(&x, k, &bz);
+        if (nb < 0) {
+            goto out;
+        }
+        if (nb == 0) {
+            continue;
+        }
+        const uint64_t uuid = VKPROF_PF_UUID_BUSY(xt->tid);
+        begin_sequence(&w, seq++, uuid, true, bz[0].start_ns);
+        char cname[sizeof xt->name + 16];
+        snprintf(cname, sizeof cname, "%s%s", VKPROF_TF_BUSY_PREFIX, xt->name);
+        p = vkprof__pb_open(b, PF_TRACE_PACKET);
+        vkprof__pb_uint(b, PF_PKT_SEQ_ID, w.seq);
+        size_t td = vkprof__pb_open(b, PF_PKT_TRACK_DESCRIPTOR);
+        vkprof__pb_uint(b, PF_TD_UUID, uuid);
+        vkprof__pb_uint(b, PF_TD_PARENT, VKPROF_PF_UUID_GPU);
+        vkprof__pb_string(b, PF_TD_NAME, cname);
+        size_t cd = vkprof__pb_open(b, PF_TD_COUNTER);
+        vkprof__pb_string(b, PF_CD_UNIT_NAME, VKPROF_TF_BUSY_ARG);
+        vkprof__pb_close(b, cd);
+        vkprof__pb_close(b, td);
+        vkprof__pb_close(b, p);
+        for (int i = 0; i < nb; i++) {
+            p = event_packet(&w, bz[i].start_ns, true);
+            size_t te = vkprof__pb_open(b, PF_PKT_TRACK_EVENT);
+            vkprof__pb_uint(b, PF_TE_TYPE, PF_TYPE_COUNTER);
+            vkprof__pb_double(b, PF_TE_DOUBLE_COUNTER_VALUE,
+                              (double)vkprof__busy_milli(&bz[i]) / 1000.0);
+            vkprof__pb_close(b, te);
+            vkprof__pb_close(b, p);
+            maybe_flush(&w);
+        }
+        free(bz);
+    }
+
     /* the metadata, last: it carries the counts */
     w.seq = VKPROF_PF_SEQ_PROCESS;
     meta.cnt = cnt;

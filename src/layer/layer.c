@@ -362,6 +362,13 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     desc.rotate_first_calls = true;      /* a pipeline's compile counts once */
     /* results are read after the app's waits (queue.c), not in its submits */
     desc.submit_collect = VKPROF_SUBMIT_COLLECT_OWN;
+    /* the trace's GPU busy counter only where every dispatch of a step is
+     * timed (the library knows its own rotation; not the layer's sampling,
+     * its cost probe's unprofiled blocks, or label mode's unlabelled work) */
+    desc.trace_gpu_busy =
+        lyr_cfg.sample > 1 || lyr_cfg.cost_block > 0 || lyr_cfg.mode == LYR_MODE_LABEL
+            ? VKPROF_FEATURE_DISABLED
+            : VKPROF_FEATURE_UNKNOWN;
     desc.host_level = VKPROF_HOST_ALL;
     desc.report_every = UINT32_MAX;
     desc.trace_path = "";

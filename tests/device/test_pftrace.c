@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -27,7 +28,7 @@ static const char *proto_file;
 typedef struct pf_counts {
     int packets, begins, ends, instants, descriptors, thread_descriptors, process_descriptors,
         snapshots, boottime_clocks, gpu_clocks, delta_clocks, flow_ids, terminating, cleared,
-        interned_names, unknown_fields, metadata;
+        interned_names, unknown_fields, metadata, counters, counter_tracks;
 } pf_counts;
 
 /* The line [q, q + n) is `text` (exact) or starts with it (prefix). */
@@ -111,6 +112,8 @@ static pf_counts decode_counts(const char *path)
         c.begins += line_is(q, n, "type: TYPE_SLICE_BEGIN", false);
         c.ends += line_is(q, n, "type: TYPE_SLICE_END", false);
         c.instants += line_is(q, n, "type: TYPE_INSTANT", false);
+        c.counters += line_is(q, n, "type: TYPE_COUNTER", false);
+        c.counter_tracks += line_is(q, n, "counter {", false);
         c.descriptors += line_is(q, n, "track_descriptor {", false);
         c.thread_descriptors += line_is(q, n, "thread {", false);
         c.process_descriptors += line_is(q, n, "process {", false);
@@ -134,7 +137,7 @@ static pf_counts decode_counts(const char *path)
 /* ---- the JSON trace, counted ---------------------------------------------- */
 
 typedef struct json_counts {
-    int x_host, x_gpu, instants, flow_s, flow_f, host_threads, gpu_queues;
+    int x_host, x_gpu, instants, flow_s, flow_f, host_threads, gpu_queues, counters;
     long long flows_meta;
 } json_counts;
 
@@ -165,6 +168,8 @@ static json_counts json_count(const char *path)
             c.flow_s++;
         } else if (strcmp(ph, "f") == 0) {
             c.flow_f++;
+        } else if (strcmp(ph, "C") == 0) {
+            c.counters++;
         } else if (strcmp(ph, "M") == 0 && strcmp(name->valuestring, "thread_name") == 0) {
             if (pid == 1) {
                 c.host_threads++;
@@ -294,7 +299,7 @@ static ev_lines lines_of(const cJSON *root)
     cJSON_ArrayForEach(e, events)
     {
         const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
-        if (l.v == NULL || (strcmp(ph, "X") != 0 && strcmp(ph, "i") != 0)) {
+        if (l.v == NULL || (strcmp(ph, "X") != 0 && strcmp(ph, "i") != 0 && strcmp(ph, "C") != 0)) {
             continue;
         }
         const int pid = cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint;
@@ -438,6 +443,99 @@ static void check_reader_robust(const char *path)
            n + 1, ok, refused);
 }
 
+/* ---- the GPU busy counter (issue 26) ------------------------------------------- */
+
+/* Every counter point of the JSON trace against the trace's own slices,
+ * recomputed here: for each pair of consecutive step instants, the union of
+ * the queue's GPU slices inside it, as a percentage with 3 decimals.
+ * Returns the number of points (each checked). */
+static int check_busy(const char *path, int want_points, bool overlapping)
+{
+    /* (a trace with overlapping slices fails load_and_check's own check) */
+    char *text = overlapping ? th_read_file(path) : NULL;
+    cJSON *root = overlapping ? (text != NULL ? cJSON_Parse(text) : NULL) : load_and_check(path);
+    free(text);
+    CHECK(root != NULL);
+    if (root == NULL) {
+        return 0;
+    }
+    long long st[64], gs[64], ge[64];
+    int ns = 0, ng = 0, points = 0, bad = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        if (strcmp(ph, "i") == 0 && cJSON_IsString(cat) && strcmp(cat->valuestring, "step") == 0 &&
+            ns < 64) {
+            st[ns++] = to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"));
+        } else if (strcmp(ph, "X") == 0 && strcmp(cat->valuestring, "gpu") == 0 && ng < 64) {
+            gs[ng] = to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"));
+            ge[ng] = gs[ng] + to_ns(cJSON_GetObjectItemCaseSensitive(e, "dur"));
+            ng++;
+        }
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring, "C") != 0) {
+            continue;
+        }
+        points++;
+        const long long t = to_ns(cJSON_GetObjectItemCaseSensitive(e, "ts"));
+        const cJSON *v =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "args"), "%");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        CHECK(cJSON_IsString(nm) && strncmp(nm->valuestring, "GPU busy, ", 10) == 0);
+        /* its step: from this step instant to the next */
+        long long end = -1;
+        for (int k = 0; k < ns; k++) {
+            if (st[k] > t && (end < 0 || st[k] < end)) {
+                end = st[k];
+            }
+        }
+        /* the union of the slices clipped to [t, end): sorted, swept */
+        long long cs[64], ce[64];
+        int nc = 0;
+        for (int g2 = 0; g2 < ng && end > t; g2++) {
+            long long s2 = gs[g2] > t ? gs[g2] : t, e2 = ge[g2] < end ? ge[g2] : end;
+            if (e2 > s2) {
+                int at = nc++;
+                while (at > 0 && cs[at - 1] > s2) {
+                    cs[at] = cs[at - 1];
+                    ce[at] = ce[at - 1];
+                    at--;
+                }
+                cs[at] = s2;
+                ce[at] = e2;
+            }
+        }
+        long long busy_ns = 0, run_s = 0, run_e = -1;
+        for (int k = 0; k < nc; k++) {
+            if (run_e >= 0 && cs[k] <= run_e) {
+                run_e = ce[k] > run_e ? ce[k] : run_e;
+                continue;
+            }
+            busy_ns += run_e >= 0 ? run_e - run_s : 0;
+            run_s = cs[k];
+            run_e = ce[k];
+        }
+        busy_ns += run_e >= 0 ? run_e - run_s : 0;
+        const long long milli =
+            end > t ? (long long)((double)busy_ns * 100000.0 / (double)(end - t) + 0.5) : -1;
+        const long long got = cJSON_IsNumber(v) ? (long long)(v->valuedouble * 1000.0 + 0.5) : -2;
+        if (got != milli && bad++ < 3) {
+            fprintf(stderr, "busy at %lld ns: the trace says %lld, the slices %lld (/1000 %%)\n", t,
+                    got, milli);
+        }
+        CHECK(milli > 0); /* every step here ran GPU work */
+    }
+    CHECK(bad == 0);
+    CHECK(points == want_points);
+    printf("%s: %d GPU busy points, each the union of its step's slices\n", path, points);
+    cJSON_Delete(root);
+    return points;
+}
+
 /* ---- the traces ------------------------------------------------------------- */
 
 static void *worker(void *arg)
@@ -467,6 +565,8 @@ static void check_pair(const char *json, const char *pftrace, int host_threads_e
            pftrace, p.packets, p.begins, j.x_host, j.x_gpu, p.instants, p.flow_ids, p.descriptors,
            p.snapshots, file_size(pftrace), file_size(json));
     CHECK(p.unknown_fields == 0);
+    CHECK(p.counters == j.counters);
+    CHECK(p.counter_tracks == (j.counters > 0 ? j.gpu_queues : 0));
     CHECK(p.begins == j.x_host + j.x_gpu);
     CHECK(p.ends == p.begins);
     CHECK(p.instants == j.instants + 1); /* the steps and the metadata */
@@ -532,6 +632,8 @@ static void test_gpu_trace(void)
     CHECK(vkprof_trace_write_set(&ctx, 1, json, VKPROF_TRACE_FORMAT_BOTH) == VKPROF_OK);
     CHECK(file_size(json) > 0 && file_size(pf) > 0);
     check_pair(json, pf, 2);
+    /* 4 step instants: 3 steps between them, each a counter point */
+    check_busy(json, 3, false);
     check_identical(json, pf);
     check_reader_robust(pf);
     pf_counts p = decode_counts(pf);
@@ -631,6 +733,9 @@ static void test_overlap(void)
         }
     }
     static const uint64_t at[3][2] = {{0, 3000}, {2000, 4000}, {2500, 2600}};
+    /* a step around them (the busy counter: their union, 4000 ticks, not
+     * their sum, 5100) */
+    vkprof_step(ctx);
     g_sim.fake_results = true;
     for (int k = 0; k < 3; k++) {
         g_sim.fake_value[0] = base + at[k][0];
@@ -644,6 +749,9 @@ static void test_overlap(void)
         CHECK(vkprof_accumulate(ctx, VKPROF_PHASE_ATTENTION) == VKPROF_OK);
     }
     g_sim.fake_results = false;
+    struct timespec pause = {0, 5 * 1000000L}; /* past the fake stamps (1 ms ahead) */
+    nanosleep(&pause, NULL);
+    vkprof_step(ctx);
     char json[300], pf[300];
     snprintf(json, sizeof json, "%s/overlap.json", tmpdir);
     snprintf(pf, sizeof pf, "%s/overlap.pftrace", tmpdir);
@@ -671,6 +779,7 @@ static void test_overlap(void)
     free(t);
     check_same_report(json, pf);
     check_identical(json, pf);
+    check_busy(json, 1, true);
     vkprof_destroy(ctx);
 }
 

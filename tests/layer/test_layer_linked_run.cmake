@@ -395,6 +395,22 @@ elseif(CASE STREQUAL "inflight")
   if(NOT at EQUAL 0 OR after LESS 6)
     message(FATAL_ERROR "gate: results read ${after} times after waits and ${at} at submits (want >= 6 and 0)")
   endif()
+  # the trace's GPU busy counter (issue 26): one point per step between two
+  # step events, every dispatch timed; none when only some are (--sample 2)
+  file(GLOB tj ${o}/*.trace.json)
+  file(READ ${tj} tr)
+  string(REGEX MATCHALL "\"ph\":\"C\",\"cat\":\"busy\",\"name\":\"GPU busy, queue family 0, queue 0\"" cpts "${tr}")
+  string(REGEX MATCHALL "\"cat\":\"step\"" spts "${tr}")
+  list(LENGTH cpts nc)
+  list(LENGTH spts nst)
+  math(EXPR want_c "${nst} - 1")
+  if(nst LESS 6 OR NOT nc EQUAL want_c)
+    message(FATAL_ERROR "gate: ${nc} GPU busy points for ${nst} step events (want one fewer)")
+  endif()
+  timed_run(60 ${VKPROF} run -o ${WORK}/sampled --sample 2 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 6 --dispatches 6)
+  file(GLOB tj ${WORK}/sampled/*.trace.json)
+  file(READ ${tj} tr)
+  expect_not("--sample 2 trace" "${tr}" "\"ph\":\"C\"")
   # an app whose completions the layer never sees: no fence, no wait call;
   # it polls a timeline semaphore's counter. Its submits then read, once
   # nothing was read for 1 s (8 iterations 300 ms apart), and say so.

@@ -277,6 +277,7 @@ typedef struct track {
     int64_t pid, tid;
     str name;
     bool gpu, host_thread, process, gpu_root;
+    bool counter; /* a queue's GPU busy counter (VKPROF_PF_UUID_BUSY) */
     open_slice *open;
     size_t n_open, cap_open;
 } track;
@@ -380,9 +381,11 @@ static int read_descriptor(rd *r, const pbf *f)
     pbf x;
     bool bad = false;
     track t = {0};
-    bool have_uuid = false;
+    bool have_uuid = false, counter = false;
     while (rd_field(&d, &x, &bad)) {
-        if (x.field == PF_TD_UUID && x.wire == 0) {
+        if (x.field == PF_TD_COUNTER && x.wire == 2) {
+            counter = true;
+        } else if (x.field == PF_TD_UUID && x.wire == 0) {
             t.uuid = x.v;
             have_uuid = true;
         } else if (x.field == PF_TD_NAME && x.wire == 2) {
@@ -429,6 +432,11 @@ static int read_descriptor(rd *r, const pbf *f)
             t.gpu = true;
             t.pid = VKPROF_TF_PID_GPU;
             t.tid = (int64_t)(base - VKPROF_PF_UUID_QUEUE(0));
+        } else if (t.uuid >= VKPROF_PF_UUID_BUSY(0) && t.uuid < VKPROF_PF_UUID_BUSY(65536u) &&
+                   counter && t.name.s != NULL) {
+            t.counter = true;
+            t.pid = VKPROF_TF_PID_GPU;
+            t.tid = (int64_t)(t.uuid - VKPROF_PF_UUID_BUSY(0));
         } else {
             return rfail(r, "track %" PRIu64 " is not one vkprof writes", t.uuid);
         }
@@ -757,10 +765,14 @@ static int track_event(rd *r, seq *s, uint64_t ts, const pbf *f)
     bool bad = false;
     uint64_t type = 0, uuid = s->track_uuid;
     str name = {NULL, 0};
-    bool is_meta = false;
+    bool is_meta = false, have_value = false;
+    double value = 0.0;
     while (rd_field(&d, &x, &bad)) {
         if (x.field == PF_TE_TYPE && x.wire == 0) {
             type = x.v;
+        } else if (x.field == PF_TE_DOUBLE_COUNTER_VALUE && x.wire == 1) {
+            memcpy(&value, &x.v, sizeof value);
+            have_value = true;
         } else if (x.field == PF_TE_TRACK_UUID && x.wire == 0) {
             uuid = x.v;
         } else if (x.field == PF_TE_NAME_IID && x.wire == 0) {
@@ -781,6 +793,22 @@ static int track_event(rd *r, seq *s, uint64_t ts, const pbf *f)
         return 0; /* read in pass 1 */
     }
     track *t = find_track(r, uuid);
+    if (t != NULL && t->counter) {
+        /* a queue's GPU busy share of the step starting here, as the JSON
+         * trace writes it: thousandths of a percent, 3 decimals */
+        if (type != PF_TYPE_COUNTER || !have_value || !(value >= 0.0 && value <= 100.0)) {
+            return rfail(r, "a counter event that is no percentage");
+        }
+        jbuf *j = &r->events;
+        jb_printf(j, ",\n{\"ph\":\"C\",\"cat\":\"%s\",\"name\":", VKPROF_TF_CAT_BUSY);
+        jb_str(j, t->name.s, t->name.n);
+        jb_printf(j, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", t->pid, t->tid);
+        jb_us(j, (int64_t)(ts - r->t0));
+        const uint64_t milli = (uint64_t)llround(value * 1000.0);
+        jb_printf(j, ",\"args\":{\"%s\":%" PRIu64 ".%03" PRIu64 "}}", VKPROF_TF_BUSY_ARG,
+                  milli / 1000u, milli % 1000u);
+        return 0;
+    }
     if (t == NULL || !(t->gpu || t->host_thread)) {
         return rfail(r, "an event on track %" PRIu64 ", which is no thread or queue", uuid);
     }
