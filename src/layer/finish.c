@@ -114,6 +114,22 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
     vkprof__json_kv_u64(j, "after_waits", atomic_load(&d->collects_after_waits));
     vkprof__json_kv_u64(j, "at_submits", atomic_load(&d->collects_at_submits));
     vkprof__json_end(j);
+    /* the host's time in the calls the layer sees, and the layer's own (issue 26) */
+    vkprof__json_key(j, "host");
+    vkprof__json_obj(j);
+    static const char *const host_keys[LYR_HOST_COUNT] = {
+#define LYR_X_(id, key) key,
+        LYR_HOST_TIMES(LYR_X_)
+#undef LYR_X_
+    };
+    for (int k = 0; k < LYR_HOST_COUNT; k++) {
+        vkprof__json_key(j, host_keys[k]);
+        vkprof__json_obj(j);
+        vkprof__json_kv_u64(j, "ns", atomic_load(&d->host_ns[k]));
+        vkprof__json_kv_u64(j, "calls", atomic_load(&d->host_calls[k]));
+        vkprof__json_end(j);
+    }
+    vkprof__json_end(j);
     if (cost_block > 0) {
         /* the cost probe: each state's steps, mean wall time and its spread */
         vkprof__json_key(j, "cost_probe");

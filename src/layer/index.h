@@ -29,7 +29,7 @@
 #define LYR_INDEX_MAGIC "VKPLYRIX"
 #define LYR_INDEX_VERSION                                                                          \
     6u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
-          6: where results were read */
+          6: where results were read, the host's time */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -52,6 +52,22 @@ enum lyr_untimed {
     LYR_UNTIMED_REASONS(LYR_X_)
 #undef LYR_X_
         LYR_UNTIMED_COUNT
+};
+
+/* Where the app's threads spent host time in the calls the layer sees
+ * (issue 26), and the layer's own: X(id, key) */
+#define LYR_HOST_TIMES(X)                                                                          \
+    X(submit, "submit")   /* the app's vkQueueSubmit(2) calls, the driver's part */                \
+    X(wait, "wait")       /* vkWaitForFences, vkWaitSemaphores, vkQueue/DeviceWaitIdle */          \
+    X(spin, "spin")       /* vkGetFenceStatus polls: the first one after a submit to success */    \
+    X(collect, "collect") /* the layer reading results */                                          \
+    X(layer_submit, "layer_submit") /* the layer's own work at a submit */
+
+enum lyr_host_time {
+#define LYR_X_(id, key) LYR_HOST_##id,
+    LYR_HOST_TIMES(LYR_X_)
+#undef LYR_X_
+        LYR_HOST_COUNT
 };
 
 enum lyr_proc_state {
@@ -101,6 +117,8 @@ typedef struct lyr_idx_device {
     /* the layer's reading of results (issue 26): after the app's waits, and
      * at its submits (none read for LYR_COLLECT_STALE_NS) */
     _Atomic uint64_t collects_after_waits, collects_at_submits;
+    /* host time by lyr_host_time: ns and calls */
+    _Atomic uint64_t host_ns[LYR_HOST_COUNT], host_calls[LYR_HOST_COUNT];
     lyr_idx_family fam[LYR_IDX_FAMILIES];
 } lyr_idx_device;
 

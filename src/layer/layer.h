@@ -242,6 +242,8 @@ typedef struct lyr_device {
      * GPU (lavapipe waits for idle) and held the app's vkQueueSubmit. */
     _Atomic uint64_t last_collect_ns; /* 0: none yet */
     _Atomic uint64_t collects_after_waits, collects_at_submits;
+    /* host time by lyr_host_time (queue.c): ns and calls */
+    _Atomic uint64_t host_ns[LYR_HOST_COUNT], host_calls[LYR_HOST_COUNT];
     /* the pairs of blocks (under cost_lock): the current pair's two blocks'
      * steps and time, and over the pairs completed, the difference of their
      * mean step times (on - off) and the off block's mean, in us */
@@ -288,8 +290,9 @@ typedef struct lyr_pipe {
 } lyr_pipe;
 
 typedef struct lyr_fence {
-    _Atomic uint64_t seq;     /* the submit that signals it */
-    _Atomic uint32_t pending; /* 1 from the submit until a wait saw it signalled */
+    _Atomic uint64_t seq;           /* the submit that signals it */
+    _Atomic uint32_t pending;       /* 1 from the submit until a wait saw it signalled */
+    _Atomic uint64_t first_poll_ns; /* vkGetFenceStatus: its first NOT_READY since the submit */
 } lyr_fence;
 
 typedef struct lyr_pool {

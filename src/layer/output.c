@@ -328,6 +328,11 @@ void lyr_idx_sync(lyr_device *d)
                 atomic_load_explicit(&d->collects_after_waits, memory_order_relaxed));
     lyr_idx_max(&e->collects_at_submits,
                 atomic_load_explicit(&d->collects_at_submits, memory_order_relaxed));
+    for (int k = 0; k < LYR_HOST_COUNT; k++) {
+        lyr_idx_max(&e->host_ns[k], atomic_load_explicit(&d->host_ns[k], memory_order_relaxed));
+        lyr_idx_max(&e->host_calls[k],
+                    atomic_load_explicit(&d->host_calls[k], memory_order_relaxed));
+    }
     e->cost_execs = atomic_load_explicit(&d->cost_execs, memory_order_relaxed);
     e->cost_mixed = atomic_load_explicit(&d->cost_mixed, memory_order_relaxed);
     for (int k = 0; lyr_cfg.cost_block > 0 && k < 2; k++) {

@@ -61,6 +61,16 @@ static VKAPI_ATTR void VKAPI_CALL lyr_GetDeviceQueue2(VkDevice device,
     lyr_register_queue(d, *out, info->queueFamilyIndex);
 }
 
+/* ---- host time (issue 26) ------------------------------------------------ */
+
+/* Time since t0 into the device's host time of kind k (one call). */
+static void host_add(lyr_device *d, int k, uint64_t t0)
+{
+    const uint64_t t1 = vkprof_host_now_ns();
+    atomic_fetch_add_explicit(&d->host_ns[k], t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->host_calls[k], 1, memory_order_relaxed);
+}
+
 /* ---- host spans -------------------------------------------------------- */
 
 typedef struct spans {
@@ -91,6 +101,7 @@ static void spans_end(lyr_device *d, spans *sp)
 
 void lyr_collect_all(lyr_device *d)
 {
+    const uint64_t t0 = vkprof_host_now_ns();
     /* the index first: every dispatch a collection can fold was submitted,
      * so counted executed, before it; a process that dies in the collection
      * never has more timed events than executed dispatches */
@@ -110,6 +121,7 @@ void lyr_collect_all(lyr_device *d)
     }
     atomic_store_explicit(&d->last_collect_ns, vkprof_host_now_ns(), memory_order_relaxed);
     pthread_mutex_unlock(&d->lock);
+    host_add(d, LYR_HOST_collect, t0);
 }
 
 /* A collection after one of the app's waits: counted as such (first, so
@@ -368,6 +380,7 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
 {
     lyr_device *d = s->d;
     submit_collect_stale(s);
+    const uint64_t own0 = vkprof_host_now_ns();
     pthread_mutex_lock(&d->lock);
     /* the layer's own work at the submit (vkprof_cmd_submit starts the
      * executions; it reads only a re-submitted buffer's previous run): its
@@ -390,6 +403,7 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
         lyr_fence *fe = fence_entry(d, fence);
         if (fe != NULL) {
             atomic_store(&fe->seq, seq);
+            atomic_store_explicit(&fe->first_poll_ns, 0, memory_order_relaxed);
             atomic_store(&fe->pending, 1);
         }
     }
@@ -402,6 +416,7 @@ static void submit_begin(submit_state *s, VkQueue queue, VkFence fence)
             }
         }
     }
+    host_add(d, LYR_HOST_layer_submit, own0);
     s->span = s->ctx != NULL ? vkprof_span_begin(s->ctx, d->fam[s->family].spans[LYR_SPAN_SUBMIT])
                              : vkprof__span_empty_();
     /* the GPU slices of these executions link to this span (the collection
@@ -448,7 +463,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueSubmit(VkQueue queue, uint32_t co
         }
     }
     submit_begin(&s, queue, fence);
+    const uint64_t t0 = vkprof_host_now_ns();
     VkResult vr = NEXT(s.d, QueueSubmit)(queue, count, si, fence);
+    host_add(s.d, LYR_HOST_submit, t0);
     submit_end(&s);
     return vr;
 }
@@ -464,8 +481,10 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *si, 
         }
     }
     submit_begin(&s, queue, fence);
+    const uint64_t t0 = vkprof_host_now_ns();
     VkResult vr = khr ? NEXT(s.d, QueueSubmit2KHR)(queue, count, si, fence)
                       : NEXT(s.d, QueueSubmit2)(queue, count, si, fence);
+    host_add(s.d, LYR_HOST_submit, t0);
     submit_end(&s);
     return vr;
 }
@@ -491,7 +510,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_WaitForFences(VkDevice device, uint32_
     lyr_device *d = lyr_device_get(device);
     spans sp;
     spans_start(d, LYR_SPAN_WAIT_FENCES, &sp);
+    const uint64_t t0 = vkprof_host_now_ns();
     VkResult vr = NEXT(d, WaitForFences)(device, count, fences, all, timeout);
+    host_add(d, LYR_HOST_wait, t0);
     if (vr == VK_SUCCESS) {
         uint64_t now = atomic_load(&d->seq);
         bool collect = false, last = false;
@@ -525,11 +546,25 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_GetFenceStatus(VkDevice device, VkFenc
     lyr_device *d = lyr_device_get(device);
     VkResult vr = NEXT(d, GetFenceStatus)(device, fence);
     if (vr != VK_SUCCESS) {
+        if (vr == VK_NOT_READY) {
+            /* the app's spin starts at its first poll that finds the fence
+             * unsignalled (a lookup and a load a poll; the clock once) */
+            lyr_fence *fw = lyr_map_get(&d->fences, (uint64_t)fence);
+            if (fw != NULL && atomic_load_explicit(&fw->pending, memory_order_relaxed) != 0 &&
+                atomic_load_explicit(&fw->first_poll_ns, memory_order_relaxed) == 0) {
+                atomic_store_explicit(&fw->first_poll_ns, vkprof_host_now_ns(),
+                                      memory_order_relaxed);
+            }
+        }
         return vr;
     }
     lyr_fence *fe = lyr_map_get(&d->fences, (uint64_t)fence);
     if (fe != NULL && atomic_load_explicit(&fe->pending, memory_order_relaxed) != 0 &&
         atomic_exchange(&fe->pending, 0) != 0) {
+        const uint64_t p0 = atomic_exchange_explicit(&fe->first_poll_ns, 0, memory_order_relaxed);
+        if (p0 != 0) {
+            host_add(d, LYR_HOST_spin, p0);
+        }
         /* the app's spin is not timed (one load per call); its successful
          * call is marked where it returned, and the collection after it is
          * the layer's own span */
@@ -555,8 +590,10 @@ static VkResult wait_semaphores(VkDevice device, const VkSemaphoreWaitInfo *info
     lyr_device *d = lyr_device_get(device);
     spans sp;
     spans_start(d, LYR_SPAN_WAIT_SEMAPHORES, &sp);
+    const uint64_t t0 = vkprof_host_now_ns();
     VkResult vr = khr ? NEXT(d, WaitSemaphoresKHR)(device, info, timeout)
                       : NEXT(d, WaitSemaphores)(device, info, timeout);
+    host_add(d, LYR_HOST_wait, t0);
     spans_end(d, &sp);
     if (vr == VK_SUCCESS) {
         spans cs;
@@ -586,7 +623,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_QueueWaitIdle(VkQueue queue)
     lyr_device *d = lyr_device_get(queue);
     spans sp;
     spans_start(d, LYR_SPAN_QUEUE_IDLE, &sp);
+    const uint64_t t0 = vkprof_host_now_ns();
     VkResult vr = NEXT(d, QueueWaitIdle)(queue);
+    host_add(d, LYR_HOST_wait, t0);
     spans_end(d, &sp);
     if (vr == VK_SUCCESS) {
         /* every batch retired only when the device has this one queue */
@@ -600,7 +639,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_DeviceWaitIdle(VkDevice device)
     lyr_device *d = lyr_device_get(device);
     spans sp;
     spans_start(d, LYR_SPAN_DEVICE_IDLE, &sp);
+    const uint64_t t0 = vkprof_host_now_ns();
     VkResult vr = NEXT(d, DeviceWaitIdle)(device);
+    host_add(d, LYR_HOST_wait, t0);
     spans_end(d, &sp);
     if (vr == VK_SUCCESS) {
         on_retired_span(d, true);

@@ -116,6 +116,8 @@ static bool g_vk12; /* --vk12: VkPhysicalDeviceVulkan12Features chained at vkCre
  * call the layer does not intercept): an app whose completions the layer
  * never sees */
 static bool g_poll;
+/* --spin: wait by polling vkGetFenceStatus, as ggml does */
+static bool g_spin;
 static bool g_no_names; /* --no-names: no debug names (the layer names them itself) */
 /* --shader copy | lib:PATH | libcopy:PATH: the module's code from a heap
  * copy, from the shared object PATH's busy_spv (names_fixture), or from a
@@ -697,6 +699,12 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
                 struct timespec ts = {0, 200 * 1000L};
                 nanosleep(&ts, NULL);
             }
+        } else if (g_spin) {
+            VkResult st;
+            while ((st = vkGetFenceStatus(a->dev, a->fence)) == VK_NOT_READY) {
+            }
+            CHECK(st);
+            CHECK(vkResetFences(a->dev, 1, &a->fence));
         } else {
             CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, TIMEOUT_NS));
             CHECK(vkResetFences(a->dev, 1, &a->fence));
@@ -863,6 +871,8 @@ int main(int argc, char **argv)
             g_vk12 = true;
         } else if (strcmp(o, "--poll") == 0) {
             g_poll = true;
+        } else if (strcmp(o, "--spin") == 0) {
+            g_spin = true;
         } else if (strcmp(o, "--validation") == 0) {
             validation = true;
         } else if (strcmp(o, "--no-device") == 0) {

@@ -1194,6 +1194,34 @@ static void print_family_recording(report *r, const cJSON *fam, uint64_t steps)
                     "secondary inside a primary, add up)\n");
 }
 
+/* Where the host's time went (issue 26), per step: the app's recording
+ * (every queue family's), its submits, its waits and its spin on
+ * vkGetFenceStatus, and the layer's own time (summary: devices[].host). */
+static void print_host(report *r, const cJSON *dev, uint64_t steps)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(dev, "host");
+    if (!cJSON_IsObject(h)) {
+        return;
+    }
+    uint64_t rec = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(dev, "queue_families"))
+    {
+        rec += u64(cJSON_GetObjectItemCaseSensitive(f, "recording"), "host_ns");
+    }
+#define HNS_(k) u64(cJSON_GetObjectItemCaseSensitive(h, k), "ns")
+    const double div = steps > 0 ? 1e6 * (double)steps : 1e6;
+    const uint64_t col = HNS_("collect"), own = HNS_("layer_submit");
+    fprintf(r->out,
+            "    host time%s: recording %.3f ms, submitting %.3f ms, waiting %.3f ms, spinning on "
+            "vkGetFenceStatus %.3f ms; the layer's own %.3f ms (reading results %.3f, at "
+            "submits %.3f)\n",
+            steps > 0 ? " per step" : " in all", (double)rec / div, (double)HNS_("submit") / div,
+            (double)HNS_("wait") / div, (double)HNS_("spin") / div, (double)(col + own) / div,
+            (double)col / div, (double)own / div);
+#undef HNS_
+}
+
 /* The cost probe (--cost-probe B): the steps' mean wall time with
  * profiling on and off, the difference with its standard error (Welch). */
 static void print_cost(report *r, const cJSON *dev)
@@ -1310,6 +1338,7 @@ static void print_device(report *r, const cJSON *dev, uint64_t sample_every, boo
                          "sees, or seldom; each such read ran inside the app's submit)"
                        : "");
     }
+    print_host(r, dev, steps);
     print_cost(r, dev);
     cJSON_ArrayForEach(f, fams)
     {
