@@ -378,9 +378,12 @@ typedef struct vkprof_context_desc {
     /** Ring mode: rotating sampling. K > 0: each step stamps only K phase
      *  calls, the window of call indexes [start, start + K) within the step
      *  (a call's index: its place among the step's vkprof_cmd_begin calls),
-     *  and the window moves on by K each step, back to 0 past the step's
-     *  last call: every call index is stamped once every P = ceil(calls / K)
-     *  steps. With shared_boundaries the window costs K + 1 stamps (the end
+     *  and the window moves on by K each step that reached it, back to 0
+     *  past the longest step of the pass: every call index is stamped once
+     *  every P = ceil(calls / K) steps. A step too short to reach the window
+     *  leaves it for the next long one, so steps of different lengths (a
+     *  long one, then a short one) still have every call stamped once a
+     *  pass (after 64 short steps in a row, the window starts again at 0). With shared_boundaries the window costs K + 1 stamps (the end
      *  of the call before the window is stamped as the window's first
      *  boundary, so each call is measured as in an every-step shared ring).
      *  Calls outside the window record nothing and are not samples; they are

@@ -34,8 +34,9 @@
  * Rotation (desc.rotate_scopes = K). The step's phase calls are numbered in
  * the order their begins arrive (one counter per context, reset by
  * vkprof_step); a step stamps the calls [start, start + K) only, and the
- * next step's window starts K further on, or at 0 once past the last call
- * of the step just finished: with C calls a step, windows [0, K), [K, 2K),
+ * next step's window starts K further on, or at 0 once past the longest step
+ * of the pass; a step too short to reach the window leaves it for the next
+ * (rotate_advance): with C calls a step, windows [0, K), [K, 2K),
  * ..., [(P-1)K, C) cover every index once every P = ceil(C / K) steps. A call
  * outside the window records nothing: its begin and end are kept on the
  * buffer's open stack (an entry with SKIP set) so that nesting and misuse
@@ -164,6 +165,9 @@ struct vkprof_ring_T {
     _Atomic uint64_t step_calls; /* rotation: calls begun in the current step */
     _Atomic uint64_t rot_start;  /* rotation: the first call index stamped this step */
     _Atomic uint64_t rot_cycles, rot_last_calls, rot_changed;
+    /* the most calls of a step in this pass, and the steps in a row too short
+     * to reach the window */
+    _Atomic uint64_t rot_pass_max, rot_waits;
     /* desc.rotate_first_calls: a phase has had its first call (never reset:
      * a first use is once in the context's life) */
     _Atomic bool phase_seen[VKPROF_MAX_PHASES];
@@ -212,9 +216,20 @@ void vkprof__timing_on_step(vkprof_context ctx, uint64_t finished)
     }
 }
 
-/* Rotation: the step just finished had `n` calls; the next step's window
- * starts K further on, or at 0 (a pass completed) once past its last call. A
- * step without calls (not timed, or no GPU work) leaves the window. */
+/* Steps in a row too short to reach the window before it starts again at 0
+ * (the long steps stopped coming). */
+#define ROT_WAIT_MAX 64u
+
+/* Rotation: the step just finished had `n` calls. When it reached the window
+ * (n > start), the next step's window starts K further on, or at 0 (a pass
+ * completed) once past the longest step of this pass. A step too short to
+ * reach it leaves it where it is, for the next step that is long enough:
+ * with steps of different lengths (a long one, then a short one: another
+ * token path, an MoE step with fewer experts) every index of the long steps
+ * is still stamped once a pass; wrapping at the short step's end, as this
+ * did before issue 26, never reached the long steps' later calls. After
+ * ROT_WAIT_MAX short steps in a row the window starts again at 0. A step
+ * without calls (not timed, or no GPU work) leaves the window. */
 static void rotate_advance(vkprof_ring *r, uint32_t k)
 {
     uint64_t n = atomic_exchange_explicit(&r->step_calls, 0, memory_order_relaxed);
@@ -225,11 +240,28 @@ static void rotate_advance(vkprof_ring *r, uint32_t k)
     if (last != 0 && last != n) {
         atomic_fetch_add_explicit(&r->rot_changed, 1, memory_order_relaxed);
     }
-    uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed) + k;
-    if (start >= n) {
+    uint64_t pass_max = atomic_load_explicit(&r->rot_pass_max, memory_order_relaxed);
+    if (n > pass_max) {
+        pass_max = n;
+    }
+    uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
+    if (n <= start) {
+        /* not reached: wait for a step that is long enough */
+        if (atomic_fetch_add_explicit(&r->rot_waits, 1, memory_order_relaxed) + 1 < ROT_WAIT_MAX) {
+            atomic_store_explicit(&r->rot_pass_max, pass_max, memory_order_relaxed);
+            return;
+        }
+        start = pass_max; /* waited long enough: the pass ends here */
+    } else {
+        start += k;
+    }
+    atomic_store_explicit(&r->rot_waits, 0, memory_order_relaxed);
+    if (start >= pass_max) {
         start = 0;
+        pass_max = 0;
         atomic_fetch_add_explicit(&r->rot_cycles, 1, memory_order_relaxed);
     }
+    atomic_store_explicit(&r->rot_pass_max, pass_max, memory_order_relaxed);
     atomic_store_explicit(&r->rot_start, start, memory_order_relaxed);
 }
 

@@ -296,6 +296,60 @@ static void test_rotate_changed_path(void)
     vkprof_destroy(ctx);
 }
 
+/* Steps of two lengths, alternating (issue 26): a long step of 12 calls,
+ * then a short one of 4, K = 2. The window used to start again at 0 past
+ * the short step's last call, so the long step's calls 4..11 were never
+ * stamped; now a short step leaves a window it does not reach for the next
+ * long step, and every call of both is stamped within two passes. Then
+ * only short steps: after ROT_WAIT_MAX of them the window starts again at
+ * 0, and the short step's calls are stamped again. */
+static void test_rotate_uneven_steps(void)
+{
+    enum { A = 12, B = 4, K = 2 };
+    sim_reset();
+    vkprof_context ctx = make_rot(0, true, K);
+    vkprof_phase pa[A], pb[B];
+    for (uint32_t i = 0; i < A; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "long%u", i);
+        CHECK(vkprof_register_phase(ctx, name, &pa[i]) == VKPROF_OK);
+    }
+    for (uint32_t i = 0; i < B; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "short%u", i);
+        CHECK(vkprof_register_phase(ctx, name, &pb[i]) == VKPROF_OK);
+    }
+    /* pass 1: A [0,2) B [2,4) A [4,6) B - A [6,8) B - A [8,10) B - A [10,12),
+     * 9 steps; pass 2 starts with a short step: B [0,2) A [2,4) ... */
+    for (int step = 0; step < 20; step++) {
+        if (step % 2 == 0) {
+            run_step(ctx, A, pa, false);
+        } else {
+            run_step(ctx, B, pb, false);
+        }
+        check_accounting(ctx);
+    }
+    for (uint32_t i = 0; i < A; i++) {
+        CHECK(th_phase(ctx, pa[i]).count >= 1);
+        CHECK_EQ_U64(th_phase(ctx, pa[i]).calls, 10);
+    }
+    for (uint32_t i = 0; i < B; i++) {
+        CHECK(th_phase(ctx, pb[i]).count >= 1);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK(t.rotate_cycles >= 2);
+    CHECK_EQ_U64(t.rotate_changed_steps, 19);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    /* only short steps now: the window (past 4 or not) comes back to them */
+    uint64_t before = th_phase(ctx, pb[0]).count;
+    for (int step = 0; step < 80; step++) {
+        run_step(ctx, B, pb, false);
+    }
+    CHECK(th_phase(ctx, pb[0]).count > before);
+    check_accounting(ctx);
+    vkprof_destroy(ctx);
+}
+
 /* The seed's model (no vkprof_cmd_submit): no edge stamp (a collect could
  * free it before it ran); the window's first call stamps its own begin, so
  * a window is still K + 1 stamps, and every index is covered once a pass. */
@@ -566,6 +620,7 @@ int main(void)
     RUN(test_rotate_estimates);
     RUN(test_rotate_ring_full);
     RUN(test_rotate_changed_path);
+    RUN(test_rotate_uneven_steps);
     RUN(test_rotate_seed_model);
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);
