@@ -383,15 +383,14 @@ typedef struct vkprof_context_desc {
      *  every P = ceil(calls / K) steps. A step too short to reach the window
      *  leaves it for the next long one, so steps of different lengths (a
      *  long one, then a short one) still have every call stamped once a
-     *  pass (after 64 short steps in a row, the window starts again at 0). With shared_boundaries the window costs K + 1 stamps (the end
-     *  of the call before the window is stamped as the window's first
-     *  boundary, so each call is measured as in an every-step shared ring).
-     *  Calls outside the window record nothing and are not samples; they are
-     *  counted (vkprof_phase_stats.calls, vkprof_timing_stats.calls_*), so a
-     *  phase's mean times its calls estimates its total (est_total_ns).
-     *  0: every call of a timed step. VKPROF_RING_ROTATE=K in the environment
-     *  overrides it (0 turns it off; anything else is warned about and
-     *  ignored). Steps still obey sample_every. Default 0. */
+     *  pass (after 64 short steps in a row, the window starts again at 0). With shared_boundaries
+     * the window costs K + 1 stamps (the end of the call before the window is stamped as the
+     * window's first boundary, so each call is measured as in an every-step shared ring). Calls
+     * outside the window record nothing and are not samples; they are counted
+     * (vkprof_phase_stats.calls, vkprof_timing_stats.calls_*), so a phase's mean times its calls
+     * estimates its total (est_total_ns). 0: every call of a timed step. VKPROF_RING_ROTATE=K in
+     * the environment overrides it (0 turns it off; anything else is warned about and ignored).
+     * Steps still obey sample_every. Default 0. */
     uint32_t rotate_scopes;
     /** Rotation: also stamp each phase's first call, whatever the window,
      *  and count it once in the estimate, apart from the mean that is
