@@ -1144,8 +1144,17 @@ static void meta_calibration(const vkprof_meta_sink *k, const vkprof_calibration
     k->end(k->w);
 }
 
+/* Did context s time every call of each step (issue 26)? Work left untimed
+ * would read as idle in the busy figures. */
+static bool whole_steps(const vkprof_export *x, uint32_t s)
+{
+    const vkprof_timing_stats *ts = &x->meta.ctx[s].ts;
+    return ts->rotate_scopes == 0 && ts->sample_every <= 1 && ts->calls_unstamped == 0 &&
+           x->src[s].ctx->desc.trace_gpu_busy != VKPROF_FEATURE_DISABLED;
+}
+
 static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *ts,
-                          const char *mode)
+                          const char *mode, bool whole)
 {
     k->obj(k->w, VKPROF_TF_META_SAMPLING);
     k->str(k->w, VKPROF_TF_SAMP_MODE, mode);
@@ -1163,6 +1172,7 @@ static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *
     k->u64(k->w, VKPROF_TF_SAMP_ROTATE_SCOPES, ts->rotate_scopes);
     k->u64(k->w, VKPROF_TF_SAMP_ROTATE_PERIOD, ts->rotate_period);
     k->u64(k->w, VKPROF_TF_SAMP_ROTATE_CHANGED, ts->rotate_changed_steps);
+    k->boolean(k->w, VKPROF_TF_SAMP_WHOLE_STEPS, whole);
     k->obj(k->w, VKPROF_TF_SAMP_LOST);
 #define LOST_KV_(id, key, text) k->u64(k->w, key, ts->lost_##id);
     VKPROF_TF_LOST_REASONS(LOST_KV_)
@@ -1230,7 +1240,11 @@ void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint
     k->u64(w, VKPROF_TF_META_TIMESTAMP_BITS, m->valid_bits);
 
     /* GPU sampling: the public accounting (one source for every exporter) */
-    meta_sampling(k, &m->ts, m->sampling_mode);
+    bool whole = true;
+    for (uint32_t s = 0; s < m->n; s++) {
+        whole = whole && whole_steps(x, s);
+    }
+    meta_sampling(k, &m->ts, m->sampling_mode, whole);
 
     meta_store(k, m->keep_last, m->recorded, m->overwritten, m->complete_from_ns,
                m->complete_until_ns);
@@ -1261,7 +1275,8 @@ void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint
             k->u64(w, VKPROF_TF_META_TIMESTAMP_BITS, c->valid_bits);
             meta_sampling(k, &c->ts,
                           c->ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING
-                                                           : VKPROF_TF_MODE_2SLOT);
+                                                           : VKPROF_TF_MODE_2SLOT,
+                          whole_steps(x, s));
             meta_store(k, c->keep_last, c->recorded, c->overwritten,
                        c->overwritten > 0 ? c->first_ns : 0, c->full_at_ns);
             k->end(w);
@@ -1309,12 +1324,10 @@ int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out)
     }
     const vkprof_xtrack *tr = &x->tracks[t];
     const uint32_t s = tr->src;
-    const vkprof_timing_stats *ts = &x->meta.ctx[s].ts;
     const uint32_t nsteps = x->count[VKPROF_EV_STEP];
     /* only where every call of a step was timed: work left untimed would
      * read as idle */
-    if (tr->n[VKPROF_EV_GPU] == 0 || nsteps < 2 || ts->rotate_scopes > 0 || ts->sample_every > 1 ||
-        ts->calls_unstamped > 0 || x->src[s].ctx->desc.trace_gpu_busy == VKPROF_FEATURE_DISABLED) {
+    if (tr->n[VKPROF_EV_GPU] == 0 || nsteps < 2 || !whole_steps(x, s)) {
         return 0;
     }
     uint64_t *st = malloc((size_t)nsteps * sizeof *st);

@@ -215,6 +215,13 @@
 #define VKPROF_TF_SAMP_ROTATE_PERIOD "rotate_period"
 #define VKPROF_TF_SAMP_ROTATE_CHANGED "rotate_changed_steps"
 #define VKPROF_TF_SAMP_LOST "lost" /* an object: one count per reason below */
+/* true when every call of each step was timed (no rotation, no
+ * every_n_steps, no call left out, and the app did not say it times only
+ * part of each step: desc.trace_gpu_busy); then the GPU's busy and idle time
+ * per step is measured (the busy counter, vkprof report's busy/idle). false:
+ * work not timed would read as idle, and neither is given. Absent in older
+ * traces. */
+#define VKPROF_TF_SAMP_WHOLE_STEPS "whole_steps"
 #define VKPROF_TF_MODE_RING "ring"
 #define VKPROF_TF_MODE_2SLOT "2slot"
 

@@ -1120,6 +1120,21 @@ static int meta_uint(parser *p, const cJSON *obj, const char *path, const char *
     return 0;
 }
 
+static int meta_bool(parser *p, const cJSON *obj, const char *path, const char *key, int *has,
+                     int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (v == NULL) {
+        return 0;
+    }
+    if (!cJSON_IsBool(v)) {
+        return fail(p, "%s%s is not true or false", path, key);
+    }
+    *has = 1;
+    *out = cJSON_IsTrue(v) ? 1 : 0;
+    return 0;
+}
+
 static int meta_object(parser *p, const cJSON *obj, const char *path, const char *key,
                        const cJSON **out)
 {
@@ -1283,6 +1298,8 @@ static int on_metadata(parser *p, const cJSON *m)
         if (meta_string(p, samp, SAMP_ ".", VKPROF_TF_SAMP_MODE, &s->sampling_mode) != 0 ||
             meta_uint(p, samp, SAMP_ ".", VKPROF_TF_SAMP_EVERY_N, &s->has_every_n,
                       &s->every_n_steps) != 0 ||
+            meta_bool(p, samp, SAMP_ ".", VKPROF_TF_SAMP_WHOLE_STEPS, &s->has_whole_steps,
+                      &s->whole_steps) != 0 ||
             on_gpu_samples(p, samp) != 0) {
             return -1;
         }

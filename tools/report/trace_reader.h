@@ -149,6 +149,9 @@ typedef struct rpt_summary {
         scopes_pending;
     uint64_t lost[VKPROF_TF_LOST_COUNT]; /**< by reason: VKPROF_TF_LOST_* */
     uint64_t samples_lost;               /**< scopes_dropped, else the sum of lost.* */
+    /* metadata.gpu_sampling.whole_steps: every call of each step was timed;
+     * 0 with has_whole_steps: GPU busy and idle per step are not measured */
+    int has_whole_steps, whole_steps;
     int samples_lost_mismatch;           /**< scopes_dropped differs from the sum of lost.* */
     int samples_unbalanced;              /**< samples differs from collected + dropped + pending */
 
