@@ -152,8 +152,8 @@ typedef struct rpt_summary {
     /* metadata.gpu_sampling.whole_steps: every call of each step was timed;
      * 0 with has_whole_steps: GPU busy and idle per step are not measured */
     int has_whole_steps, whole_steps;
-    int samples_lost_mismatch;           /**< scopes_dropped differs from the sum of lost.* */
-    int samples_unbalanced;              /**< samples differs from collected + dropped + pending */
+    int samples_lost_mismatch; /**< scopes_dropped differs from the sum of lost.* */
+    int samples_unbalanced;    /**< samples differs from collected + dropped + pending */
 
     /* what was read and what was skipped */
     uint64_t n_events, n_flows, n_counters, n_meta_events, n_dup_meta, n_other_x, n_other_instants,
