@@ -18,8 +18,9 @@ static vku_busy busy;
 static th_log logbuf;
 static VkQueryPool app_pool, app_pool2; /* the app's own two timestamps, per buffer */
 
-/* A ring context; through the simulated function table with `sim`. */
-static vkprof_context make_in(uint32_t queries, bool sim)
+/* A ring context; through the simulated function table with `sim`; what
+ * its submits read (desc.submit_collect). */
+static vkprof_context make_how(uint32_t queries, bool sim, vkprof_submit_collect how)
 {
     vkprof_context_desc d = th_desc(&g, &logbuf, sim);
     d.enable = VKPROF_ENABLE_ON;
@@ -27,7 +28,13 @@ static vkprof_context make_in(uint32_t queries, bool sim)
     d.ring_queries = queries;
     d.host_query_reset = g.dev.host_query_reset;
     d.report_every = UINT32_MAX;
+    d.submit_collect = how;
     return th_ctx(&d);
+}
+
+static vkprof_context make_in(uint32_t queries, bool sim)
+{
+    return make_how(queries, sim, VKPROF_SUBMIT_COLLECT_FINISHED);
 }
 
 static vkprof_context make(uint32_t queries)
@@ -552,15 +559,8 @@ static void test_event_gate(void)
  * lost. */
 static void submit_collect_case(vkprof_submit_collect how)
 {
-    vkprof_context_desc d = th_desc(&g, &logbuf, true);
-    d.enable = VKPROF_ENABLE_ON;
-    d.timing_mode = VKPROF_TIMING_RING;
-    d.ring_queries = 64;
-    d.host_query_reset = g.dev.host_query_reset;
-    d.report_every = UINT32_MAX;
-    d.submit_collect = how;
     sim_reset();
-    vkprof_context ctx = th_ctx(&d);
+    vkprof_context ctx = make_how(64, true, how);
     vkprof_context_desc got;
     CHECK(vkprof_get_desc(ctx, &got) == VKPROF_OK && got.submit_collect == how);
     VkCommandBuffer a = th_alloc_cmd(&g), b = th_alloc_cmd(&g);
@@ -613,14 +613,7 @@ static void submit_collect_case(vkprof_submit_collect how)
  * the gate opens. A hang here is this test failing (its ctest timeout). */
 static void submit_collect_gated(void)
 {
-    vkprof_context_desc d = th_desc(&g, &logbuf, false);
-    d.enable = VKPROF_ENABLE_ON;
-    d.timing_mode = VKPROF_TIMING_RING;
-    d.ring_queries = 64;
-    d.host_query_reset = g.dev.host_query_reset;
-    d.report_every = UINT32_MAX;
-    d.submit_collect = VKPROF_SUBMIT_COLLECT_OWN;
-    vkprof_context ctx = th_ctx(&d);
+    vkprof_context ctx = make_how(64, false, VKPROF_SUBMIT_COLLECT_OWN);
     VkEvent gate = tq_gate_create();
     VkCommandBuffer a = th_alloc_cmd(&g), b = th_alloc_cmd(&g);
     VkFence fence[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
