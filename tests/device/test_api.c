@@ -254,6 +254,12 @@ static void test_env(void)
     d.enable = (vkprof_enable_mode)7;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);
     d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.trace_gpu_busy = (vkprof_feature)3;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);
+    d = vku_vkprof_desc(&g.inst, &g.dev);
+    d.submit_collect = (vkprof_submit_collect)2;
+    CHECK(vkprof_create(&d, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);
+    d = vku_vkprof_desc(&g.inst, &g.dev);
     d.device = VK_NULL_HANDLE;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);
     /* a queue family that does not exist: created, but inactive */
