@@ -300,6 +300,9 @@ typedef struct vkprof_phase_acc {
      * the rotating window (desc.rotate_first_calls) */
     uint64_t first_count;
     uint64_t first_ticks;
+    /* VKPROF_PHASE_FLAG_*: set once, read on the recording path (relaxed);
+     * vkprof_reset keeps them */
+    _Atomic uint32_t flags;
 } vkprof_phase_acc;
 
 /* ---- ring mode (ring.c) ---- */

@@ -512,6 +512,9 @@ typedef struct vkprof_phase_stats {
      *  (part of total_ns). */
     uint64_t first_calls;
     uint64_t first_ns;
+    /** VKPROF_PHASE_FLAG_* (vkprof_set_phase_flags): OUTER, a phase whose
+     *  scopes hold others' work, left out of the split. */
+    uint32_t flags;
 } vkprof_phase_stats;
 
 /**
@@ -663,6 +666,34 @@ uint32_t vkprof_phase_count(vkprof_context ctx);
 
 /** Name of a phase, or NULL for an unknown id or a NULL ctx. */
 const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase);
+
+/**
+ * Phase flags (vkprof_set_phase_flags).
+ *
+ * VKPROF_PHASE_FLAG_OUTER: the phase's scopes hold other scopes' work, a
+ * whole command buffer or a region (issue 26). With rotation
+ * (desc.rotate_scopes) every scope of an outer phase is stamped in each
+ * timed step: it takes no call index, so it neither moves nor fills the
+ * window, and it is never a first call. Its figures are then exact while
+ * the other phases' are estimates, and the union of its scopes is the
+ * queue's busy time: the trace's GPU busy counter is written from them
+ * (desc.trace_gpu_busy ENABLED says that every step's work lies inside
+ * them). An outer phase's time overlaps its inner scopes' time, so front
+ * ends leave it out of the split (vkprof_phase_stats.flags says which
+ * phases are outer; the trace names them, metadata
+ * gpu_sampling.outer_phases). Without rotation the flag changes no stamp.
+ */
+#define VKPROF_PHASE_FLAG_OUTER 0x1u
+
+/**
+ * Set a registered phase's flags (VKPROF_PHASE_FLAG_*), before its first
+ * scope. VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx, an unknown phase or
+ * an unknown flag bit.
+ */
+vkprof_result vkprof_set_phase_flags(vkprof_context ctx, vkprof_phase phase, uint32_t flags);
+
+/** A phase's flags; 0 for an unknown id or a NULL ctx. */
+uint32_t vkprof_phase_flags(vkprof_context ctx, vkprof_phase phase);
 
 /*
  * The timing cycle (not re-entrant: one scope at a time per context). In the

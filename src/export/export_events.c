@@ -1153,8 +1153,68 @@ static bool whole_steps(const vkprof_export *x, uint32_t s)
            x->src[s].ctx->desc.trace_gpu_busy != VKPROF_FEATURE_DISABLED;
 }
 
+/* Context s's outer phases: their scopes hold each step's work (issue 26) */
+static bool has_outer(vkprof_context c)
+{
+    const uint32_t n = vkprof_phase_count(c);
+    for (uint32_t i = 0; i < n; i++) {
+        if (vkprof_phase_flags(c, i) & VKPROF_PHASE_FLAG_OUTER) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is context s's GPU busy time per step measured? Every call timed, or,
+ * with rotation, each step's work inside outer scopes stamped in every step
+ * (the app says so: desc.trace_gpu_busy ENABLED). */
+static bool busy_measured(const vkprof_export *x, uint32_t s)
+{
+    const vkprof_timing_stats *ts = &x->meta.ctx[s].ts;
+    const vkprof_context c = x->src[s].ctx;
+    return whole_steps(x, s) || (ts->rotate_scopes > 0 && ts->sample_every <= 1 &&
+                                 c->desc.trace_gpu_busy == VKPROF_FEATURE_ENABLED && has_outer(c));
+}
+
+/* Is `name` (NULL: any) an outer phase of a context in [from, to)? */
+static bool outer_named_before(const vkprof_export *x, uint32_t from, uint32_t to, const char *name)
+{
+    for (uint32_t s = from; s < to; s++) {
+        const vkprof_context c = x->src[s].ctx;
+        const uint32_t n = vkprof_phase_count(c);
+        for (uint32_t i = 0; i < n; i++) {
+            if ((vkprof_phase_flags(c, i) & VKPROF_PHASE_FLAG_OUTER) &&
+                (name == NULL || strcmp(vkprof_phase_name(c, i), name) == 0)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void meta_outer(const vkprof_meta_sink *k, const vkprof_export *x, uint32_t from,
+                       uint32_t to)
+{
+    if (!outer_named_before(x, from, to, NULL)) {
+        return; /* none: no key */
+    }
+    k->arr(k->w, VKPROF_TF_SAMP_OUTER_PHASES);
+    for (uint32_t s = from; s < to; s++) {
+        const vkprof_context c = x->src[s].ctx;
+        const uint32_t n = vkprof_phase_count(c);
+        for (uint32_t i = 0; i < n; i++) {
+            if ((vkprof_phase_flags(c, i) & VKPROF_PHASE_FLAG_OUTER) &&
+                !outer_named_before(x, from, s, vkprof_phase_name(c, i))) {
+                k->str(k->w, NULL, vkprof_phase_name(c, i));
+            }
+        }
+    }
+    k->end(k->w);
+}
+
 static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *ts,
-                          const char *mode, bool whole)
+                          const char *mode, bool whole, bool busy, const vkprof_export *x,
+                          uint32_t from, uint32_t to)
 {
     k->obj(k->w, VKPROF_TF_META_SAMPLING);
     k->str(k->w, VKPROF_TF_SAMP_MODE, mode);
@@ -1173,6 +1233,8 @@ static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *
     k->u64(k->w, VKPROF_TF_SAMP_ROTATE_PERIOD, ts->rotate_period);
     k->u64(k->w, VKPROF_TF_SAMP_ROTATE_CHANGED, ts->rotate_changed_steps);
     k->boolean(k->w, VKPROF_TF_SAMP_WHOLE_STEPS, whole);
+    k->boolean(k->w, VKPROF_TF_SAMP_BUSY_MEASURED, busy);
+    meta_outer(k, x, from, to);
     k->obj(k->w, VKPROF_TF_SAMP_LOST);
 #define LOST_KV_(id, key, text) k->u64(k->w, key, ts->lost_##id);
     VKPROF_TF_LOST_REASONS(LOST_KV_)
@@ -1240,11 +1302,12 @@ void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint
     k->u64(w, VKPROF_TF_META_TIMESTAMP_BITS, m->valid_bits);
 
     /* GPU sampling: the public accounting (one source for every exporter) */
-    bool whole = true;
+    bool whole = true, busy = true;
     for (uint32_t s = 0; s < m->n; s++) {
         whole = whole && whole_steps(x, s);
+        busy = busy && busy_measured(x, s);
     }
-    meta_sampling(k, &m->ts, m->sampling_mode, whole);
+    meta_sampling(k, &m->ts, m->sampling_mode, whole, busy, x, 0, m->n);
 
     meta_store(k, m->keep_last, m->recorded, m->overwritten, m->complete_from_ns,
                m->complete_until_ns);
@@ -1276,7 +1339,7 @@ void vkprof__export_meta(const vkprof_export *x, const vkprof_meta_sink *k, uint
             meta_sampling(k, &c->ts,
                           c->ts.mode == VKPROF_TIMING_RING ? VKPROF_TF_MODE_RING
                                                            : VKPROF_TF_MODE_2SLOT,
-                          whole_steps(x, s));
+                          whole_steps(x, s), busy_measured(x, s), x, s, s + 1);
             meta_store(k, c->keep_last, c->recorded, c->overwritten,
                        c->overwritten > 0 ? c->first_ns : 0, c->full_at_ns);
             k->end(w);
@@ -1325,9 +1388,9 @@ int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out)
     const vkprof_xtrack *tr = &x->tracks[t];
     const uint32_t s = tr->src;
     const uint32_t nsteps = x->count[VKPROF_EV_STEP];
-    /* only where every call of a step was timed: work left untimed would
-     * read as idle */
-    if (tr->n[VKPROF_EV_GPU] == 0 || nsteps < 2 || !whole_steps(x, s)) {
+    /* only where every call of a step was timed, or its work lay inside
+     * outer scopes: work left untimed would read as idle */
+    if (tr->n[VKPROF_EV_GPU] == 0 || nsteps < 2 || !busy_measured(x, s)) {
         return 0;
     }
     uint64_t *st = malloc((size_t)nsteps * sizeof *st);

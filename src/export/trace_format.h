@@ -222,6 +222,17 @@
  * work not timed would read as idle, and neither is given. Absent in older
  * traces. */
 #define VKPROF_TF_SAMP_WHOLE_STEPS "whole_steps"
+/* true when the GPU's busy and idle time per step is measured: every call
+ * of each step was timed (whole_steps), or each step's work lay inside the
+ * scopes of outer phases (below), stamped in every step whatever the
+ * rotating window (vkprof_set_phase_flags, desc.trace_gpu_busy ENABLED).
+ * The busy counter is written, and vkprof report gives busy/idle, only then.
+ * Absent in older traces (whole_steps then says it). */
+#define VKPROF_TF_SAMP_BUSY_MEASURED "busy_measured"
+/* the names of the outer phases (VKPROF_PHASE_FLAG_OUTER): their slices hold
+ * other slices' work (a whole command buffer), so they are no part of the
+ * split per phase. An array of strings; absent when there are none. */
+#define VKPROF_TF_SAMP_OUTER_PHASES "outer_phases"
 #define VKPROF_TF_MODE_RING "ring"
 #define VKPROF_TF_MODE_2SLOT "2slot"
 

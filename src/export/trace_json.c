@@ -390,7 +390,10 @@ static void js_u64(void *w, const char *key, uint64_t v)
 
 static void js_str(void *w, const char *key, const char *v)
 {
-    vkprof__json_kv_str(w, key, v);
+    if (key != NULL) {
+        vkprof__json_key(w, key);
+    }
+    vkprof__json_str(w, v); /* an array's element: no key */
 }
 
 static void js_f64(void *w, const char *key, double v)

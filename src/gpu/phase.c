@@ -121,6 +121,26 @@ const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase)
     return ctx->gpu.phases[phase].name;
 }
 
+vkprof_result vkprof_set_phase_flags(vkprof_context ctx, vkprof_phase phase, uint32_t flags)
+{
+    if (ctx == NULL || phase >= atomic_load_explicit(&ctx->gpu.phase_count, memory_order_acquire) ||
+        (flags & ~(uint32_t)VKPROF_PHASE_FLAG_OUTER) != 0) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "vkprof_set_phase_flags: an unknown phase (%u) or flag (0x%x)", phase,
+                            flags);
+    }
+    atomic_store_explicit(&ctx->gpu.phases[phase].flags, flags, memory_order_relaxed);
+    return VKPROF_OK;
+}
+
+uint32_t vkprof_phase_flags(vkprof_context ctx, vkprof_phase phase)
+{
+    if (ctx == NULL || phase >= atomic_load_explicit(&ctx->gpu.phase_count, memory_order_acquire)) {
+        return 0;
+    }
+    return atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed);
+}
+
 bool vkprof_any_recorded(vkprof_context ctx)
 {
     if (ctx == NULL) {
@@ -168,6 +188,7 @@ static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
     s->calls = calls == UINT64_MAX ? a->count : calls;
     s->first_calls = a->first_count;
     s->first_ns = vkprof_ticks_to_ns(a->first_ticks, period);
+    s->flags = atomic_load_explicit(&a->flags, memory_order_relaxed);
     /* The estimator: the mean of the timed calls times the calls executed.
      * Every call timed (or lost): calls == count, the exact total. A
      * phase's first calls (a driver's compile) count once, and the mean of
@@ -253,6 +274,9 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
         if (s.first_calls > 0) {
             vkprof__json_kv_u64(j, "first_calls", s.first_calls);
             vkprof__json_kv_u64(j, "first_ns", s.first_ns);
+        }
+        if (s.flags & VKPROF_PHASE_FLAG_OUTER) {
+            vkprof__json_kv_bool(j, "outer", true);
         }
         vkprof__json_end(j);
     }

@@ -767,7 +767,10 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     }
     uint32_t k = ctx->desc.rotate_scopes;
     bool first_use = false;
-    if (k > 0) {
+    /* an outer phase (a whole command buffer) is stamped in every timed
+     * step and takes no call index: the busy time beside the window */
+    if (k > 0 && (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
+                  VKPROF_PHASE_FLAG_OUTER) == 0) {
         uint64_t idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
         uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
         /* a phase's first call is stamped whatever the window (a driver's

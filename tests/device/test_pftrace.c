@@ -783,6 +783,109 @@ static void test_overlap(void)
     vkprof_destroy(ctx);
 }
 
+/* Rotation with an outer phase (issue 26): each step's command buffer is a
+ * scope of an outer phase, stamped in every step, around K = 1 stamped call
+ * of 3. The busy counter is written from them (desc.trace_gpu_busy
+ * ENABLED): each point the union of its step's slices, in both formats;
+ * the metadata names the outer phase and says busy is measured while the
+ * steps are not whole. Without ENABLED, or with no outer phase, neither. */
+static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool outer)
+{
+    vkprof_context_desc d = th_desc(&g, &logbuf, false);
+    d.enable = VKPROF_ENABLE_ON;
+    d.host_level = VKPROF_HOST_ALL;
+    d.report_every = UINT32_MAX;
+    d.timing_mode = VKPROF_TIMING_RING;
+    d.shared_boundaries = true;
+    d.rotate_scopes = 1;
+    d.host_query_reset = g.dev.host_query_reset;
+    d.trace_gpu_busy = busy_flag;
+    vkprof_context ctx = th_ctx(&d);
+    CHECK(ctx != NULL);
+    if (ctx == NULL) {
+        return;
+    }
+    CHECK(vkprof_trace_begin(ctx, 0) == VKPROF_OK);
+    vkprof_phase cb;
+    CHECK(vkprof_register_phase(ctx, "command_buffer", &cb) == VKPROF_OK);
+    if (outer) {
+        CHECK(vkprof_set_phase_flags(ctx, cb, VKPROF_PHASE_FLAG_OUTER) == VKPROF_OK);
+    }
+    static const vkprof_phase inner[3] = {VKPROF_PHASE_NORM, VKPROF_PHASE_ATTENTION,
+                                          VKPROF_PHASE_MLP_DOWN};
+    enum { STEPS = 7 };
+    vkprof_step(ctx); /* the first step event: 7 steps, 7 points */
+    for (int step = 0; step < STEPS; step++) {
+        vkprof_span sp = vkprof_span_begin(ctx, VKPROF_BUCKET_ATTENTION);
+        CHECK_VK(vku_begin(&g.dev));
+        const vkprof_result r0 = vkprof_cmd_begin(ctx, g.dev.cmd, cb);
+        CHECK(r0 == VKPROF_OK || (!outer && r0 == VKPROF_DISABLED));
+        for (int k = 0; k < 3; k++) {
+            if (k) {
+                vku_compute_barrier(g.dev.cmd);
+            }
+            vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, inner[k]);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+            vku_busy_record(&g.dev, &busy, g.dev.cmd, 20);
+            r = vkprof_cmd_end(ctx, g.dev.cmd, inner[k]);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+        }
+        (void)vkprof_cmd_end(ctx, g.dev.cmd, cb);
+        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &g.dev.cmd};
+        CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
+        CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
+        CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_MAX));
+        CHECK(vkprof_collect(ctx) == VKPROF_OK);
+        vkprof_span_end(ctx, &sp);
+        vkprof_step(ctx);
+    }
+    /* the outer phase: every step, exact, and flagged in the snapshot */
+    vkprof_phase_stats st = th_phase(ctx, cb);
+    CHECK(!outer || st.count == STEPS);
+    CHECK_EQ_U64(st.flags, outer ? VKPROF_PHASE_FLAG_OUTER : 0u);
+    CHECK(!outer || st.est_total_ns == st.total_ns);
+    char json[300], pf[300];
+    snprintf(json, sizeof json, "%s/%s.json", tmpdir, name);
+    snprintf(pf, sizeof pf, "%s/%s.pftrace", tmpdir, name);
+    CHECK(vkprof_trace_write_set(&ctx, 1, json, VKPROF_TRACE_FORMAT_BOTH) == VKPROF_OK);
+    const bool measured = outer && busy_flag == VKPROF_FEATURE_ENABLED;
+    check_pair(json, pf, 1);
+    check_busy(json, measured ? STEPS : 0, false);
+    cJSON *root = load_and_check(json);
+    CHECK(root != NULL);
+    const cJSON *samp = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "metadata"), "gpu_sampling");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(samp, "whole_steps")));
+    CHECK(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(samp, "busy_measured")) &&
+          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(samp, "busy_measured")) == measured);
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(samp, "outer_phases");
+    CHECK(outer ? cJSON_IsArray(op) && cJSON_GetArraySize(op) == 1 : op == NULL);
+    CHECK(!outer || (cJSON_IsString(cJSON_GetArrayItem(op, 0)) &&
+                     strcmp(cJSON_GetArrayItem(op, 0)->valuestring, "command_buffer") == 0));
+    cJSON_Delete(root);
+    /* vkprof report: busy and idle from the outer scopes, or not measured */
+    char *rep = summary_of(pf);
+    CHECK(rep != NULL);
+    if (rep != NULL) {
+        CHECK((strstr(rep, ": not measured (only part of each") == NULL) == measured);
+        CHECK((strstr(rep, "idle) over 7 token(s) with timed GPU work") != NULL) == measured);
+        CHECK((strstr(rep, "from the outer scopes, stamped in every token around all of its "
+                           "work: command_buffer;") != NULL) == measured);
+        free(rep);
+    }
+    vkprof_destroy(ctx);
+}
+
+static void test_rotate_outer(void)
+{
+    rotate_outer_trace("outer", VKPROF_FEATURE_ENABLED, true);
+    rotate_outer_trace("outer-unknown", VKPROF_FEATURE_UNKNOWN, true);
+    rotate_outer_trace("no-outer", VKPROF_FEATURE_ENABLED, false);
+}
+
 /* A trace with nothing in it still decodes and reads. */
 static void test_empty(void)
 {
@@ -815,6 +918,7 @@ int main(int argc, char **argv)
     test_gpu_trace();
     test_bytes_per_event();
     test_overlap();
+    test_rotate_outer();
     test_empty();
     return tl_finish();
 }

@@ -350,6 +350,87 @@ static void test_rotate_uneven_steps(void)
     vkprof_destroy(ctx);
 }
 
+/* An outer phase (VKPROF_PHASE_FLAG_OUTER, issue 26) around each step's
+ * calls: stamped in every step (2 stamps more a step), exact (its estimate
+ * is its total), and no call index, so the window moves over the inner
+ * calls exactly as without it; its time holds the stamped inner calls'.
+ * Flags are refused for an unknown phase or bit. */
+static void test_rotate_outer(void)
+{
+    enum { C = 5, K = 2, P = 3, PASSES = 3 };
+    sim_reset();
+    vkprof_context ctx = make_rot(0, true, K);
+    vkprof_phase ph[C], outer;
+    for (uint32_t i = 0; i < C; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "call%u", i);
+        CHECK(vkprof_register_phase(ctx, name, &ph[i]) == VKPROF_OK);
+    }
+    CHECK(vkprof_register_phase(ctx, "buffer", &outer) == VKPROF_OK);
+    CHECK(vkprof_set_phase_flags(ctx, outer, 0x2u) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_set_phase_flags(ctx, outer + 1, VKPROF_PHASE_FLAG_OUTER) ==
+          VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_set_phase_flags(NULL, outer, VKPROF_PHASE_FLAG_OUTER) ==
+          VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_phase_flags(ctx, outer) == 0);
+    CHECK(vkprof_set_phase_flags(ctx, outer, VKPROF_PHASE_FLAG_OUTER) == VKPROF_OK);
+    CHECK(vkprof_phase_flags(ctx, outer) == VKPROF_PHASE_FLAG_OUTER);
+    CHECK(vkprof_phase_flags(ctx, outer + 1) == 0);
+    for (uint32_t step = 0; step < P * PASSES; step++) {
+        uint32_t start = (step % P) * K;
+        uint32_t stamped = C - start < K ? C - start : K;
+        uint64_t before = stamps_now();
+        CHECK_VK(vku_begin(&g.dev));
+        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, outer) == VKPROF_OK);
+        for (uint32_t i = 0; i < C; i++) {
+            vku_compute_barrier(g.dev.cmd);
+            vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, ph[i]);
+            CHECK(r == (i >= start && i < start + stamped ? VKPROF_OK : VKPROF_DISABLED));
+            vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+            (void)vkprof_cmd_end(ctx, g.dev.cmd, ph[i]);
+        }
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, outer) == VKPROF_OK);
+        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &g.dev.cmd};
+        CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
+        CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
+        CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_MAX));
+        CHECK(vkprof_collect(ctx) == VKPROF_OK);
+        vkprof_step(ctx);
+        /* the window's K + 1, the buffer's 2 */
+        CHECK_EQ_U64(stamps_now() - before, stamped + 1 + 2);
+        CHECK_EQ_U64(th_phase(ctx, outer).count, step + 1);
+        check_accounting(ctx);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.rotate_calls_per_step, C); /* the outer scope takes no index */
+    CHECK_EQ_U64(t.rotate_period, P);
+    CHECK_EQ_U64(t.rotate_cycles, PASSES);
+    CHECK_EQ_U64(t.calls_executed, (uint64_t)(C + 1) * P * PASSES);
+    CHECK_EQ_U64(t.calls_unstamped, (uint64_t)C * P * PASSES - (uint64_t)C * PASSES);
+    CHECK_EQ_U64(t.scopes_dropped, 0);
+    vkprof_phase_stats o = th_phase(ctx, outer);
+    CHECK_EQ_U64(o.calls, P * PASSES);
+    CHECK_EQ_U64(o.est_total_ns, o.total_ns);
+    CHECK_EQ_U64(o.flags, VKPROF_PHASE_FLAG_OUTER);
+    CHECK_EQ_U64(o.first_calls, 0);
+    uint64_t inner = 0;
+    for (uint32_t i = 0; i < C; i++) {
+        vkprof_phase_stats s = th_phase(ctx, ph[i]);
+        CHECK_EQ_U64(s.count, PASSES);
+        CHECK_EQ_U64(s.flags, 0);
+        inner += s.total_ns;
+    }
+    /* each step's buffer holds its stamped calls: a GPU fact, on lavapipe */
+    CHECK(o.total_ns >= inner && inner > 0);
+    /* vkprof_reset keeps the flags */
+    vkprof_reset(ctx);
+    CHECK(vkprof_phase_flags(ctx, outer) == VKPROF_PHASE_FLAG_OUTER);
+    vkprof_destroy(ctx);
+}
+
 /* The seed's model (no vkprof_cmd_submit): no edge stamp (a collect could
  * free it before it ran); the window's first call stamps its own begin, so
  * a window is still K + 1 stamps, and every index is covered once a pass. */
@@ -621,6 +702,7 @@ int main(void)
     RUN(test_rotate_ring_full);
     RUN(test_rotate_changed_path);
     RUN(test_rotate_uneven_steps);
+    RUN(test_rotate_outer);
     RUN(test_rotate_seed_model);
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);

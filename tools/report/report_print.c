@@ -936,11 +936,21 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Only part of each step's GPU work was timed, and no outer scopes hold
+ * it all: busy and idle are not measured (issue 26) */
+static bool busy_unmeasured(const rpt_summary *s)
+{
+    if (s->has_busy_measured) {
+        return !s->busy_measured;
+    }
+    return s->has_whole_steps && !s->whole_steps;
+}
+
 int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
 {
     memset(out, 0, sizeof *out);
     if (s->n_token_events < 2 || s->n_ranks > 0 || track >= s->n_tracks ||
-        !s->tracks[track].is_gpu || (s->has_whole_steps && !s->whole_steps)) {
+        !s->tracks[track].is_gpu || busy_unmeasured(s)) {
         return 0; /* (not measured where only part of each step was timed) */
     }
     const int64_t *tk = s->token_ts_ns;
@@ -1006,7 +1016,7 @@ int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
 
 static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
 {
-    if (s->has_whole_steps && !s->whole_steps) {
+    if (busy_unmeasured(s)) {
         /* issue 26: a rotated trace read 98.6 % idle here (its 4 stamped
          * dispatches a step of 261) */
         fprintf(out,
@@ -1048,6 +1058,12 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
             fprintf(out, "; %zu %s(s) with no timed GPU work left out", g.empty, unit);
         }
         fprintf(out, "\n");
+    }
+    if (header && s->outer_phases != NULL && s->has_whole_steps && !s->whole_steps) {
+        fprintf(out,
+                "  (from the outer scopes, stamped in every %s around all of its work: %s; the "
+                "other slices are a sample and hold no more than these)\n",
+                unit, s->outer_phases);
     }
 }
 

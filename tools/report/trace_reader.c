@@ -1135,6 +1135,50 @@ static int meta_bool(parser *p, const cJSON *obj, const char *path, const char *
     return 0;
 }
 
+/* An array of names, joined by ", " into *out (NULL when empty) */
+static int meta_names(parser *p, const cJSON *obj, const char *path, const char *key, char **out)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (a == NULL) {
+        return 0;
+    }
+    if (!cJSON_IsArray(a)) {
+        return fail(p, "%s%s is not an array", path, key);
+    }
+    size_t len = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a)
+    {
+        if (!cJSON_IsString(v)) {
+            return fail(p, "%s%s holds something other than a string", path, key);
+        }
+        len += strlen(v->valuestring) + 2;
+    }
+    free(*out);
+    *out = NULL;
+    if (len == 0) {
+        return 0;
+    }
+    char *joined = malloc(len + 1);
+    if (joined == NULL) {
+        return fail(p, "out of memory");
+    }
+    joined[0] = '\0';
+    size_t at = 0;
+    cJSON_ArrayForEach(v, a)
+    {
+        char *clean = rpt_clean_string(v->valuestring);
+        if (clean == NULL) {
+            free(joined);
+            return fail(p, "out of memory");
+        }
+        at += (size_t)snprintf(joined + at, len + 1 - at, "%s%s", at > 0 ? ", " : "", clean);
+        free(clean);
+    }
+    *out = joined;
+    return 0;
+}
+
 static int meta_object(parser *p, const cJSON *obj, const char *path, const char *key,
                        const cJSON **out)
 {
@@ -1300,6 +1344,9 @@ static int on_metadata(parser *p, const cJSON *m)
                       &s->every_n_steps) != 0 ||
             meta_bool(p, samp, SAMP_ ".", VKPROF_TF_SAMP_WHOLE_STEPS, &s->has_whole_steps,
                       &s->whole_steps) != 0 ||
+            meta_bool(p, samp, SAMP_ ".", VKPROF_TF_SAMP_BUSY_MEASURED, &s->has_busy_measured,
+                      &s->busy_measured) != 0 ||
+            meta_names(p, samp, SAMP_ ".", VKPROF_TF_SAMP_OUTER_PHASES, &s->outer_phases) != 0 ||
             on_gpu_samples(p, samp) != 0) {
             return -1;
         }
@@ -1785,6 +1832,7 @@ void rpt_free(rpt_summary *s)
     free(s->driver);
     free(s->cal_method);
     free(s->sampling_mode);
+    free(s->outer_phases);
     for (size_t i = 0; i < s->n_ranks; i++) {
         free(s->ranks[i].name);
     }

@@ -152,6 +152,13 @@ typedef struct rpt_summary {
     /* metadata.gpu_sampling.whole_steps: every call of each step was timed;
      * 0 with has_whole_steps: GPU busy and idle per step are not measured */
     int has_whole_steps, whole_steps;
+    /* metadata.gpu_sampling.busy_measured (issue 26): busy and idle per step
+     * are measured (every call timed, or outer scopes around each step's
+     * work); absent in older traces, where whole_steps says it */
+    int has_busy_measured, busy_measured;
+    /* metadata.gpu_sampling.outer_phases, joined by ", " (NULL: none): phases
+     * whose slices hold other slices' work (a whole command buffer) */
+    char *outer_phases;
     int samples_lost_mismatch; /**< scopes_dropped differs from the sum of lost.* */
     int samples_unbalanced;    /**< samples differs from collected + dropped + pending */
 
