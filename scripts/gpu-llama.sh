@@ -187,6 +187,7 @@ mode_args() {
     *p) echo "$(mode_args "${1%p}") --cost-probe ${PROBE:-16}" ;;
     plain) echo "" ;;
     every) echo "--rotate 0" ;;
+    rot*nb) local k=${1#rot}; echo "--rotate ${k%nb} --busy off" ;;
     rot*) echo "--rotate ${1#rot}" ;;
     cmdbuf) echo "--mode cmdbuf" ;;
     s*) echo "--sample ${1#s}" ;;
@@ -251,9 +252,16 @@ def split(shape, m, r, key):
     s, d, n = x
     out = {}
     for p in n["phases"]:
-        if p["count"] > 0:
+        if p["count"] > 0 and not p.get("outer"):
             out[fam(p["name"])] = out.get(fam(p["name"]), 0) + p[key]
     return out, d["steps"], n
+def outer_busy(shape, m, r):
+    x = summary(shape, m, r)
+    if x is None:
+        return None
+    s, d, n = x
+    ns = sum(p["total_ns"] for p in n["phases"] if p.get("outer"))
+    return ns / d["steps"] if ns > 0 else None
 def step_shape(shape, m, r):
     tf = glob.glob("w/perf-%s-%s-%s/*.trace.json" % (shape, m, r))
     if not tf:
@@ -327,6 +335,18 @@ for shape in shapes:
         if cb:
             print("    est. per step / command-buffer busy per step: %.3f; every-dispatch / command buffers: %.3f" % (
                 (tr / rsteps) / (tc / csteps), (te / esteps) / (tc / csteps)))
+        # its own busy time (the command buffers' outer scopes, every round)
+        bus = [b for b in (outer_busy(shape, m, k) for k in range(1, R + 1)) if b]
+        cbs = []
+        for k in range(1, R + 1):
+            c2, s2, _ = split(shape, "cmdbuf", k, "total_ns")
+            if c2:
+                cbs.append(sum(c2.values()) / s2)
+        if bus and cbs:
+            print("    its GPU busy: %.4f ms per step (mean of %d runs: %s); --mode cmdbuf %.4f (%d runs: %s); ratio %.3f" % (
+                st.mean(bus) / 1e6, len(bus), " ".join("%.4f" % (b / 1e6) for b in bus),
+                st.mean(cbs) / 1e6, len(cbs), " ".join("%.4f" % (c / 1e6) for c in cbs),
+                st.mean(bus) / st.mean(cbs)))
         worst = 0
         print("    %-28s %8s %8s %6s" % ("family", "every %", m + " %", "pp"))
         for f in sorted(ev, key=lambda k: -ev[k]):
@@ -344,8 +364,10 @@ for shape in shapes:
         t = json.load(open(tf[0]))
         sl = sorted((e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "gpu"), key=lambda e: e["ts"])
         calls = {}
+        outer = {p["name"] for p in rn["phases"] if p.get("outer")}
+        sl = [e for e in sl if e["name"] not in outer]
         for p in rn["phases"]:
-            if p["calls"] > 0:
+            if p["calls"] > 0 and not p.get("outer"):
                 calls[fam(p["name"])] = calls.get(fam(p["name"]), 0) + p["calls"]
         seen, sums, cnts, last_bad = set(), {}, {}, None
         steps_seen = 0

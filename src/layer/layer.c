@@ -42,6 +42,11 @@ void lyr_warn(const char *fmt, ...)
     fprintf(stderr, "vkprof layer: %s\n", buf);
 }
 
+bool lyr_buffer_scopes(void)
+{
+    return lyr_cfg.mode == LYR_MODE_CMDBUF || lyr_cfg.busy;
+}
+
 const char *lyr_mode_name(lyr_mode m)
 {
     switch (m) {
@@ -73,6 +78,7 @@ static void load_config(void)
     lyr_config *c = &lyr_cfg;
     memset(c, 0, sizeof *c);
     c->on = true;
+    c->busy = true;
     c->mode = LYR_MODE_DISPATCH;
     c->sample = 1;
     c->steps = LYR_STEPS_WAIT;
@@ -109,6 +115,16 @@ static void load_config(void)
                  "dispatch)",
                  v);
         c->rotate = 0;
+    }
+    v = getenv("VKPROF_LAYER_BUSY");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0) {
+            c->busy = true;
+        } else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0) {
+            c->busy = false;
+        } else {
+            lyr_warn("VKPROF_LAYER_BUSY='%s' is not on or off; using on", v);
+        }
     }
     v = getenv("VKPROF_LAYER_COST_BLOCK");
     if (v != NULL && *v != '\0' && !parse_u32(v, 0, 1u << 20, &c->cost_block)) {
@@ -211,6 +227,7 @@ static void load_config(void)
                  c->rotate);
         c->rotate = 0;
     }
+    c->busy = c->busy && c->rotate > 0;
     /* the probe's blocks are of steps: with none, every step would be one */
     if (c->cost_block > 0 && c->steps == LYR_STEPS_NONE) {
         lyr_warn("VKPROF_LAYER_COST_BLOCK=%u needs steps (not VKPROF_LAYER_STEPS=none); no cost "
@@ -368,7 +385,9 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     desc.trace_gpu_busy =
         lyr_cfg.sample > 1 || lyr_cfg.cost_block > 0 || lyr_cfg.mode == LYR_MODE_LABEL
             ? VKPROF_FEATURE_DISABLED
-            : VKPROF_FEATURE_UNKNOWN;
+        /* rotating: every step's work lies in its buffers' outer scopes */
+        : lyr_cfg.busy ? VKPROF_FEATURE_ENABLED
+                       : VKPROF_FEATURE_UNKNOWN;
     desc.host_level = VKPROF_HOST_ALL;
     desc.report_every = UINT32_MAX;
     desc.trace_path = "";

@@ -70,6 +70,10 @@ typedef struct lyr_config {
     lyr_mode mode;
     uint32_t sample;
     uint32_t rotate; /* VKPROF_LAYER_ROTATE=K: dispatch mode stamps K dispatches a step (0: all) */
+    /* VKPROF_LAYER_BUSY (default on): with rotate, each primary command
+     * buffer is also a scope of an outer phase, stamped in every step, for
+     * the GPU's busy time beside the window (issue 26) */
+    bool busy;
     /* VKPROF_LAYER_COST_BLOCK=B: the cost probe, blocks of B steps with
      * profiling off at random (cost.h); 0: off */
     uint32_t cost_block;
@@ -86,6 +90,11 @@ typedef struct lyr_config {
 
 extern lyr_config lyr_cfg;
 const char *lyr_mode_name(lyr_mode m);
+/* Does each primary command buffer get a scope of its own? --mode cmdbuf,
+ * and the rotating window's busy scopes (an outer phase, LYR_OUTER_PHASE) */
+bool lyr_buffer_scopes(void);
+#define LYR_OUTER_PHASE "command_buffer"
+
 void lyr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- instances ----------------------------------------------------------- */

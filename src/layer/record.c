@@ -251,6 +251,21 @@ static void region_end(vkprof_context ctx, VkCommandBuffer cb, uint32_t phase, u
     }
 }
 
+/* The phase of a command buffer's own scope: its name in --mode cmdbuf;
+ * beside the rotating window, the one outer phase (stamped every step, no
+ * part of the split: the GPU's busy time, issue 26) */
+static uint32_t buffer_phase(lyr_device *d, const lyr_cmd *c, vkprof_context ctx)
+{
+    if (lyr_cfg.mode == LYR_MODE_CMDBUF) {
+        return lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
+    }
+    uint32_t phase = lyr_phase(d, ctx, LYR_OUTER_PHASE);
+    if (phase != LYR_NO_PHASE && vkprof_phase_flags(ctx, phase) == 0) {
+        (void)vkprof_set_phase_flags(ctx, phase, VKPROF_PHASE_FLAG_OUTER);
+    }
+    return phase;
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
                                                              const VkCommandBufferBeginInfo *bi)
 {
@@ -304,8 +319,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     }
     VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
     c->rec_t0 = vr == VK_SUCCESS ? rec_t0 : 0;
-    if (vr == VK_SUCCESS && c->timed && lyr_cfg.mode == LYR_MODE_CMDBUF && !c->secondary) {
-        uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
+    if (vr == VK_SUCCESS && c->timed && lyr_buffer_scopes() && !c->secondary) {
+        uint32_t phase = buffer_phase(d, c, ctx);
         int why = -1;
         c->cmdbuf_scoped = scope_begin(c, ctx, phase, &why);
         c->region_why = why;
@@ -340,7 +355,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
             }
         }
         if (c->cmdbuf_scoped) {
-            uint32_t phase = lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
+            uint32_t phase = buffer_phase(d, c, ctx);
             region_end(ctx, cb, phase, recorded);
             c->cmdbuf_scoped = false;
         }

@@ -610,9 +610,27 @@ elseif(CASE STREQUAL "rotate")
   set(rot_rc "${rc}")
   set(rot_out "${out}")
   set(rot_err "${err}")
+  # the window's busy scopes (--busy, on by default; issue 26): each
+  # command buffer stamped in every step gives busy and idle per step
   file(GLOB rtr ${WORK}/rot/*.trace.json)
   timed_run(60 ${VKPROF} report ${rtr})
-  expect("report of --rotate 2" "${out}" "GPU busy and idle per step: not measured \\(only part of each step's GPU work was timed")
+  expect("report of --rotate 2" "${out}" "GPU busy and idle per step \\(each queue's timed GPU work")
+  expect("report of --rotate 2" "${out}" "\\(from the outer scopes, stamped in every step around all of its work: command_buffer;")
+  # --busy off: the window alone, and busy/idle is not measured
+  timed_run(120 ${VKPROF} run -o ${WORK}/rotnb --rotate 2 --busy off --layer-dir ${LAYER_DIR} -- ${APP} --iterations 8 --dispatches 6 --pipelines 2)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "--rotate 2 --busy off: exit ${rc}")
+  endif()
+  expect_not("--busy off" "${err}" "GPU busy ")
+  expect("--busy off" "${err}" "rotating: 2 dispatches stamped a step of 8, every position once in 4 steps; 2 passes completed; 18 of 64 calls stamped\n")
+  file(GLOB nbtr ${WORK}/rotnb/*.trace.json)
+  timed_run(60 ${VKPROF} report ${nbtr})
+  expect("report of --rotate 2 --busy off" "${out}" "GPU busy and idle per step: not measured \\(only part of each step's GPU work was timed")
+  timed_run(20 ${VKPROF} run -o ${WORK}/rotbad --rotate 2 --busy maybe --layer-dir ${LAYER_DIR} -- ${APP})
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "--busy maybe was not refused: exit ${rc}")
+  endif()
+  expect("--busy maybe" "${err}" "unknown --busy 'maybe' \\(on\\|off\\)")
   file(GLOB etr ${WORK}/every/*.trace.json)
   timed_run(60 ${VKPROF} report ${etr})
   expect("report of every dispatch" "${out}" "GPU busy and idle per step \\(each queue's timed GPU work")
@@ -625,6 +643,7 @@ elseif(CASE STREQUAL "rotate")
   expect("rotate" "${err}" "rotating: 2 dispatches stamped a step of 8, every position once in 4 steps; 24 passes completed; 194 of 768 calls stamped\n")
   expect("rotate" "${err}" "first calls: each phase's first dispatch is stamped whatever the window and counted once, not scaled \\(a driver may compile a pipeline there\\): 4 calls, ")
   expect("rotate" "${err}" "lost: none")
+  expect("rotate" "${err}" "GPU busy [0-9.]+ ms per step: its command buffers' time, each one stamped in every step \\(96 buffers, exact\\); the dispatches' estimate above is [0-9.]+x it")
   expect_not("rotate" "${err}" "not timed yet")
   expect("rotate" "${err}" "profiling cost: not measured in this run \\(--cost-probe B measures it\\); this mode adds a few stamps a step")
   if(PYTHON)
@@ -647,13 +666,19 @@ dd = fr['dispatches']
 want('executed = timed + untimed', dd['executed'] == dd['executed_timed'] + sum(dd['executed_untimed'].values()))
 want('only not_in_window', dd['executed_untimed']['not_in_window'] == dd['executed'] - dd['executed_timed'])
 t = nr['timing']
-want('samples = timed dispatches', t['samples'] == dd['executed_timed'] == t['scopes_collected'])
-want('calls', t['calls_executed'] == dd['executed'] and t['calls_unstamped'] == dd['executed_untimed']['not_in_window'])
+# the command buffers' outer scopes: one a step, every one stamped, exact
+ob = [p for p in nr['phases'] if p.get('outer')]
+want('one outer phase', len(ob) == 1 and ob[0]['name'] == 'command_buffer')
+o = ob[0] if ob else {'count': 0, 'calls': 0, 'total_ns': 0, 'est_total_ns': -1}
+want('outer every step', o['count'] == o['calls'] == 96 and o['est_total_ns'] == o['total_ns'] > 0)
+want('no outer phase in every dispatch', not any(p.get('outer') for p in ne['phases']))
+want('samples = timed dispatches + buffers', t['samples'] == dd['executed_timed'] + 96 == t['scopes_collected'])
+want('calls', t['calls_executed'] == dd['executed'] + 96 and t['calls_unstamped'] == dd['executed_untimed']['not_in_window'])
 r = t['rotation']
 want('rotation', (r['cycles'], r['period_steps'], r['calls_per_step'], r['changed_steps']) == (24, 4, 8, 0))
 want('first calls flag', t.get('rotate_first_calls') is True)
 pe = {p['name']: p for p in ne['phases'] if p['count'] > 0}
-pr = {p['name']: p for p in nr['phases'] if p['calls'] > 0}
+pr = {p['name']: p for p in nr['phases'] if p['calls'] > 0 and not p.get('outer')}
 want('the same phases', sorted(pe) == sorted(pr) == ['alpha', 'beta', 'p0', 'p1'])
 # positions: alpha 0 2 4, beta 1 3 5, p0 6, p1 7; step 1's window is [0, 2):
 # p0's and p1's first calls are stamped apart
@@ -673,6 +698,9 @@ for n in pr:
     print('%-6s every %5.1f%%  rotate %5.1f%%' % (n, a, b))
     want(n + ' share within 15 pp', abs(a - b) <= 15.0)
 print('rotated GPU total / every-dispatch total: %.3f' % (tr / te))
+# a buffer holds its stamped dispatches: the stamped ones' time is within it
+want('busy holds the timed dispatches', o['total_ns'] >= sum(p['total_ns'] for p in pr.values()))
+print('busy (command buffers) / rotated estimate: %.3f' % (o['total_ns'] / tr))
 print('bad:', bad)
 sys.exit(1 if bad else 0)
 " ${every} ${rot} RESULT_VARIABLE rc OUTPUT_VARIABLE said ERROR_VARIABLE said_err)

@@ -53,49 +53,52 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--rotate K] [--sample N]\n"
-            "                  [--cost-probe B] [--names FILE] [--keep first|last]\n"
-            "                  [--trace-events N]\n"
-            "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
-            "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
-            "  each of its processes how it ended, its trace, and per device and queue\n"
-            "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
-            "  each phase and the steps (a host wait that retires queue work closes one).\n"
-            "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
-            "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
-            "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
-            "  last collection.\n"
-            "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
-            "                        .summary.json go (default vkprof-run; made when\n"
-            "                        missing; nothing in it is deleted)\n"
-            "  --mode M        dispatch (every dispatch, the default), label (each debug\n"
-            "                  label region) or cmdbuf (each command buffer)\n"
-            "  --rotate K      dispatch mode: each step stamps only K dispatches (K + 1\n"
-            "                  stamps), the next step the next K, so every dispatch\n"
-            "                  position is timed once every ceil(dispatches a step / K)\n"
-            "                  steps; phase times are then estimates (mean x calls). 0:\n"
-            "                  every dispatch (the default)\n"
-            "  --sample N      time 1 submit in N (default 1)\n"
-            "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
-            "                  in blocks of B, and in each pair of blocks one, chosen at\n"
-            "                  random, is not profiled; the report compares the steps'\n"
-            "                  wall time with and without (the figures are scaled to\n"
-            "                  every step). 0: off (the default)\n"
-            "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
-            "                  without one, modules are named after the symbols that hold\n"
-            "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
-            "                  not)\n"
-            "  --keep K        first (default): the first events, later ones counted as\n"
-            "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
-            "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
-            "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
-            "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
-            "                  else <vkprof's folder>/layer, else\n"
-            "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
-            "  The layer is enabled the loader's way: VK_ADD_LAYER_PATH gets the folder,\n"
-            "  VK_INSTANCE_LAYERS gets " LAYER_NAME " appended; VKPROF_LAYER=on and the\n"
-            "  options above go to the layer as VKPROF_LAYER_* variables.\n");
+    fprintf(
+        f, "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--rotate K] [--sample N]\n"
+           "                  [--busy on|off] [--cost-probe B] [--names FILE] [--keep first|last]\n"
+           "                  [--trace-events N]\n"
+           "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
+           "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
+           "  each of its processes how it ended, its trace, and per device and queue\n"
+           "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
+           "  each phase and the steps (a host wait that retires queue work closes one).\n"
+           "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
+           "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
+           "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
+           "  last collection.\n"
+           "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
+           "                        .summary.json go (default vkprof-run; made when\n"
+           "                        missing; nothing in it is deleted)\n"
+           "  --mode M        dispatch (every dispatch, the default), label (each debug\n"
+           "                  label region) or cmdbuf (each command buffer)\n"
+           "  --rotate K      dispatch mode: each step stamps only K dispatches (K + 1\n"
+           "                  stamps), the next step the next K, so every dispatch\n"
+           "                  position is timed once every ceil(dispatches a step / K)\n"
+           "                  steps; phase times are then estimates (mean x calls). 0:\n"
+           "                  every dispatch (the default)\n"
+           "  --busy on|off   with --rotate: also stamp each command buffer's start and\n"
+           "                  end in every step, for the GPU's busy time per step beside\n"
+           "                  the window's split (default on; 2 stamps a buffer)\n"
+           "  --sample N      time 1 submit in N (default 1)\n"
+           "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
+           "                  in blocks of B, and in each pair of blocks one, chosen at\n"
+           "                  random, is not profiled; the report compares the steps'\n"
+           "                  wall time with and without (the figures are scaled to\n"
+           "                  every step). 0: off (the default)\n"
+           "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
+           "                  without one, modules are named after the symbols that hold\n"
+           "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
+           "                  not)\n"
+           "  --keep K        first (default): the first events, later ones counted as\n"
+           "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
+           "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
+           "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
+           "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
+           "                  else <vkprof's folder>/layer, else\n"
+           "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
+           "  The layer is enabled the loader's way: VK_ADD_LAYER_PATH gets the folder,\n"
+           "  VK_INSTANCE_LAYERS gets " LAYER_NAME " appended; VKPROF_LAYER=on and the\n"
+           "  options above go to the layer as VKPROF_LAYER_* variables.\n");
 }
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -373,6 +376,7 @@ static bool prepare_dir(const char *dir, char *out, size_t cap)
 
 typedef struct run_opts {
     const char *mode, *names, *keep, *format;
+    const char *busy; /* --busy on|off: the command buffers' busy scopes beside --rotate */
     uint32_t sample, trace_events;
     uint32_t rotate;     /* UINT32_MAX: not given */
     uint32_t cost_block; /* --cost-probe B; UINT32_MAX: not given */
@@ -424,6 +428,9 @@ static bool setup_env(const char *layer_dir, const char *out_dir, const run_opts
         if (!set_env("VKPROF_LAYER_COST_BLOCK", n)) {
             return false;
         }
+    }
+    if (o->busy != NULL && !set_env("VKPROF_LAYER_BUSY", o->busy)) {
+        return false;
     }
     if (o->names != NULL && !set_env("VKPROF_LAYER_NAMES", o->names)) {
         return false;
@@ -847,9 +854,13 @@ static uint64_t phase_ns(const cJSON *p, uint64_t rotate)
 /* Rotation: how far the window has gone, what it has not reached, and what
  * the estimate assumes. */
 static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
-                           uint64_t untimed_phases, double replay)
+                           uint64_t untimed_phases, double replay, uint64_t outer_calls)
 {
     FILE *o = r->out;
+    /* the command buffers' outer scopes are calls too, all stamped */
+    const uint64_t executed = u64(timing, "calls_executed");
+    const uint64_t calls = executed > outer_calls ? executed - outer_calls : 0;
+    const uint64_t unstamped = u64(timing, "calls_unstamped");
     const cJSON *rot = cJSON_GetObjectItemCaseSensitive(timing, "rotation");
     fprintf(o,
             "      rotating: %llu dispatches stamped a step of %llu, every position once in %llu "
@@ -857,8 +868,8 @@ static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
             (unsigned long long)u64(timing, "rotate_scopes"),
             (unsigned long long)u64(rot, "calls_per_step"),
             (unsigned long long)u64(rot, "period_steps"), (unsigned long long)u64(rot, "cycles"),
-            (unsigned long long)(u64(timing, "calls_executed") - u64(timing, "calls_unstamped")),
-            (unsigned long long)u64(timing, "calls_executed"));
+            (unsigned long long)(calls > unstamped ? calls - unstamped : 0),
+            (unsigned long long)calls);
     uint64_t first_calls = 0, first_ns = 0, first_max = 0;
     const char *first_name = NULL;
     const cJSON *q;
@@ -964,11 +975,20 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
      * calls but no timed one yet has none and is named below the table. */
     const uint64_t rotate = u64(timing, "rotate_scopes");
     uint64_t total = 0, timed_total = 0, untimed_phases = 0;
+    /* outer phases (the command buffers beside the window): stamped in
+     * every step, their time holds the others': the busy time, no row */
+    uint64_t outer_ns = 0, outer_count = 0, outer_calls = 0;
     size_t rows = 0;
     int width = 24; /* the name column: the longest name shown, at most 63 */
     const cJSON *p;
     cJSON_ArrayForEach(p, phases)
     {
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
+            outer_ns += u64(p, "total_ns");
+            outer_count += u64(p, "count");
+            outer_calls += u64(p, "calls");
+            continue;
+        }
         if (rotate > 0 && u64(p, "count") == 0 && u64(p, "calls") > 0) {
             untimed_phases++;
         }
@@ -1022,7 +1042,8 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         size_t n = 0;
         cJSON_ArrayForEach(p, phases)
         {
-            if (sorted != NULL && u64(p, "count") > 0) {
+            if (sorted != NULL && u64(p, "count") > 0 &&
+                !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
                 sorted[n++] = p;
             }
         }
@@ -1079,8 +1100,22 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                                "over those profiled: an estimate)"
                              : "");
         }
+        if (steps > 0 && outer_count > 0) {
+            /* exact, not scaled by the rotation's replays: every execution
+             * of a buffer is stamped */
+            const double f = replay > 0 ? factor / replay : factor;
+            const double busy = (double)outer_ns * f / (double)steps;
+            fprintf(o,
+                    "      GPU busy %.3f ms per step: its command buffers' time, each one "
+                    "stamped in every step (%llu buffers, exact%s); the dispatches' estimate "
+                    "above is %.2fx it (stamped alone, a dispatch runs without the overlap it "
+                    "has in flow)\n",
+                    busy / 1e6, (unsigned long long)outer_count,
+                    f != 1.0 ? ", scaled to the steps not profiled" : "",
+                    busy > 0 ? (double)total * factor / (double)steps / busy : 0.0);
+        }
         if (rotate > 0) {
-            print_rotation(r, timing, phases, untimed_phases, replay);
+            print_rotation(r, timing, phases, untimed_phases, replay, outer_calls);
         }
     }
     const cJSON *cal = cJSON_GetObjectItemCaseSensitive(ctxo, "calibration");
@@ -1584,9 +1619,9 @@ static size_t print_all(report *r, const char *dir, const char *run_id)
  * an option (or an option's value). 0: no command. */
 static int command_start(int argc, char **argv)
 {
-    static const char *const valued[] = {"-o",      "--output", "--mode",        "--sample",
-                                         "--names", "--rotate", "--cost-probe",  "--layer-dir",
-                                         "--keep",  "--format", "--trace-events"};
+    static const char *const valued[] = {"-o",      "--output", "--mode",         "--sample",
+                                         "--names", "--rotate", "--cost-probe",   "--layer-dir",
+                                         "--keep",  "--format", "--trace-events", "--busy"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -1625,6 +1660,7 @@ int vkprof_cmd_run(int argc, char **argv)
         {"--cost-probe", CLI_U32, .u32 = &ro.cost_block, .min = 0, .max = 1u << 20},
         {"--names", CLI_STR, .str = &ro.names},
         {"--keep", CLI_STR, .str = &ro.keep},
+        {"--busy", CLI_STR, .str = &ro.busy},
         {"--format", CLI_STR, .str = &ro.format},
         {"--trace-events", CLI_U32, .u32 = &ro.trace_events, .min = 1024, .max = 1u << 26},
         {"--layer-dir", CLI_STR, .str = &layer_dir},
@@ -1657,6 +1693,10 @@ int vkprof_cmd_run(int argc, char **argv)
         strcmp(ro.mode, "dispatch") != 0) {
         fprintf(stderr, TOOL ": --rotate stamps dispatches: it needs --mode dispatch, not '%s'\n",
                 ro.mode);
+        return 2;
+    }
+    if (ro.busy != NULL && strcmp(ro.busy, "on") != 0 && strcmp(ro.busy, "off") != 0) {
+        fprintf(stderr, TOOL ": unknown --busy '%s' (on|off)\n", ro.busy);
         return 2;
     }
     if (ro.keep != NULL && strcmp(ro.keep, "first") != 0 && strcmp(ro.keep, "last") != 0) {
