@@ -482,7 +482,11 @@ typedef struct vkprof_context_desc {
      *  sample_every, no call left out). VKPROF_FEATURE_DISABLED: never, for
      *  an app that itself times only part of each step (the vkprof layer's
      *  --sample N), where untimed work would read as idle. UNKNOWN (the
-     *  default) and ENABLED: as said. (Takes the place of reserved[1].) */
+     *  default): as said. ENABLED: also with rotation, where phases flagged
+     *  VKPROF_PHASE_FLAG_OUTER are registered: the app says their scopes,
+     *  stamped in every step, hold all of each step's work (the layer's
+     *  command buffers), and the counter is their union. (Takes the place
+     *  of reserved[1].) */
     vkprof_feature trace_gpu_busy;
     uint32_t reserved[4]; /**< must be zero */
 } vkprof_context_desc;
