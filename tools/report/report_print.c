@@ -987,11 +987,23 @@ int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
         while (k < nm && merged[2 * k + 1] <= w0) {
             k++;
         }
-        int64_t busy = 0;
+        int64_t busy = 0, gap = 0, first = -1, last = -1;
+        size_t gaps = 0;
         for (size_t j = k; j < nm && merged[2 * j] < w1; j++) {
             const int64_t a = merged[2 * j] > w0 ? merged[2 * j] : w0;
             const int64_t b = merged[2 * j + 1] < w1 ? merged[2 * j + 1] : w1;
-            busy += b > a ? b - a : 0;
+            if (b <= a) {
+                continue;
+            }
+            busy += b - a;
+            if (last >= 0 && a > last) {
+                gap += a - last; /* idle between two stretches of work */
+                gaps++;
+            }
+            if (first < 0) {
+                first = a;
+            }
+            last = b;
         }
         if (w1 <= w0) {
             continue;
@@ -1000,6 +1012,9 @@ int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
             out->empty++;
             continue;
         }
+        out->gap_ns += gap;
+        out->gaps += gaps;
+        out->edge_ns += (first - w0) + (w1 - last);
         out->busy_ns += busy;
         out->window_ns += w1 - w0;
         idle_pm[out->windows++] =
@@ -1058,6 +1073,15 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
             fprintf(out, "; %zu %s(s) with no timed GPU work left out", g.empty, unit);
         }
         fprintf(out, "\n");
+        /* where the idle time lies: between the step's stretches of work
+         * (the host late with the next buffer, or a wait), or at its ends */
+        fprintf(out,
+                "    idle between its timed work: %.3f ms/%s in %.1f gaps a %s (%.1f us each); "
+                "before its first and after its last: %.3f ms/%s\n",
+                (double)g.gap_ns / 1e6 / (double)g.windows, unit,
+                (double)g.gaps / (double)g.windows, unit,
+                g.gaps > 0 ? (double)g.gap_ns / 1e3 / (double)g.gaps : 0.0,
+                (double)g.edge_ns / 1e6 / (double)g.windows, unit);
     }
     if (header && s->outer_phases != NULL && s->has_whole_steps && !s->whole_steps) {
         fprintf(out,

@@ -292,6 +292,13 @@ typedef struct rpt_gpu_idle {
     size_t windows;         /**< windows with timed GPU work */
     size_t empty;           /**< windows with none, left out */
     double median_idle_pct; /**< the median window's idle share, % */
+    /** Of the idle time: between two stretches of busy time inside a window
+     *  (the gaps between command buffers, or between dispatches, that the
+     *  host or a dependency left), their count; the rest is at the
+     *  window's ends (before its first work, after its last) */
+    int64_t gap_ns;
+    size_t gaps;
+    int64_t edge_ns;
 } rpt_gpu_idle;
 
 /** Fill *out for track `track` of s: 1 when it is a GPU track with timed
