@@ -1257,6 +1257,25 @@ static void print_host(report *r, const cJSON *dev, uint64_t steps)
 #undef HNS_
 }
 
+/* Did a context of the device stamp outer scopes (the command buffers'
+ * busy scopes beside the rotating window)? */
+static bool has_outer(const cJSON *dev)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(dev, "contexts"))
+    {
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(c, "snapshot"), "phases"))
+        {
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* The cost probe (--cost-probe B): the steps' mean wall time with
  * profiling on and off, the difference with its standard error (Welch). */
 static void print_cost(report *r, const cJSON *dev)
@@ -1268,6 +1287,9 @@ static void print_cost(report *r, const cJSON *dev)
                               ? "2 stamps a command buffer, each waiting for the work before it"
                           : r->mode != NULL && strcmp(r->mode, "label") == 0
                               ? "2 stamps a label region, each waiting for the work before it"
+                          : r->rotate > 0 && has_outer(dev)
+                              ? "a few stamps a step (the window) and 2 a command buffer (its "
+                                "busy time), each waiting for the work before it"
                           : r->rotate > 0
                               ? "a few stamps a step (the window), each waiting for the work "
                                 "before it"
