@@ -4,6 +4,7 @@
  * rank, the expert load. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1029,6 +1030,152 @@ int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
     return out->windows > 0 ? 1 : 0;
 }
 
+/* Submit to GPU start: rpt_submit_latency (trace_reader.h). */
+
+/* flows by id (the string tag, then the value), then time */
+static int cmp_flow_id(const void *a, const void *b)
+{
+    const rpt_flow *x = a, *y = b;
+    if (x->id_str != y->id_str) {
+        return x->id_str < y->id_str ? -1 : 1;
+    }
+    if (x->id != y->id) {
+        return x->id < y->id ? -1 : 1;
+    }
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* flows by track, then time (the host span they start at) */
+static int cmp_flow_at(const void *a, const void *b)
+{
+    const rpt_flow *x = a, *y = b;
+    if (x->track != y->track) {
+        return x->track < y->track ? -1 : 1;
+    }
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* A host slice on the track that starts at ts and whose bucket is an app's
+ * submit (the layer names its span after the call: vkQueueSubmit,
+ * vkQueueSubmit2, vkQueueSubmit2KHR). The slices are sorted by track, then
+ * ts: a binary search, then the slices that start there. */
+static bool submit_span_at(const rpt_summary *s, uint32_t track, int64_t ts)
+{
+    size_t lo = 0, hi = s->n_slices;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const rpt_slice *x = &s->slices[mid];
+        if (x->track < track || (x->track == track && x->ts_ns < ts)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (size_t i = lo; i < s->n_slices; i++) {
+        const rpt_slice *x = &s->slices[i];
+        if (x->track != track || x->ts_ns != ts) {
+            break;
+        }
+        if (!x->is_gpu && x->group < s->n_host &&
+            starts_with(s->host[x->group].name, "vkQueueSubmit")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The earliest "f" of an id among ends (sorted by cmp_flow_id), or NULL. */
+static const rpt_flow *first_end(const rpt_flow *ends, size_t n, const rpt_flow *start)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const rpt_flow *x = &ends[mid];
+        if (x->id_str < start->id_str || (x->id_str == start->id_str && x->id < start->id)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < n && ends[lo].id_str == start->id_str && ends[lo].id == start->id ? &ends[lo]
+                                                                                  : NULL;
+}
+
+int rpt_submit_latency(const rpt_summary *s, rpt_submit_latency_out *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->n_ranks > 0 || busy_unmeasured(s) || s->n_flows_read == 0) {
+        return 0; /* (a submit's first timed slice need not be its first work) */
+    }
+    const size_t n = s->n_flows_read;
+    rpt_flow *starts = malloc(n * sizeof *starts), *ends = malloc(n * sizeof *ends);
+    int64_t *lat = malloc(n * sizeof *lat);
+    if (starts == NULL || ends == NULL || lat == NULL) {
+        free(starts);
+        free(ends);
+        free(lat);
+        return -1;
+    }
+    size_t ns = 0, ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rpt_flow *fl = &s->flows[i];
+        if (fl->track >= s->n_tracks) {
+            continue;
+        }
+        if (fl->start) {
+            starts[ns++] = *fl;
+        } else if (s->tracks[fl->track].is_gpu) {
+            ends[ne++] = *fl; /* on a GPU slice's start */
+        }
+    }
+    if (ns > 0) {
+        qsort(starts, ns, sizeof *starts, cmp_flow_at);
+    }
+    if (ne > 0) {
+        qsort(ends, ne, sizeof *ends, cmp_flow_id);
+    }
+    /* one submit: the "s" events at one host span's start (one id with
+     * several "f", or an id for each "f" with its own "s") */
+    size_t nl = 0;
+    double sum = 0;
+    for (size_t i = 0, j; i < ns; i = j) {
+        for (j = i + 1;
+             j < ns && starts[j].track == starts[i].track && starts[j].ts_ns == starts[i].ts_ns;
+             j++) {
+        }
+        if (s->tracks[starts[i].track].is_gpu ||
+            !submit_span_at(s, starts[i].track, starts[i].ts_ns)) {
+            continue;
+        }
+        const rpt_flow *first = NULL;
+        for (size_t k = i; k < j; k++) {
+            const rpt_flow *e = first_end(ends, ne, &starts[k]);
+            if (e != NULL && (first == NULL || e->ts_ns < first->ts_ns)) {
+                first = e;
+            }
+        }
+        if (first != NULL) {
+            lat[nl] = first->ts_ns - starts[i].ts_ns;
+            sum += (double)lat[nl];
+            nl++;
+        }
+    }
+    free(starts);
+    free(ends);
+    if (nl == 0) {
+        free(lat);
+        return 0;
+    }
+    qsort(lat, nl, sizeof *lat, cmp_i64);
+    /* nearest rank: the ceil(p% of n)-th value, from 1 */
+    out->count = nl;
+    out->median_ns = lat[(nl * 50 + 99) / 100 - 1];
+    out->p90_ns = lat[(nl * 90 + 99) / 100 - 1];
+    out->mean_ns = (int64_t)llround(sum / (double)nl);
+    free(lat);
+    return 1;
+}
+
 static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
 {
     if (busy_unmeasured(s)) {
@@ -1088,6 +1235,15 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
                 "  (from the outer scopes, stamped in every %s around all of its work: %s; the "
                 "other slices are a sample and hold no more than these)\n",
                 unit, s->outer_phases);
+    }
+    rpt_submit_latency_out sl;
+    if (header && rpt_submit_latency(s, &sl) == 1) {
+        fprintf(out,
+                "  submit to GPU start: median %.1f us, p90 %.1f us, mean %.1f us over %zu "
+                "submit%s (from the app's vkQueueSubmit call to the start of the first GPU work "
+                "it submitted: the driver's submit, and any wait behind earlier work)\n",
+                (double)sl.median_ns / 1e3, (double)sl.p90_ns / 1e3, (double)sl.mean_ns / 1e3,
+                sl.count, sl.count == 1 ? "" : "s");
     }
 }
 

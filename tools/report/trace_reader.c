@@ -35,7 +35,8 @@ typedef struct parser {
     char *err;
     size_t err_size;
     rpt_summary *s;
-    size_t cap_gpu, cap_host, cap_tracks, cap_slices, cap_tokens, cap_token_pids, cap_experts;
+    size_t cap_gpu, cap_host, cap_tracks, cap_slices, cap_tokens, cap_token_pids, cap_experts,
+        cap_flows;
     const rpt_walk_fns *walk; /* rpt_walk: the callbacks instead of the summary */
     uint64_t gpu_sum, host_sum;
     size_t last_track;
@@ -971,6 +972,59 @@ static int on_instant(parser *p, const cJSON *ev, long idx, const char *name, co
     return 0;
 }
 
+/* A flow's id as rpt_flow keeps it: a number by its value (an integer in
+ * 0..2^64 as itself, any other number by its double's bits), a string by its
+ * FNV-1a hash, tagged (id_str) so that it never equals a number's. */
+static int flow_id(parser *p, const cJSON *v, long idx, uint64_t *id, uint8_t *id_str)
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d >= 0 && d < 18446744073709551616.0 && d == floor(d)) {
+            *id = (uint64_t)d; /* -0 too: 0 */
+        } else {
+            memcpy(id, &d, sizeof *id);
+        }
+        *id_str = 0;
+        return 0;
+    }
+    if (cJSON_IsString(v) && v->valuestring != NULL) {
+        *id = hash_str(v->valuestring, 0);
+        *id_str = 1;
+        return 0;
+    }
+    return fail(p, "\"id\" is neither a number nor a string (at event #%ld)", idx);
+}
+
+/* An "s" or "f" event: counted ("s"), and kept with its id, time and track
+ * (flows without an "id", e.g. other tools' "bind_id", are not kept). */
+static int on_flow(parser *p, const cJSON *ev, long idx, bool start)
+{
+    rpt_summary *s = p->s;
+    if (start) {
+        s->n_flows++;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, "id");
+    if (v == NULL) {
+        return 0;
+    }
+    uint64_t id = 0;
+    uint8_t id_str = 0;
+    int64_t ts = 0, pid = 0, tid = 0;
+    uint32_t t = 0;
+    if (flow_id(p, v, idx, &id, &id_str) != 0 || get_time_ns(p, ev, "ts", idx, &ts) != 0 ||
+        event_pid_tid(p, ev, idx, &pid, &tid) != 0 || track_index(p, pid, tid, idx, &t) != 0) {
+        return -1;
+    }
+    rpt_flow *q = grow(s->flows, &p->cap_flows, s->n_flows_read + 1, sizeof *q);
+    if (q == NULL) {
+        return fail(p, "out of memory");
+    }
+    s->flows = q;
+    q[s->n_flows_read++] =
+        (rpt_flow){.ts_ns = ts, .id = id, .track = t, .id_str = id_str, .start = start};
+    return 0;
+}
+
 static int on_event(parser *p, const cJSON *ev, long idx)
 {
     rpt_summary *s = p->s;
@@ -1011,12 +1065,8 @@ static int on_event(parser *p, const cJSON *ev, long idx)
     if (strcmp(ph, "i") == 0) {
         return on_instant(p, ev, idx, name, cat);
     }
-    if (strcmp(ph, "s") == 0) {
-        s->n_flows++;
-        return 0;
-    }
-    if (strcmp(ph, "f") == 0) {
-        return 0;
+    if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+        return on_flow(p, ev, idx, ph[0] == 's');
     }
     if (strcmp(ph, "C") == 0) {
         s->n_counters++;
@@ -1840,6 +1890,7 @@ void rpt_free(rpt_summary *s)
     free(s->merge_method);
     free(s->token_pids);
     free(s->expert_ids);
+    free(s->flows);
     free(s);
 }
 

@@ -93,6 +93,20 @@ typedef struct rpt_slice {
     size_t experts_at;  /**< where they start in rpt_summary.expert_ids */
 } rpt_slice;
 
+/** One flow event ("s" or "f" with an "id"; docs/trace-format.md): the
+ *  layer's "s" lies at the start of the host span that recorded GPU work
+ *  (its vkQueueSubmit*), each "f" at the start of a GPU slice of it. Several
+ *  "f" may share one id, or each have its own id with its own "s" at the
+ *  same span start. */
+typedef struct rpt_flow {
+    int64_t ts_ns;
+    uint64_t id;    /**< a number's value (an integer in 0..2^64, else its
+                         double's bits), or a string's FNV-1a hash */
+    uint32_t track; /**< index in rpt_summary.tracks */
+    uint8_t id_str; /**< the id is a string's hash (never equal to a number's) */
+    uint8_t start;  /**< 1: "s" (the flow's start), 0: "f" */
+} rpt_flow;
+
 /** One input of a merged trace (metadata.merge.inputs[k]). */
 typedef struct rpt_rank {
     char *name;                /**< its name ("rank k" or from --names) */
@@ -121,6 +135,8 @@ typedef struct rpt_summary {
     size_t n_token_pids;
     uint32_t *expert_ids; /**< the ids of every slice's "experts", slice by slice */
     size_t n_expert_ids;
+    rpt_flow *flows; /**< the "s" and "f" events with an "id", in file order */
+    size_t n_flows_read;
 
     /* metadata.merge (a trace written by `vkprof merge`): n_ranks 0 otherwise */
     rpt_rank *ranks;
@@ -307,6 +323,24 @@ typedef struct rpt_gpu_idle {
  *  rank's); -1 when out of memory. The text summary and the SVG both say
  *  it. */
 int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out);
+
+/** The time from an app's submit to the start of the GPU work it submitted:
+ *  for each "s" flow event at the start of a host span whose bucket starts
+ *  with "vkQueueSubmit" (the layer's span of vkQueueSubmit, vkQueueSubmit2,
+ *  vkQueueSubmit2KHR), the earliest "f" on a GPU track of any id that starts
+ *  there, less the span's start. Signed, in ns; median and p90 the nearest
+ *  rank of the sorted values. */
+typedef struct rpt_submit_latency_out {
+    size_t count;      /**< submits measured */
+    int64_t median_ns; /**< nearest rank */
+    int64_t p90_ns;    /**< nearest rank */
+    int64_t mean_ns;
+} rpt_submit_latency_out;
+
+/** Fill *out: 1 when at least one submit was measured; 0 when not (no such
+ *  submit, GPU busy not measured: the first timed slice of a submit need not
+ *  be its first work; a merged trace); -1 when out of memory. */
+int rpt_submit_latency(const rpt_summary *s, rpt_submit_latency_out *out);
 
 /** Print the text summary: the loss warning first when samples were lost,
  *  then "vkprof report: PATH". Returns 0, or -1 on a write error. */

@@ -453,6 +453,14 @@ static void test_errors(void)
     BAD(EV("{\"ph\": \"C\"}, {\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"ts\": "
            "\"x\"}"),
         "\"ts\" is not a number (at event #1)");
+    /* flows: the id a number or a string, a time, a track */
+    BAD(EV("{\"ph\": \"s\", \"id\": true, \"ts\": 1}"),
+        "\"id\" is neither a number nor a string (at event #0)");
+    BAD(EV("{\"ph\": \"C\"}, {\"ph\": \"f\", \"bp\": \"e\", \"id\": [1], \"ts\": 1}"),
+        "\"id\" is neither a number nor a string (at event #1)");
+    BAD(EV("{\"ph\": \"f\", \"id\": 1}"), "\"ts\" is missing (at event #0)");
+    BAD(EV("{\"ph\": \"s\", \"id\": \"a\", \"ts\": -1}"), "\"ts\" is negative (at event #0)");
+    BAD(EV("{\"ph\": \"s\", \"id\": 1, \"ts\": 1, \"tid\": \"1\"}"), "\"tid\" is not an integer");
 
     /* nesting */
     char deep[600];
@@ -538,6 +546,26 @@ static void test_accepted(void)
         CHECK_U64(s->n_other_instants, 1);
         CHECK_U64(s->n_gpu, 1);
         CHECK(s->n_gpu == 1 && strcmp(s->gpu[0].name, "bad??name?") == 0);
+        rpt_free(s);
+    }
+    /* flows without an "id" (other tools' bind_id) are counted, not kept;
+     * numbers by value (1 and 1.0 alike, others apart), strings apart from
+     * numbers */
+    s = parse_ok(
+        EV("{\"ph\": \"s\", \"bind_id\": 1}, {\"ph\": \"f\"},"
+           "{\"ph\": \"s\", \"id\": 1, \"ts\": 1}, {\"ph\": \"f\", \"id\": 1.0, \"ts\": 2},"
+           "{\"ph\": \"f\", \"id\": 1.5, \"ts\": 2}, {\"ph\": \"f\", \"id\": -1, \"ts\": 2},"
+           "{\"ph\": \"f\", \"id\": \"1\", \"ts\": 2}"));
+    if (s != NULL) {
+        CHECK_U64(s->n_flows, 2);
+        CHECK_U64(s->n_flows_read, 5);
+        if (s->n_flows_read == 5) {
+            const rpt_flow *fl = s->flows;
+            CHECK(fl[0].start == 1 && fl[1].start == 0 && fl[0].id == fl[1].id);
+            CHECK(fl[0].id == 1 && fl[0].id_str == 0 && fl[1].ts_ns == 2000);
+            CHECK(fl[2].id != fl[0].id && fl[3].id != fl[0].id && fl[2].id != fl[3].id);
+            CHECK(fl[4].id_str == 1 && fl[2].id_str == 0 && fl[3].id_str == 0);
+        }
         rpt_free(s);
     }
     /* a long name is cut on a character boundary */
@@ -1364,6 +1392,138 @@ static void test_gpu_idle(void)
     }
 }
 
+/* Submit to GPU start: the app's vkQueueSubmit span (its "s" flow event at
+ * its start) to the earliest GPU slice it submitted (their "f" events).
+ * Token events at 0, 1 and 2 ms. Submit A at 100 us, its one slice at 200:
+ * 100 us. Submit B at 1100 us, one id for two slices (the later one first
+ * in the file) at 1500 and 1400: 300 us. Submit C (vkQueueSubmit2) at 1600
+ * us, an id and an "s" for each of its slices, string ids as a merged
+ * trace has them: the earliest (1800, of the second id) counts: 200 us. A
+ * flow from a span that is not a submit ("record", 500 us to 520) is left
+ * out. So: 100, 200, 300 us: the median 200, p90 300, mean 200. */
+#define SL_TOKEN(ts)                                                                               \
+    "{\"ph\": \"i\", \"cat\": \"step\", \"name\": \"token\", \"s\": \"p\", \"pid\": 1, "           \
+    "\"tid\": 1, \"ts\": " ts "}"
+#define SL_HOST(name, ts)                                                                          \
+    "{\"ph\": \"X\", \"cat\": \"host\", \"name\": \"" name "\", \"pid\": 1, \"tid\": 1, "          \
+    "\"ts\": " ts ", \"dur\": 10}"
+#define SL_GPU(ts)                                                                                 \
+    "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": \"k\", \"pid\": 2, \"tid\": 1, \"ts\": " ts       \
+    ", \"dur\": 50}"
+#define SL_S(id, ts)                                                                               \
+    "{\"ph\": \"s\", \"cat\": \"flow\", \"name\": \"recorded\", \"id\": " id ", \"pid\": 1, "      \
+    "\"tid\": 1, \"ts\": " ts "}"
+#define SL_F(id, ts)                                                                               \
+    "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"flow\", \"name\": \"recorded\", \"id\": " id        \
+    ", \"pid\": 2, \"tid\": 1, \"ts\": " ts "}"
+
+static const char *const sl_events[] = {
+    SL_TOKEN("0"), SL_TOKEN("1000"), SL_TOKEN("2000"),
+    /* A */
+    SL_HOST("vkQueueSubmit", "100"), SL_S("1", "100"), SL_GPU("200"), SL_F("1", "200"),
+    /* not a submit */
+    SL_HOST("record", "500"), SL_S("3", "500"), SL_GPU("520"), SL_F("3", "520"),
+    /* B */
+    SL_HOST("vkQueueSubmit", "1100"), SL_S("2", "1100"), SL_GPU("1500"), SL_F("2", "1500"),
+    SL_GPU("1400"), SL_F("2", "1400"),
+    /* C */
+    SL_HOST("vkQueueSubmit2", "1600"), SL_S("\"0:7\"", "1600"), SL_S("\"0:8\"", "1600"),
+    SL_GPU("1850"), SL_F("\"0:7\"", "1850"), SL_GPU("1800"), SL_F("\"0:8\"", "1800")};
+
+/* The trace of sl_events with the metadata meta, into json. */
+static void sl_trace(char *json, size_t size, const char *meta)
+{
+    size_t len = (size_t)snprintf(json, size, "{\"traceEvents\": [");
+    for (size_t i = 0; i < sizeof sl_events / sizeof sl_events[0] && len < size; i++) {
+        len += (size_t)snprintf(json + len, size - len, "%s%s", i ? ", " : "", sl_events[i]);
+    }
+    if (len < size) {
+        snprintf(json + len, size - len, "], \"metadata\": %s}", meta);
+    }
+}
+
+/* The trace of sl_events with the metadata meta, parsed and printed into
+ * out; *rc what rpt_submit_latency returned (-2: not parsed). */
+static void submit_latency_print(const char *meta, char *out, size_t size,
+                                 rpt_submit_latency_out *sl, int *rc)
+{
+    char json[4096];
+    sl_trace(json, sizeof json, meta);
+    out[0] = '\0';
+    *rc = -2;
+    memset(sl, 0, sizeof *sl);
+    rpt_summary *s = parse_ok(json);
+    if (s == NULL) {
+        return;
+    }
+    FILE *f = fmemopen(out, size, "w");
+    CHECK(f != NULL && rpt_print(s, "t", f) == 0);
+    if (f != NULL) {
+        fclose(f);
+    }
+    *rc = rpt_submit_latency(s, sl);
+    rpt_free(s);
+}
+
+static void test_submit_latency(void)
+{
+    char json[4096];
+    sl_trace(json, sizeof json, "{\"dropped_events\": 0}");
+    rpt_summary *s = parse_ok(json);
+    if (s == NULL) {
+        return;
+    }
+    /* every "s" counted, every "s" and "f" kept in file order, on their
+     * tracks, the string ids apart */
+    CHECK_U64(s->n_flows, 5);
+    CHECK_U64(s->n_flows_read, 11);
+    if (s->n_flows_read == 11) {
+        const rpt_flow *fl = s->flows;
+        CHECK(fl[0].start == 1 && fl[0].id == 1 && fl[0].id_str == 0 && fl[0].ts_ns == 100000);
+        CHECK(fl[1].start == 0 && fl[1].id == 1 && fl[1].ts_ns == 200000);
+        CHECK(s->tracks[fl[0].track].pid == 1 && !s->tracks[fl[0].track].is_gpu);
+        CHECK(s->tracks[fl[1].track].pid == 2 && s->tracks[fl[1].track].is_gpu);
+        CHECK(fl[7].id_str == 1 && fl[8].id_str == 1 && fl[7].id != fl[8].id);
+        CHECK(fl[9].id_str == 1 && fl[9].id == fl[7].id && fl[10].id == fl[8].id);
+    }
+    CHECK_U64(s->n_tracks, 2);
+    /* a merged trace: not measured (its ranks' windows are apart) */
+    rpt_submit_latency_out sl;
+    s->n_ranks = 1;
+    CHECK(rpt_submit_latency(s, &sl) == 0 && sl.count == 0);
+    s->n_ranks = 0;
+    rpt_free(s);
+
+    char out[8192];
+    int rc;
+    submit_latency_print("{\"dropped_events\": 0}", out, sizeof out, &sl, &rc);
+    CHECK(rc == 1);
+    CHECK_U64(sl.count, 3);
+    CHECK(sl.median_ns == 200000 && sl.p90_ns == 300000 && sl.mean_ns == 200000);
+    const char *want = "\n  submit to GPU start: median 200.0 us, p90 300.0 us, mean 200.0 us "
+                       "over 3 submits (from the app's vkQueueSubmit call to the start of the "
+                       "first GPU work it submitted: the driver's submit, and any wait behind "
+                       "earlier work)\n";
+    CHECK(strstr(out, want) != NULL);
+    if (strstr(out, want) == NULL) {
+        fprintf(stderr, "%s\n", out);
+    }
+
+    /* only part of each step's GPU work timed: a submit's first timed
+     * slice need not be its first work; not said */
+    submit_latency_print("{\"gpu_sampling\": {\"whole_steps\": false}}", out, sizeof out, &sl, &rc);
+    CHECK(rc == 0 && sl.count == 0);
+    CHECK(strstr(out, "not measured (only part of each") != NULL);
+    CHECK(strstr(out, "submit to GPU start") == NULL);
+
+    /* every call not timed, but outer scopes around each step's work
+     * (busy_measured): said */
+    submit_latency_print("{\"gpu_sampling\": {\"whole_steps\": false, \"busy_measured\": true}}",
+                         out, sizeof out, &sl, &rc);
+    CHECK(rc == 1 && sl.count == 3);
+    CHECK(strstr(out, want) != NULL);
+}
+
 /* Issue 25: llama.cpp's pipeline names (35-40 characters): the label column
  * and the legend are laid out from the text's estimated width, the legend
  * wraps, and one name is one colour everywhere (a phase and a host bucket of
@@ -1440,6 +1600,7 @@ int main(int argc, char **argv)
     test_long_names();
     test_first_call();
     test_gpu_idle();
+    test_submit_latency();
     test_svg_long_names();
     test_duplicate_keys();
     test_repeated_slices();
