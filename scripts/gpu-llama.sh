@@ -222,6 +222,11 @@ perf() {
       done
       for m in $modes; do
         [ "$m" = plain ] || sed -n '/== vkprof run/,$p' "w/perf-$shape-$m-$rounds/bench.err" | grep -vE "^\s+(mul_mat|rms|add|rope|soft|get_rows|cpy|mul|glu|swiglu|set_rows|flash|contig|scale)" | head -30
+        # the report's busy, idle, gaps and submit-to-start, from the trace
+        case "$m" in plain|*p) ;; *)
+          echo "== $shape $m round $rounds: vkprof report's busy and idle"
+          $V report w/perf-$shape-$m-$rounds/*.trace.json 2>&1 | sed -n '/^GPU busy and idle/,/^$/p' ;;
+        esac
       done
     done
     python3 - $modes <<'PY'
