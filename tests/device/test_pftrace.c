@@ -832,12 +832,7 @@ static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool 
         }
         (void)vkprof_cmd_end(ctx, g.dev.cmd, cb);
         CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &g.dev.cmd};
-        CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-        CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
-        CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_MAX));
+        th_submit_wait(&g, ctx, 1, &g.dev.cmd);
         CHECK(vkprof_collect(ctx) == VKPROF_OK);
         vkprof_span_end(ctx, &sp);
         vkprof_step(ctx);
