@@ -164,6 +164,26 @@ elseif(CASE STREQUAL "deaths")
       endif()
     endforeach()
   endforeach()
+  # vkprof run's default (the window and its busy scopes), killed after 4
+  # waits: the trace finished from its spool keeps the outer phase, and so
+  # the busy counter, a point a step (issue 26)
+  set(o ${WORK}/default-sigkill)
+  timed_run(60 ${VKPROF} run -o ${o} --layer-dir ${LAYER_DIR} --
+            ${APP} --iterations 6 --dispatches ${D} --die sigkill --die-at waited --die-iter 4)
+  file(GLOB traces ${o}/linked_app-*.trace.json)
+  list(LENGTH traces nt)
+  if(NOT nt EQUAL 1)
+    message(FATAL_ERROR "default, killed: ${nt} traces, expected 1")
+  endif()
+  file(READ ${traces} tr)
+  expect("default, killed: stderr" "${err}" "\n  ended: killed by signal 9 ")
+  expect("default, killed: trace" "${tr}" "\"whole_steps\":false")
+  expect("default, killed: trace" "${tr}" "\"busy_measured\":true,\"outer_phases\":\\[\"command_buffer\"\\]")
+  string(REGEX MATCHALL "\"ph\":\"C\"" cs "${tr}")
+  list(LENGTH cs ncs)
+  if(ncs LESS 3)
+    message(FATAL_ERROR "default, killed: ${ncs} GPU busy points, expected one a step (4 or 5 steps)")
+  endif()
 elseif(CASE STREQUAL "server")
   # a server stopped with Ctrl-C (SIGINT to vkprof run, passed on; the app
   # finishes its iteration and exits 0): its trace is whole
