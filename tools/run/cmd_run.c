@@ -1757,6 +1757,14 @@ int vkprof_cmd_run(int argc, char **argv)
         fprintf(stderr, TOOL ": unknown --busy '%s' (on|off)\n", ro.busy);
         return 2;
     }
+    if (ro.busy != NULL &&
+        (ro.rotate == 0 || (ro.mode != NULL && strcmp(ro.mode, "dispatch") != 0))) {
+        /* the buffers' busy scopes stand beside a rotating window; every
+         * dispatch and --mode cmdbuf give the busy time already */
+        fprintf(stderr, TOOL ": --busy goes with --rotate K (K > 0): every dispatch and --mode "
+                             "cmdbuf time all of each step's work already\n");
+        return 2;
+    }
     if (ro.keep != NULL && strcmp(ro.keep, "first") != 0 && strcmp(ro.keep, "last") != 0) {
         fprintf(stderr, TOOL ": unknown --keep '%s' (first|last)\n", ro.keep);
         return 2;
