@@ -227,10 +227,11 @@ static void create_instance(app *a, bool validation)
     }
     CHECK(vkCreateInstance(&ci, NULL, &a->inst));
 #ifdef __SANITIZE_ADDRESS__
-    /* LeakSanitizer looks after the loader has unloaded the driver. Mesa's
-     * one-time CPU detection keeps a table in a global (on AMD CPUs, the L3
-     * affinity masks: 128 bytes each, realloc'd under pthread_once), and
-     * once the driver is unmapped it reads as a leak in an unknown module,
+    /* LeakSanitizer looks after the loader has unloaded the driver. A
+     * one-time initialisation in lavapipe keeps a table in a global (128
+     * bytes an entry, realloc'd under pthread_once: by its shape, Mesa's
+     * CPU detection of L3 caches), and once the driver is unmapped it
+     * reads as a leak in an unknown module,
      * which no suppression can name (seen on an AMD EPYC host, Mesa
      * 22.3.6). Keep lavapipe loaded: its globals stay reachable, and a leak
      * of its own still falls under tests/lsan.supp by name. */
