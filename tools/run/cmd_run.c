@@ -848,10 +848,18 @@ static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)
     }
 }
 
-/* A phase's GPU time in the table: measured, or with rotation its estimate */
-static uint64_t phase_ns(const cJSON *p, uint64_t rotate)
+/* A phase's GPU time in the table: measured, or with rotation its estimate.
+ * `replay`: executions over recordings (a recording submitted again runs its
+ * calls again); its first calls (a driver's compile, stamped apart) ran once
+ * and are not scaled by it. */
+static double phase_ns(const cJSON *p, uint64_t rotate, double replay)
 {
-    return rotate > 0 ? u64(p, "est_total_ns") : u64(p, "total_ns");
+    if (rotate == 0) {
+        return (double)u64(p, "total_ns");
+    }
+    const uint64_t est = u64(p, "est_total_ns"), first = u64(p, "first_ns");
+    const uint64_t once = first <= est ? first : est;
+    return (double)once + (double)(est - once) * replay;
 }
 
 /* Rotation: how far the window has gone, what it has not reached, and what
@@ -977,34 +985,6 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
      * timed calls times its calls (the library's est_total_ns); a phase with
      * calls but no timed one yet has none and is named below the table. */
     const uint64_t rotate = u64(timing, "rotate_scopes");
-    uint64_t total = 0, timed_total = 0, untimed_phases = 0;
-    /* outer phases (the command buffers beside the window): stamped in
-     * every step, their time holds the others': the busy time, no row */
-    uint64_t outer_ns = 0, outer_count = 0, outer_calls = 0;
-    size_t rows = 0;
-    int width = 24; /* the name column: the longest name shown, at most 63 */
-    const cJSON *p;
-    cJSON_ArrayForEach(p, phases)
-    {
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
-            outer_ns += u64(p, "total_ns");
-            outer_count += u64(p, "count");
-            outer_calls += u64(p, "calls");
-            continue;
-        }
-        if (rotate > 0 && u64(p, "count") == 0 && u64(p, "calls") > 0) {
-            untimed_phases++;
-        }
-        if (u64(p, "count") > 0) {
-            total += phase_ns(p, rotate);
-            timed_total += u64(p, "total_ns");
-            rows++;
-            size_t len = strlen(str(p, "name", "?"));
-            if ((int)len > width) {
-                width = len > 63 ? 63 : (int)len;
-            }
-        }
-    }
     /* sampled: the estimate scales by what ran over what was sampled (the
      * dispatches executed, less those in windows not sampled: the sampling
      * picks 1 window in N on average, not exactly); the cost probe's blocks
@@ -1027,7 +1007,35 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         uint64_t rns = u64(ru, "not_sampled") + u64(ru, "cost_probe");
         if (rotate > 0 && rec > rns && ex > ns && ex - ns != rec - rns) {
             replay = (double)(ex - ns) / (double)(rec - rns);
-            factor *= replay;
+        }
+    }
+    double total = 0;
+    uint64_t timed_total = 0, untimed_phases = 0;
+    /* outer phases (the command buffers beside the window): stamped in
+     * every step, their time holds the others': the busy time, no row */
+    uint64_t outer_ns = 0, outer_count = 0, outer_calls = 0;
+    size_t rows = 0;
+    int width = 24; /* the name column: the longest name shown, at most 63 */
+    const cJSON *p;
+    cJSON_ArrayForEach(p, phases)
+    {
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
+            outer_ns += u64(p, "total_ns");
+            outer_count += u64(p, "count");
+            outer_calls += u64(p, "calls");
+            continue;
+        }
+        if (rotate > 0 && u64(p, "count") == 0 && u64(p, "calls") > 0) {
+            untimed_phases++;
+        }
+        if (u64(p, "count") > 0) {
+            total += phase_ns(p, rotate, replay);
+            timed_total += u64(p, "total_ns");
+            rows++;
+            size_t len = strlen(str(p, "name", "?"));
+            if ((int)len > width) {
+                width = len > 63 ? 63 : (int)len;
+            }
         }
     }
     if (rows == 0) {
@@ -1051,15 +1059,16 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 1; i < n; i++) {
-            for (size_t k = i;
-                 k > 0 && phase_ns(sorted[k], rotate) > phase_ns(sorted[k - 1], rotate); k--) {
+            for (size_t k = i; k > 0 && phase_ns(sorted[k], rotate, replay) >
+                                            phase_ns(sorted[k - 1], rotate, replay);
+                 k--) {
                 const cJSON *t = sorted[k];
                 sorted[k] = sorted[k - 1];
                 sorted[k - 1] = t;
             }
         }
         for (size_t i = 0; i < n; i++) {
-            uint64_t t = phase_ns(sorted[i], rotate);
+            const double t = phase_ns(sorted[i], rotate, replay);
             char per[32] = "-";
             if (steps > 0) {
                 snprintf(per, sizeof per, "%.1f", (double)t * factor / (double)steps / 1e3);
@@ -1106,7 +1115,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         if (steps > 0 && outer_count > 0) {
             /* exact, not scaled by the rotation's replays: every execution
              * of a buffer is stamped */
-            const double f = replay > 0 ? factor / replay : factor;
+            const double f = factor;
             const double busy = (double)outer_ns * f / (double)steps;
             fprintf(o,
                     "      GPU busy %.3f ms per step: its command buffers' time, each one "
