@@ -80,8 +80,22 @@ typedef struct rscope {
     bool first_use;              /* its phase's first call (desc.rotate_first_calls) */
 } rscope;
 
+/* A recording's calls per phase, stamped or left out by rotation: a
+ * recording submitted again runs them again, and each later execution
+ * counts them again (issue 26: counted once, at recording, a phase's
+ * estimate read 1/K of its time over K executions). Bounded whatever the
+ * recording's length; written by the recording's owner, read at submits
+ * under the lock. */
+typedef struct rcalls {
+    uint64_t touched[VKPROF_MAX_PHASES / 64];
+    uint32_t calls[VKPROF_MAX_PHASES];
+    uint32_t left_out[VKPROF_MAX_PHASES]; /* of calls: left out by rotation */
+} rcalls;
+
 typedef struct rrec {
     rscope *scopes;
+    rcalls *calls;      /* NULL: none listed (or out of memory: calls_partial) */
+    bool calls_partial; /* a call could not be listed: its re-executions go uncounted */
     uint64_t head;  /* implicit mode: scopes before head are done and gone */
     uint64_t count; /* scopes in the array, from index 0 */
     uint64_t cap;
@@ -490,6 +504,7 @@ static vkprof_result ring_ready(vkprof_context ctx)
 static void rec_free(rrec *rec)
 {
     if (rec != NULL) {
+        free(rec->calls);
         free(rec->scopes);
         free(rec->chunks);
         free(rec);
@@ -643,6 +658,57 @@ static rrec *rec_new(void)
     return calloc(1, sizeof(rrec));
 }
 
+/* A call of the recording, listed for its re-executions */
+static void rec_count_call(rrec *rec, vkprof_phase phase, bool left_out)
+{
+    if (rec->calls == NULL && !rec->calls_partial &&
+        (rec->calls = calloc(1, sizeof *rec->calls)) == NULL) {
+        rec->calls_partial = true;
+    }
+    if (rec->calls != NULL) {
+        rec->calls->touched[phase / 64] |= UINT64_C(1) << (phase % 64);
+        rec->calls->calls[phase]++;
+        rec->calls->left_out[phase] += left_out ? 1u : 0u;
+    }
+}
+
+/* The recording's calls, added to the phases' counts (sign 1: it ran again)
+ * or taken off them (-1: the left-out calls of a recording that never ran;
+ * its stamped ones are taken off with their scopes). Under the lock. */
+static void rec_calls_apply(vkprof_ring *r, const rrec *rec, int sign)
+{
+    if (rec->calls == NULL) {
+        return;
+    }
+    uint64_t left = 0;
+    for (uint32_t w = 0; w < VKPROF_MAX_PHASES / 64; w++) {
+        for (uint64_t bits = rec->calls->touched[w]; bits != 0; bits &= bits - 1) {
+            uint32_t p = w * 64;
+            for (uint64_t b = bits; (b & 1) == 0; b >>= 1) {
+                p++;
+            }
+            uint64_t n = sign > 0 ? rec->calls->calls[p] : rec->calls->left_out[p];
+            if (sign > 0) {
+                add(&r->phase_calls[p], n);
+            } else {
+                atomic_fetch_sub_explicit(&r->phase_calls[p], n, memory_order_relaxed);
+            }
+            left += rec->calls->left_out[p];
+        }
+    }
+    if (sign > 0) {
+        add(&r->calls_unstamped, left);
+    } else {
+        atomic_fetch_sub_explicit(&r->calls_unstamped, left, memory_order_relaxed);
+    }
+}
+
+/* Does the recording hold anything a submit runs: a scope, or a listed call? */
+static bool rec_holds(const rrec *rec)
+{
+    return rec != NULL && (rec->count > 0 || rec->calls != NULL);
+}
+
 static rscope *scope_push(rrec *rec)
 {
     if (rec->count == rec->cap) {
@@ -717,6 +783,9 @@ static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_pha
                             ctx->gpu.phases[phase].name, VKPROF_MAX_SCOPE_DEPTH);
     }
     atomic_store_explicit(&t->rerecorded, true, memory_order_relaxed);
+    if (t->cur != NULL || (t->cur = rec_new()) != NULL) {
+        rec_count_call(t->cur, phase, true);
+    }
     t->open[t->depth++] = SKIP | (edge ? SKIP_EDGE : 0) | (uint64_t)phase;
     t->enable_epoch = epoch;
     t->boundary_valid = false;
@@ -808,6 +877,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: a recording");
     }
     rrec *rec = t->cur;
+    rec_count_call(rec, phase, false);
     rscope *sc = scope_push(rec);
     if (sc == NULL) {
         return vkprof__fail(ctx, VKPROF_ERROR_OUT_OF_MEMORY, "ring: a scope");
@@ -1374,7 +1444,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
         return; /* no scope was ever recorded into it */
     }
     bool rerecorded = atomic_exchange_explicit(&t->rerecorded, false, memory_order_relaxed);
-    if (rerecorded && (t->cur == NULL || t->cur->count == 0)) {
+    if (rerecorded && !rec_holds(t->cur)) {
         /* re-recorded in an untimed step: the buffer holds no scope now */
         rec_retire(ctx, t->sealed, &ctx->gpu.lost_reset,
                    "a command buffer was re-recorded before its execution was collected", folded);
@@ -1382,7 +1452,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
         t->boundary_valid = false;
         return;
     }
-    if (t->cur != NULL && t->cur->count > 0) {
+    if (rec_holds(t->cur)) {
         /* a new recording: the buffer was re-recorded since its last submit */
         drop_open(ctx, t);
         rec_retire(ctx, t->sealed, &ctx->gpu.lost_reset,
@@ -1413,6 +1483,7 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
         rec_host_reset(ctx, rec);
     }
     if (rec->submits > 0) {
+        rec_calls_apply(r, rec, 1); /* its calls run again */
         add(&ctx->gpu.extra_samples, rec->live);
         for (uint64_t i = 0; i < rec->count; i++) {
             rscope *sc = &rec->scopes[i];
@@ -1420,7 +1491,9 @@ static void submit_one_locked(vkprof_context ctx, VkCommandBuffer cmd, uint64_t 
         }
     }
     rec->submits++;
-    add(&ctx->gpu.submissions, 1);
+    if (rec->count > 0) {
+        add(&ctx->gpu.submissions, 1); /* executions with scopes */
+    }
     rec->exec_step = step;
     rec->exec_submit_ns = submit_ns;
     rec->exec_flow = vkprof__current_span();
@@ -1541,6 +1614,7 @@ vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd)
                 sc->done = true;
             }
         }
+        rec_calls_apply(r, t->cur, -1); /* its left-out calls never ran either */
         chunks_release(ctx, t->cur, t->cur->nchunks, false);
         rec_free(t->cur);
         t->cur = NULL;

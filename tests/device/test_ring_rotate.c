@@ -79,10 +79,26 @@ static void fake_since(uint32_t from, uint32_t j)
 /* One step: `n` calls of phases ph[0..n), a barrier between, in g.dev.cmd;
  * submitted through vkprof_queue_submit and collected. Returns the stamps
  * recorded. `fake`: set each boundary's value as it is stamped. */
+static void resubmit_step(vkprof_context ctx);
+
+/* g.dev.cmd begun for any number of submits (vku_begin's is for one) */
+static void begin_reusable(void)
+{
+    CHECK_VK(vkResetCommandBuffer(g.dev.cmd, 0));
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK_VK(vkBeginCommandBuffer(g.dev.cmd, &bi));
+}
+
+static bool reusable; /* run_step: the buffer may be submitted again */
+
 static uint64_t run_step(vkprof_context ctx, uint32_t n, const vkprof_phase *ph, bool fake)
 {
     uint64_t before = stamps_now();
-    CHECK_VK(vku_begin(&g.dev));
+    if (reusable) {
+        begin_reusable();
+    } else {
+        CHECK_VK(vku_begin(&g.dev));
+    }
     for (uint32_t i = 0; i < n; i++) {
         if (i) {
             vku_compute_barrier(g.dev.cmd);
@@ -102,14 +118,7 @@ static uint64_t run_step(vkprof_context ctx, uint32_t n, const vkprof_phase *ph,
         }
     }
     CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &g.dev.cmd};
-    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
-    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
-    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_MAX));
-    CHECK(vkprof_collect(ctx) == VKPROF_OK);
-    vkprof_step(ctx);
+    resubmit_step(ctx);
     return stamps_now() - before;
 }
 
@@ -536,6 +545,93 @@ static void test_rotate_first_calls(void)
     first_calls = false;
 }
 
+/* Submit g.dev.cmd as it is (no recording) through vkprof_queue_submit,
+ * wait, collect, step. */
+static void resubmit_step(vkprof_context ctx)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &g.dev.cmd};
+    CHECK_VK(vkResetFences(g.dev.device, 1, &g.dev.fence));
+    CHECK_VK(vkprof_queue_submit(ctx, g.dev.queue, 1, &si, g.dev.fence));
+    CHECK_VK(vkWaitForFences(g.dev.device, 1, &g.dev.fence, VK_TRUE, UINT64_MAX));
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_step(ctx);
+}
+
+/* A recording submitted again runs its calls again: each execution counts
+ * them, stamped or left out (issue 26: counted once, at recording, a
+ * phase's estimate was its mean times its recorded calls, 1/R of its time
+ * over R executions; and with every call stamped, est_total_ns read
+ * total_ns / R). A recording whose calls were all left out is counted too,
+ * and a recording that never ran takes its left-out calls back. */
+static void test_rotate_resubmit(void)
+{
+    enum { C = 4, R = 5 };
+    const vkprof_phase ph[C] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV, VKPROF_PHASE_ATTENTION,
+                                VKPROF_PHASE_MLP_DOWN};
+    for (uint32_t k = 0; k <= 1; k++) { /* every call stamped (k = 0), then K = 1 */
+        sim_reset();
+        const int warned = logbuf.warnings;
+        vkprof_context ctx = make_rot(0, false, k);
+        reusable = true;
+        run_step(ctx, C, ph, false); /* recorded once, executed R times */
+        reusable = false;
+        for (uint32_t i = 1; i < R; i++) {
+            resubmit_step(ctx);
+        }
+        vkprof_timing_stats t = th_stats(ctx);
+        CHECK_EQ_U64(t.calls_executed, (uint64_t)C * R);
+        CHECK_EQ_U64(t.calls_unstamped, k ? (uint64_t)(C - 1) * R : 0);
+        CHECK_EQ_U64(t.scopes_collected, k ? R : (uint64_t)C * R);
+        CHECK_EQ_U64(t.scopes_dropped, 0);
+        for (uint32_t i = 0; i < C; i++) {
+            vkprof_phase_stats s = th_phase(ctx, ph[i]);
+            CHECK_EQ_U64(s.calls, R);
+            if (i == 0 || k == 0) {
+                /* stamped: a sample per execution, the estimate exact */
+                CHECK_EQ_U64(s.count, R);
+                CHECK_EQ_U64(s.est_total_ns, s.total_ns);
+                CHECK(s.total_ns > 0);
+            } else {
+                CHECK_EQ_U64(s.count, 0);
+            }
+        }
+        check_accounting(ctx);
+        if (k == 1) {
+            /* the window is at index 1 now (R steps of 4 calls, K = 1: index
+             * R % 4); a recording of one call, left out, executed twice */
+            uint32_t skip = 0;
+            begin_reusable();
+            skip += vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_LM_HEAD) == VKPROF_DISABLED;
+            skip += vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_LM_HEAD) == VKPROF_DISABLED;
+            CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+            CHECK_EQ_U64(skip, 2);
+            resubmit_step(ctx);
+            resubmit_step(ctx);
+            CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_LM_HEAD).calls, 2);
+            t = th_stats(ctx);
+            CHECK_EQ_U64(t.calls_executed, (uint64_t)C * R + 2);
+            CHECK_EQ_U64(t.calls_unstamped, (uint64_t)(C - 1) * R + 2);
+            /* recorded, never submitted, discarded: its calls never ran */
+            CHECK_VK(vku_begin(&g.dev));
+            for (uint32_t i = 0; i < C; i++) {
+                vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, ph[i]);
+                CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+                r = vkprof_cmd_end(ctx, g.dev.cmd, ph[i]);
+                CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+            }
+            CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+            CHECK(vkprof_cmd_discard(ctx, g.dev.cmd) == VKPROF_OK);
+            t = th_stats(ctx);
+            CHECK_EQ_U64(t.calls_executed, (uint64_t)C * R + 2);
+            CHECK_EQ_U64(t.calls_unstamped, (uint64_t)(C - 1) * R + 2);
+        }
+        CHECK_EQ_U64(logbuf.warnings, warned); /* nothing lost or misused */
+        vkprof_destroy(ctx);
+    }
+}
+
 /* A call left out records no Vulkan command; its end is checked against its
  * begin; vkprof_reset restarts the counters. */
 static void test_rotate_misuse(void)
@@ -699,6 +795,7 @@ int main(void)
     RUN(test_rotate_uneven_steps);
     RUN(test_rotate_outer);
     RUN(test_rotate_seed_model);
+    RUN(test_rotate_resubmit);
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);
     RUN(test_rotate_first_calls);

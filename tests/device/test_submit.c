@@ -138,6 +138,10 @@ static void test_resubmit_k(bool collect_each)
     vkprof_phase_stats ps = th_phase(ctx, VKPROF_PHASE_MLP_DOWN);
     CHECK_EQ_U64(ps.count, K);
     CHECK(ps.total_ticks >= total_app);
+    /* K executions of one recorded call: K calls, the estimate exact (it
+     * read total_ns / K when calls were counted at recording) */
+    CHECK_EQ_U64(ps.calls, K);
+    CHECK_EQ_U64(ps.est_total_ns, ps.total_ns);
     vkprof_timing_stats t = th_stats(ctx);
     CHECK_EQ_U64(t.scopes_recorded, 1);
     CHECK_EQ_U64(t.samples, K);

@@ -848,18 +848,13 @@ static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)
     }
 }
 
-/* A phase's GPU time in the table: measured, or with rotation its estimate.
- * `replay`: executions over recordings (a recording submitted again runs its
- * calls again); its first calls (a driver's compile, stamped apart) ran once
- * and are not scaled by it. */
-static double phase_ns(const cJSON *p, uint64_t rotate, double replay)
+/* A phase's GPU time in the table: measured, or with rotation its estimate
+ * (the library's: the mean of its timed calls times its calls, each
+ * execution of a re-submitted recording counting its calls again; its
+ * first calls, a driver's compile stamped apart, once). */
+static double phase_ns(const cJSON *p, uint64_t rotate)
 {
-    if (rotate == 0) {
-        return (double)u64(p, "total_ns");
-    }
-    const uint64_t est = u64(p, "est_total_ns"), first = u64(p, "first_ns");
-    const uint64_t once = first <= est ? first : est;
-    return (double)once + (double)(est - once) * replay;
+    return (double)u64(p, rotate == 0 ? "total_ns" : "est_total_ns");
 }
 
 /* Rotation: how far the window has gone, what it has not reached, and what
@@ -909,10 +904,9 @@ static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
     }
     if (replay != 1.0) {
         fprintf(o,
-                "      recordings were submitted more than once: calls are counted when "
-                "recorded, so the estimates are scaled by the dispatches executed over those "
-                "recorded (x%.3f), and a re-submitted recording keeps the window it was "
-                "recorded with\n",
+                "      recordings were submitted more than once (%.3f dispatches executed per "
+                "one recorded): each execution counts its calls, and a re-submitted recording "
+                "keeps the window it was recorded with\n",
                 replay);
     }
     if (untimed_phases > 0) {
@@ -1001,8 +995,8 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         if ((sample_every > 1 || probe > 0) && ex > ns) {
             factor = (double)ex / (double)(ex - ns);
         }
-        /* rotation counts a call when it is recorded: a recording submitted
-         * more than once ran its calls once per submit */
+        /* a recording submitted more than once ran its calls once per
+         * submit (said under the table; the library counts each execution) */
         uint64_t rec = u64(dd, "recorded");
         uint64_t rns = u64(ru, "not_sampled") + u64(ru, "cost_probe");
         if (rotate > 0 && rec > rns && ex > ns && ex - ns != rec - rns) {
@@ -1029,7 +1023,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             untimed_phases++;
         }
         if (u64(p, "count") > 0) {
-            total += phase_ns(p, rotate, replay);
+            total += phase_ns(p, rotate);
             timed_total += u64(p, "total_ns");
             rows++;
             size_t len = strlen(str(p, "name", "?"));
@@ -1059,8 +1053,8 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 1; i < n; i++) {
-            for (size_t k = i; k > 0 && phase_ns(sorted[k], rotate, replay) >
-                                            phase_ns(sorted[k - 1], rotate, replay);
+            for (size_t k = i; k > 0 && phase_ns(sorted[k], rotate) >
+                                            phase_ns(sorted[k - 1], rotate);
                  k--) {
                 const cJSON *t = sorted[k];
                 sorted[k] = sorted[k - 1];
@@ -1068,7 +1062,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 0; i < n; i++) {
-            const double t = phase_ns(sorted[i], rotate, replay);
+            const double t = phase_ns(sorted[i], rotate);
             char per[32] = "-";
             if (steps > 0) {
                 snprintf(per, sizeof per, "%.1f", (double)t * factor / (double)steps / 1e3);
@@ -1113,8 +1107,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                              : "");
         }
         if (steps > 0 && outer_count > 0) {
-            /* exact, not scaled by the rotation's replays: every execution
-             * of a buffer is stamped */
+            /* exact: every execution of a buffer is stamped */
             const double f = factor;
             const double busy = (double)outer_ns * f / (double)steps;
             fprintf(o,
