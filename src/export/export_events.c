@@ -1212,6 +1212,87 @@ static void meta_outer(const vkprof_meta_sink *k, const vkprof_export *x, uint32
     k->end(k->w);
 }
 
+/* Are context s's GPU slices a sample of its calls? */
+static bool sampled_slices(const vkprof_export *x, uint32_t s)
+{
+    const vkprof_timing_stats *ts = &x->meta.ctx[s].ts;
+    return ts->rotate_scopes > 0 || ts->sample_every > 1 || ts->calls_unstamped > 0;
+}
+
+/* The phases' stats of context c (NULL: none, or out of memory; *n: how many) */
+static vkprof_phase_stats *phase_stats(vkprof_context c, uint32_t *n)
+{
+    *n = 0;
+    uint32_t count = 0;
+    vkprof_snapshot(c, NULL, 0, &count, NULL);
+    vkprof_phase_stats *st = count > 0 ? calloc(count, sizeof *st) : NULL;
+    if (st == NULL || vkprof_snapshot(c, st, count, n, NULL) != VKPROF_OK) {
+        free(st);
+        *n = 0;
+        return NULL;
+    }
+    return st;
+}
+
+/* Each phase's estimate, summed by name over contexts [from, to), where a
+ * context's slices are a sample (issue 26: vkprof report read a rotated
+ * trace's slices as the whole, 1/3 of each phase's time, without a word) */
+static void meta_estimates(const vkprof_meta_sink *k, const vkprof_export *x, uint32_t from,
+                           uint32_t to)
+{
+    bool any = false;
+    for (uint32_t s = from; s < to && !any; s++) {
+        any = sampled_slices(x, s);
+    }
+    if (!any) {
+        return;
+    }
+    k->obj(k->w, VKPROF_TF_SAMP_ESTIMATES);
+    for (uint32_t s = from; s < to; s++) {
+        uint32_t n;
+        vkprof_phase_stats *st = phase_stats(x->src[s].ctx, &n);
+        for (uint32_t i = 0; i < n; i++) {
+            if (st[i].calls == 0 && st[i].count == 0) {
+                continue;
+            }
+            /* once per name: at its first context, with the later ones' */
+            bool seen = false;
+            for (uint32_t e = from; e < s && !seen; e++) {
+                const vkprof_context c = x->src[e].ctx;
+                for (uint32_t j = 0; j < vkprof_phase_count(c) && !seen; j++) {
+                    seen = strcmp(vkprof_phase_name(c, j), st[i].name) == 0;
+                }
+            }
+            if (seen) {
+                continue;
+            }
+            uint64_t calls = st[i].calls, timed = st[i].count, est = st[i].est_total_ns;
+            for (uint32_t e = s + 1; e < to; e++) {
+                uint32_t m;
+                vkprof_phase_stats *o = phase_stats(x->src[e].ctx, &m);
+                for (uint32_t j = 0; j < m; j++) {
+                    if (strcmp(o[j].name, st[i].name) == 0) {
+                        calls += o[j].calls;
+                        timed += o[j].count;
+                        est += o[j].est_total_ns;
+                    }
+                }
+                free(o);
+            }
+            k->obj(k->w, st[i].name);
+            k->u64(k->w, VKPROF_TF_EST_CALLS, calls);
+            k->u64(k->w, VKPROF_TF_EST_TIMED, timed);
+            k->u64(k->w, VKPROF_TF_EST_TOTAL, est);
+            if (st[i].flags & VKPROF_PHASE_FLAG_OUTER) {
+                k->boolean(k->w, VKPROF_TF_EST_OUTER, true);
+            }
+            k->end(k->w);
+        }
+        free(st);
+    }
+    k->end(k->w);
+}
+
 static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *ts,
                           const char *mode, bool whole, bool busy, const vkprof_export *x,
                           uint32_t from, uint32_t to)
@@ -1235,6 +1316,7 @@ static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *
     k->boolean(k->w, VKPROF_TF_SAMP_WHOLE_STEPS, whole);
     k->boolean(k->w, VKPROF_TF_SAMP_BUSY_MEASURED, busy);
     meta_outer(k, x, from, to);
+    meta_estimates(k, x, from, to);
     k->obj(k->w, VKPROF_TF_SAMP_LOST);
 #define LOST_KV_(id, key, text) k->u64(k->w, key, ts->lost_##id);
     VKPROF_TF_LOST_REASONS(LOST_KV_)

@@ -233,6 +233,17 @@
  * other slices' work (a whole command buffer), so they are no part of the
  * split per phase. An array of strings; absent when there are none. */
 #define VKPROF_TF_SAMP_OUTER_PHASES "outer_phases"
+/* Each phase's estimate, where the GPU slices are a sample (rotation,
+ * every_n_steps, calls left unstamped): an object keyed by phase name, each
+ * {"calls": calls executed, "timed": its slices (scopes folded), "est_total_ns":
+ * the library's estimate of all its calls (vkprof_phase_stats.est_total_ns),
+ * "outer": true for an outer phase}, summed over the contexts that wrote
+ * the trace. Absent when every call was timed (the slices are the whole). */
+#define VKPROF_TF_SAMP_ESTIMATES "estimates"
+#define VKPROF_TF_EST_CALLS "calls"
+#define VKPROF_TF_EST_TIMED "timed"
+#define VKPROF_TF_EST_TOTAL "est_total_ns"
+#define VKPROF_TF_EST_OUTER "outer"
 #define VKPROF_TF_MODE_RING "ring"
 #define VKPROF_TF_MODE_2SLOT "2slot"
 

@@ -96,8 +96,8 @@ typedef struct rrec {
     rscope *scopes;
     rcalls *calls;      /* NULL: none listed (or out of memory: calls_partial) */
     bool calls_partial; /* a call could not be listed: its re-executions go uncounted */
-    uint64_t head;  /* implicit mode: scopes before head are done and gone */
-    uint64_t count; /* scopes in the array, from index 0 */
+    uint64_t head;      /* implicit mode: scopes before head are done and gone */
+    uint64_t count;     /* scopes in the array, from index 0 */
     uint64_t cap;
     uint32_t *chunks; /* chunk ids in position order, from chunk_base */
     uint64_t chunk_base, nchunks, chunk_cap;

@@ -789,6 +789,12 @@ static void test_overlap(void)
  * ENABLED): each point the union of its step's slices, in both formats;
  * the metadata names the outer phase and says busy is measured while the
  * steps are not whole. Without ENABLED, or with no outer phase, neither. */
+static uint64_t json_u64(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (uint64_t)v->valuedouble : UINT64_MAX;
+}
+
 static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool outer)
 {
     vkprof_context_desc d = th_desc(&g, &logbuf, false);
@@ -860,6 +866,23 @@ static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool 
     CHECK(outer ? cJSON_IsArray(op) && cJSON_GetArraySize(op) == 1 : op == NULL);
     CHECK(!outer || (cJSON_IsString(cJSON_GetArrayItem(op, 0)) &&
                      strcmp(cJSON_GetArrayItem(op, 0)->valuestring, "command_buffer") == 0));
+    /* the slices are a sample: each phase's estimate, as the snapshot has
+     * it (issue 26: vkprof report read them as the whole) */
+    const cJSON *est = cJSON_GetObjectItemCaseSensitive(samp, "estimates");
+    CHECK(cJSON_IsObject(est) && cJSON_GetArraySize(est) == 4);
+    uint64_t timed = 0;
+    for (int k = 0; k < 4; k++) {
+        const vkprof_phase ph = k < 3 ? inner[k] : cb;
+        const vkprof_phase_stats ps = th_phase(ctx, ph);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(est, ps.name);
+        CHECK(cJSON_IsObject(e));
+        CHECK_EQ_U64(json_u64(e, "calls"), STEPS);
+        CHECK_EQ_U64(json_u64(e, "timed"), ps.count);
+        CHECK_EQ_U64(json_u64(e, "est_total_ns"), ps.est_total_ns);
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "outer")) == (outer && k == 3));
+        timed += (outer && k == 3) ? 0 : ps.count;
+    }
+    CHECK_EQ_U64(timed, STEPS); /* one call a step (K = 1) */
     cJSON_Delete(root);
     /* vkprof report: busy and idle from the outer scopes, or not measured */
     char *rep = summary_of(pf);
@@ -869,6 +892,15 @@ static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool 
         CHECK((strstr(rep, "idle) over 7 token(s) with timed GPU work") != NULL) == measured);
         CHECK((strstr(rep, "from the outer scopes, stamped in every token around all of its "
                            "work: command_buffer;") != NULL) == measured);
+        /* the slices called a sample, and the estimates after them */
+        CHECK(strstr(rep, "GPU phases (the trace's slices: a sample)") != NULL);
+        CHECK(strstr(rep, outer ? "GPU phases, estimated: the slices above are a sample (7 of 21 "
+                                  "calls timed, a rotating window); each phase's mean times its "
+                                  "calls, over 8 token(s)"
+                                : "GPU phases, estimated: the slices above are a sample (7 of 28 "
+                                  "calls timed, a rotating window)") != NULL);
+        CHECK((strstr(rep, "command_buffer (outer: stamped in every timed token, exact): ") !=
+               NULL) == outer);
         free(rep);
     }
     vkprof_destroy(ctx);

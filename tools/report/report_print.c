@@ -610,6 +610,100 @@ static phase_dist *gpu_dists(const rpt_summary *s)
     return d;
 }
 
+static int cmp_estimate(const void *a, const void *b)
+{
+    const rpt_estimate *x = *(const rpt_estimate *const *)a, *y = *(const rpt_estimate *const *)b;
+    if (x->est_ns != y->est_ns) {
+        return x->est_ns > y->est_ns ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+/* Where the GPU slices are a sample (metadata.gpu_sampling.estimates):
+ * each phase's estimate, its share of their sum, per step of the whole run;
+ * the outer phases (exact) below. Issue 26: a rotated trace's slices read
+ * as the whole, a third of each phase's time. */
+static void print_estimates(const rpt_summary *s, FILE *out, const char *unit)
+{
+    size_t n = 0;
+    uint64_t sum = 0, calls = 0, timed = 0;
+    const rpt_estimate **row = calloc(s->n_estimates ? s->n_estimates : 1, sizeof *row);
+    if (row == NULL) {
+        fprintf(out, "\n(the estimates: out of memory)\n");
+        return;
+    }
+    int w = 26;
+    for (size_t i = 0; i < s->n_estimates; i++) {
+        const rpt_estimate *e = &s->estimates[i];
+        if (!e->outer && e->calls > 0) {
+            row[n++] = e;
+            sum += e->est_ns;
+            calls += e->calls;
+            timed += e->timed;
+            size_t len = strlen(e->name);
+            w = (int)len > w ? (len > 63 ? 63 : (int)len) : w;
+        }
+    }
+    /* every step's calls, sampled or not: the steps of the whole trace */
+    const uint64_t steps = s->tokens;
+    if (n == 0 || steps == 0) {
+        free(row);
+        return;
+    }
+    qsort(row, n, sizeof *row, cmp_estimate);
+    char per_h[32], calls_h[32];
+    snprintf(per_h, sizeof per_h, "ms/%s~", unit);
+    snprintf(calls_h, sizeof calls_h, "calls/%s", unit);
+    fprintf(out,
+            "\nGPU phases, estimated: the slices above are a sample (%" PRIu64 " of %" PRIu64
+            " calls timed%s); each phase's mean times its calls, over %" PRIu64 " %s(s)\n",
+            timed, calls,
+            s->has_every_n && s->every_n_steps > 1 ? ", in sampled steps" : ", a rotating window",
+            steps, unit);
+    fprintf(out, "  %-*s %12s %10s %7s %12s %10s\n", w, "phase", "est. ms", per_h, "%~", calls_h,
+            "timed");
+    for (size_t i = 0; i < n; i++) {
+        char total[32], per[32];
+        fmt_ms(total, sizeof total, row[i]->est_ns, 1);
+        fmt_ms(per, sizeof per, row[i]->est_ns, steps);
+        fprintf(out, "  %-*.*s %12s %10s %6.1f%% %12.2f %10" PRIu64 "\n", w, w, row[i]->name, total,
+                per, sum ? 100.0 * (double)row[i]->est_ns / (double)sum : 0.0,
+                (double)row[i]->calls / (double)steps, row[i]->timed);
+    }
+    char total[32], per[32];
+    fmt_ms(total, sizeof total, sum, 1);
+    fmt_ms(per, sizeof per, sum, steps);
+    fprintf(out, "  %-*s %12s %10s %6.1f%% %12.2f %10" PRIu64 "\n", w, "total", total, per, 100.0,
+            (double)calls / (double)steps, timed);
+    size_t untimed = 0;
+    for (size_t i = 0; i < n; i++) {
+        untimed += row[i]->timed == 0;
+    }
+    if (untimed > 0) {
+        fprintf(out, "  not timed yet (no estimate; run more %ss):", unit);
+        size_t shown = 0;
+        for (size_t i = 0; i < n && shown < 8; i++) {
+            if (row[i]->timed == 0) {
+                fprintf(out, " %s (%" PRIu64 " calls)", row[i]->name, row[i]->calls);
+                shown++;
+            }
+        }
+        fprintf(out, untimed > shown ? " ...\n" : "\n");
+    }
+    for (size_t i = 0; i < s->n_estimates; i++) {
+        const rpt_estimate *e = &s->estimates[i];
+        if (e->outer && e->timed > 0) {
+            fprintf(out,
+                    "  %s (outer: stamped in every timed %s, exact): %.3f ms/%s over %" PRIu64
+                    " slices; the phases' estimate is %.2fx it (each timed call ran without the "
+                    "overlap it has in flow)\n",
+                    e->name, unit, (double)e->est_ns / 1e6 / (double)steps, unit, e->timed,
+                    e->est_ns ? (double)sum / (double)e->est_ns : 0.0);
+        }
+    }
+    free(row);
+}
+
 /* unit: "token", or "step" for a layer trace; none: what to say after
  * "(none" when the table is empty ("" or NULL: nothing). */
 static void print_group_table(FILE *out, const char *title, const rpt_group *g, size_t n,
@@ -1372,8 +1466,12 @@ int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, cons
                 s->n_dup_meta);
     }
     char title[64];
+    /* slices that are a sample say so; their estimates follow the table */
+    const char *sampled = s->n_estimates > 0 ? ", the trace's slices: a sample" : "";
     if (s->n_ranks > 0) {
-        snprintf(title, sizeof title, "GPU phases (%zu ranks)", s->n_ranks);
+        snprintf(title, sizeof title, "GPU phases (%zu ranks%s)", s->n_ranks, sampled);
+    } else if (sampled[0] != '\0') {
+        snprintf(title, sizeof title, "GPU phases (%s)", sampled + 2);
     } else {
         snprintf(title, sizeof title, "GPU phases");
     }
@@ -1402,6 +1500,9 @@ int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, cons
         }
     }
     free(dist);
+    if (s->n_estimates > 0) {
+        print_estimates(s, out, unit);
+    }
     print_gpu_idle(s, out, unit);
     if (s->n_ranks > 0) {
         snprintf(title, sizeof title, "host buckets (%zu ranks)", s->n_ranks);

@@ -1239,6 +1239,64 @@ static int meta_object(parser *p, const cJSON *obj, const char *path, const char
     return 0;
 }
 
+/* metadata.gpu_sampling.estimates: {name: {calls, timed, est_total_ns[,
+ * outer]}}, each number a uint, at most RPT_MAX_ESTIMATES names */
+static int meta_estimates(parser *p, const cJSON *obj, const char *path, const char *key)
+{
+    rpt_summary *s = p->s;
+    const cJSON *e;
+    if (meta_object(p, obj, path, key, &e) != 0 || e == NULL) {
+        return e == NULL ? 0 : -1;
+    }
+    size_t n = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, e)
+    {
+        n++;
+    }
+    if (n > RPT_MAX_ESTIMATES) {
+        return fail(p, "%s%s holds %zu phases, more than %d", path, key, n, RPT_MAX_ESTIMATES);
+    }
+    for (size_t i = 0; i < s->n_estimates; i++) {
+        free(s->estimates[i].name);
+    }
+    free(s->estimates);
+    s->estimates = NULL;
+    s->n_estimates = 0;
+    if (n == 0) {
+        return 0;
+    }
+    if ((s->estimates = calloc(n, sizeof *s->estimates)) == NULL) {
+        return fail(p, "out of memory");
+    }
+    char sub[160];
+    cJSON_ArrayForEach(v, e)
+    {
+        rpt_estimate *x = &s->estimates[s->n_estimates];
+        snprintf(sub, sizeof sub, "%s%s.<phase>.", path, key);
+        if (!cJSON_IsObject(v)) {
+            return fail(p, "%s%s.\"%.64s\" is not an object", path, key, v->string);
+        }
+        int has_c = 0, has_t = 0, has_e = 0, outer = 0, has_o = 0;
+        if (meta_uint(p, v, sub, VKPROF_TF_EST_CALLS, &has_c, &x->calls) != 0 ||
+            meta_uint(p, v, sub, VKPROF_TF_EST_TIMED, &has_t, &x->timed) != 0 ||
+            meta_uint(p, v, sub, VKPROF_TF_EST_TOTAL, &has_e, &x->est_ns) != 0 ||
+            meta_bool(p, v, sub, VKPROF_TF_EST_OUTER, &has_o, &outer) != 0) {
+            return -1;
+        }
+        if (!has_c || !has_t || !has_e) {
+            return fail(p, "%s%s.\"%.64s\" lacks calls, timed or est_total_ns", path, key,
+                        v->string);
+        }
+        x->outer = has_o && outer;
+        if ((x->name = rpt_clean_string(v->string)) == NULL) {
+            return fail(p, "out of memory");
+        }
+        s->n_estimates++;
+    }
+    return 0;
+}
+
 /* The paths of the objects the report reads, for messages. */
 #define META_ VKPROF_TF_META
 #define CAL_ VKPROF_TF_META "." VKPROF_TF_META_CALIBRATION
@@ -1397,6 +1455,7 @@ static int on_metadata(parser *p, const cJSON *m)
             meta_bool(p, samp, SAMP_ ".", VKPROF_TF_SAMP_BUSY_MEASURED, &s->has_busy_measured,
                       &s->busy_measured) != 0 ||
             meta_names(p, samp, SAMP_ ".", VKPROF_TF_SAMP_OUTER_PHASES, &s->outer_phases) != 0 ||
+            meta_estimates(p, samp, SAMP_ ".", VKPROF_TF_SAMP_ESTIMATES) != 0 ||
             on_gpu_samples(p, samp) != 0) {
             return -1;
         }
@@ -1883,6 +1942,10 @@ void rpt_free(rpt_summary *s)
     free(s->cal_method);
     free(s->sampling_mode);
     free(s->outer_phases);
+    for (size_t i = 0; i < s->n_estimates; i++) {
+        free(s->estimates[i].name);
+    }
+    free(s->estimates);
     for (size_t i = 0; i < s->n_ranks; i++) {
         free(s->ranks[i].name);
     }

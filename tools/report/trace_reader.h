@@ -63,6 +63,17 @@ typedef struct rpt_group {
     uint64_t calls;    /**< number of slices */
 } rpt_group;
 
+/** One phase's estimate (metadata.gpu_sampling.estimates): the trace's
+ *  slices of it are a sample of its calls. */
+typedef struct rpt_estimate {
+    char *name;
+    uint64_t calls;  /**< calls executed */
+    uint64_t timed;  /**< of them, timed (its slices, before any loss) */
+    uint64_t est_ns; /**< the estimated GPU time of all its calls */
+    int outer;       /**< an outer phase: holds other phases' work */
+} rpt_estimate;
+#define RPT_MAX_ESTIMATES 4096
+
 /** One (pid, tid) track. */
 typedef struct rpt_track {
     int64_t pid, tid;
@@ -175,6 +186,11 @@ typedef struct rpt_summary {
     /* metadata.gpu_sampling.outer_phases, joined by ", " (NULL: none): phases
      * whose slices hold other slices' work (a whole command buffer) */
     char *outer_phases;
+    /* metadata.gpu_sampling.estimates (issue 26): where the GPU slices are a
+     * sample, each phase's calls, timed slices and estimated total, in the
+     * file's order (at most RPT_MAX_ESTIMATES) */
+    rpt_estimate *estimates;
+    size_t n_estimates;
     int samples_lost_mismatch; /**< scopes_dropped differs from the sum of lost.* */
     int samples_unbalanced;    /**< samples differs from collected + dropped + pending */
 

@@ -1053,9 +1053,8 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 1; i < n; i++) {
-            for (size_t k = i; k > 0 && phase_ns(sorted[k], rotate) >
-                                            phase_ns(sorted[k - 1], rotate);
-                 k--) {
+            for (size_t k = i;
+                 k > 0 && phase_ns(sorted[k], rotate) > phase_ns(sorted[k - 1], rotate); k--) {
                 const cJSON *t = sorted[k];
                 sorted[k] = sorted[k - 1];
                 sorted[k - 1] = t;
