@@ -458,6 +458,21 @@ def part_rotate(ok, layer_dir, vkprof, plain, graphs):
             got[r.tag] = busy
             ok(busy > 0 and 0 < pct < 100 and abs(100 * idle / (busy + idle) - pct) < 1.0,
                "%s: busy %.3f ms, idle %.3f ms a %s, %.1f%% idle" % (r.tag, busy, idle, m.group(2), pct))
+    # the rotating trace's slices are a sample: vkprof report says so, and
+    # gives each phase's estimate as the summary has it (issue 26: it read
+    # the slices as the whole)
+    p = subprocess.run([vkprof, "report", os.path.join(rot.out, rot.summary["trace"])],
+                       capture_output=True, text=True, errors="replace")
+    sec = p.stdout.split("\nGPU phases, estimated: ", 1)
+    rows = re.findall(r"^  (\S+) +([0-9.]+) +[0-9.]+ +[0-9.]+% +[0-9.]+ +\d+$",
+                      sec[1].split("\n\n", 1)[0], re.M) if len(sec) == 2 else []
+    said = {n: float(t) for n, t in rows if n != "total"}
+    want = {n: v["est"] / 1e6 for n, v in rp.items()}
+    off = {n: (said.get(n), round(want[n], 3)) for n in want
+           if said.get(n) is None or abs(said[n] - want[n]) > 0.002 + 0.001 * want[n]}
+    ok("GPU phases (the trace's slices: a sample)" in p.stdout and said and not off,
+       "rotate: vkprof report calls the slices a sample and gives the summary's estimate of each of "
+       "%d phases" % len(said), off or c.tail(p.stdout))
     # the rotating run's busy time: its outer phase's total per step, exact,
     # against the command buffers' run (other processes, the same tokens; a
     # 2-core CPU device's times move by tens of % from run to run)
