@@ -210,6 +210,30 @@ static char *summary_of(const char *path)
     return text;
 }
 
+/* vkprof report --svg of a trace, as text (NULL: it failed) */
+static char *svg_of(const char *path)
+{
+    rpt_summary *s = NULL;
+    char err[512] = "";
+    if (rpt_read_file(path, 0, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "rpt_read_file(%s): %s\n", path, err);
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    int rc = m != NULL ? rpt_svg(s, "TRACE", m) : -1;
+    if (m != NULL) {
+        fclose(m);
+    }
+    rpt_free(s);
+    if (rc != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 static void check_same_report(const char *json, const char *pftrace)
 {
     char *a = summary_of(json), *b = summary_of(pftrace);
@@ -902,6 +926,15 @@ static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool 
         CHECK((strstr(rep, "command_buffer (outer: stamped in every timed token, exact): ") !=
                NULL) == outer);
         free(rep);
+    }
+    /* the SVG's GPU bars: the estimates, not the slices */
+    char *svg = svg_of(pf);
+    CHECK(svg != NULL);
+    if (svg != NULL) {
+        CHECK(strstr(svg, ">GPU phases, estimated (the trace's slices are a sample) (ms per "
+                          "token~; % of their sum)<") != NULL);
+        CHECK(strstr(svg, ">GPU phases (ms per") == NULL);
+        free(svg);
     }
     vkprof_destroy(ctx);
 }

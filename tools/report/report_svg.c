@@ -243,14 +243,23 @@ static void fmt_time(char *buf, size_t size, int64_t ns, int64_t step)
 }
 
 /* Bars of ms/token for one section; returns the next y. none: what to say
- * when the section is empty (NULL: "none in the trace"). */
+ * when the section is empty (NULL: "none in the trace"). colour: each row's
+ * GPU group (its slices' colour), for rows that are not s->gpu's (the
+ * estimates); NULL: row i is group i. */
 static double bars(FILE *out, const svg_page *pg, double y, const char *title, const rpt_group *g,
                    size_t n, uint64_t busy, uint64_t tokens, bool gpu, double max_ms,
-                   const char *none)
+                   const char *none, const uint32_t *colour)
 {
-    fprintf(out,
+    if (colour != NULL) { /* estimates: shares of their sum */
+        fprintf(out,
+                "<text x=\"16\" y=\"%.1f\" class=\"h2\">%s (ms per %s~; %% of their sum)</text>\n",
+                y, title, pg->unit);
+    } else {
+        fprintf(
+            out,
             "<text x=\"16\" y=\"%.1f\" class=\"h2\">%s (ms per %s; %% of %s busy time)</text>\n", y,
             title, pg->unit, gpu ? "GPU" : "host");
+    }
     y += 10;
     if (n == 0) {
         y = wrap_text(out, pg->plot_x, y + 14, "note", 11.0, 14.0,
@@ -267,7 +276,7 @@ static double bars(FILE *out, const svg_page *pg, double y, const char *title, c
         double pct = busy ? 100.0 * (double)g[i].total_ns / (double)busy : 0.0;
         left_label(out, pg, y + 14, g[i].name);
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>",
-                pg->plot_x, y + 3, w, color_of(pg, gpu, (uint32_t)i));
+                pg->plot_x, y + 3, w, color_of(pg, gpu, colour != NULL ? colour[i] : (uint32_t)i));
         xml_text(out, g[i].name);
         fprintf(out, " (%s)</title></rect>", gpu ? "GPU" : "host");
         char v[64];
@@ -287,6 +296,41 @@ static double bars(FILE *out, const svg_page *pg, double y, const char *title, c
         y += ROW_H;
     }
     return y + 10;
+}
+
+/* Where the trace's GPU slices are a sample (metadata.gpu_sampling.
+ * estimates): each timed phase's estimate as a row, in the slices' order,
+ * outer phases left out (the busy note says their time); colour[i]: the
+ * row's group. NULL when there are none (or out of memory). */
+static rpt_group *estimate_rows(const rpt_summary *s, uint32_t **colour, size_t *n, uint64_t *sum)
+{
+    *n = 0;
+    *sum = 0;
+    *colour = NULL;
+    if (s->n_estimates == 0 || s->n_gpu == 0) {
+        return NULL;
+    }
+    rpt_group *g = calloc(s->n_gpu, sizeof *g);
+    *colour = calloc(s->n_gpu, sizeof **colour);
+    if (g == NULL || *colour == NULL) {
+        free(g);
+        free(*colour);
+        *colour = NULL;
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n_gpu; i++) {
+        for (size_t k = 0; k < s->n_estimates; k++) {
+            const rpt_estimate *e = &s->estimates[k];
+            if (!e->outer && strcmp(e->name, s->gpu[i].name) == 0) {
+                g[*n] = (rpt_group){s->gpu[i].name, e->est_ns, e->est_ns, e->calls};
+                (*colour)[*n] = (uint32_t)i;
+                (*n)++;
+                *sum += e->est_ns;
+                break;
+            }
+        }
+    }
+    return g;
 }
 
 typedef struct strip_track {
@@ -599,11 +643,27 @@ int rpt_svg_meta(const rpt_summary *s, const char *meta, size_t meta_len, const 
         y = wrap_text(out, 16, y + 18, "warn", 12.0, 16.0, unmapped, text_room);
     }
     y += 34;
-    y = bars(out, &pg, y, "GPU phases", s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, true,
-             max_ms, unmapped[0] != '\0' ? unmapped : NULL);
+    /* slices that are a sample: each phase's estimate instead (issue 26) */
+    size_t n_est;
+    uint64_t est_sum;
+    uint32_t *est_colour;
+    rpt_group *est = estimate_rows(s, &est_colour, &n_est, &est_sum);
+    if (est != NULL && n_est > 0) {
+        for (size_t i = 0; i < n_est; i++) {
+            double v = ms_per(est[i].total_ns, s->tokens);
+            max_ms = v > max_ms ? v : max_ms;
+        }
+        y = bars(out, &pg, y, "GPU phases, estimated (the trace's slices are a sample)", est, n_est,
+                 est_sum, s->tokens, true, max_ms, NULL, est_colour);
+    } else {
+        y = bars(out, &pg, y, "GPU phases", s->gpu, s->n_gpu, s->gpu_busy_ns, s->gpu_tokens, true,
+                 max_ms, unmapped[0] != '\0' ? unmapped : NULL, NULL);
+    }
+    free(est);
+    free(est_colour);
     y += 10;
     y = bars(out, &pg, y, "Host buckets", s->host, s->n_host, s->host_busy_ns, s->tokens, false,
-             max_ms, NULL);
+             max_ms, NULL, NULL);
     if (s->n_ranks > 0 || s->n_expert_ids > 0) {
         y = rank_bars(out, &pg, y, s);
     }
