@@ -1465,7 +1465,7 @@ int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, cons
                 " duplicate track names differ from the first (the first is kept)\n",
                 s->n_dup_meta);
     }
-    char title[64];
+    char title[128];
     /* slices that are a sample say so; their estimates follow the table */
     const char *sampled = s->n_estimates > 0 ? ", the trace's slices: a sample" : "";
     if (s->n_ranks > 0) {
