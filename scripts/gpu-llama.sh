@@ -188,6 +188,7 @@ mode_args() {
     plain) echo "" ;;
     every) echo "--rotate 0" ;;
     rot*nb) local k=${1#rot}; echo "--rotate ${k%nb} --busy off" ;;
+    rot*t) local k=${1#rot}; echo "--rotate ${k%t}" ;; # with VKPROF_LAYER_BUSY_BEGIN=top
     rot*) echo "--rotate ${1#rot}" ;;
     cmdbuf) echo "--mode cmdbuf" ;;
     s*) echo "--sample ${1#s}" ;;
@@ -213,7 +214,10 @@ perf() {
           if [ "$m" = plain ]; then
             $B > "$o/bench.out" 2> "$o/bench.err"
           else
-            $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err"
+            case "${m%p}" in
+              rot*t) VKPROF_LAYER_BUSY_BEGIN=top $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err" ;;
+              *) $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err" ;;
+            esac
           fi
           local st=$? ts
           ts=$(grep -E "^\|.*tg" "$o/bench.out" | tail -1 | awk -F'|' '{print $(NF-1)}' | awk '{print $1}')

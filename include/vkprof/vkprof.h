@@ -488,7 +488,18 @@ typedef struct vkprof_context_desc {
      *  command buffers), and the counter is their union. (Takes the place
      *  of reserved[1].) */
     vkprof_feature trace_gpu_busy;
-    uint32_t reserved[4]; /**< must be zero */
+    /** The begin stamp of an outer phase's scope (VKPROF_PHASE_FLAG_OUTER:
+     *  a whole command buffer) at the top of the pipe: ENABLED, it waits for
+     *  nothing, so the queue's earlier work runs on past it (a begin stamp
+     *  that waits for all earlier work drains the queue at every buffer);
+     *  its end stamp still waits for all earlier work. Its scopes then
+     *  start when the GPU reaches them, possibly while earlier work still
+     *  runs: their union (the busy time) is unchanged, a single scope's
+     *  length may hold some of that earlier work. UNKNOWN (the default)
+     *  and DISABLED: both stamps wait, as every other stamp does. (Takes
+     *  the place of reserved[0].) */
+    vkprof_feature outer_begin_top;
+    uint32_t reserved[3]; /**< must be zero */
 } vkprof_context_desc;
 
 /** Figures of one phase since the last reset. Times are exact GPU nanoseconds. */

@@ -486,10 +486,12 @@ vkprof_result vkprof_create(const vkprof_context_desc *desc, vkprof_context *out
         (unsigned)desc->trace_format > VKPROF_TRACE_FORMAT_BOTH ||
         (unsigned)desc->trace_keep > VKPROF_TRACE_KEEP_LAST ||
         (unsigned)desc->submit_collect > VKPROF_SUBMIT_COLLECT_OWN ||
-        (unsigned)desc->trace_gpu_busy > VKPROF_FEATURE_DISABLED) {
+        (unsigned)desc->trace_gpu_busy > VKPROF_FEATURE_DISABLED ||
+        (unsigned)desc->outer_begin_top > VKPROF_FEATURE_DISABLED) {
         vkprof__log(NULL, VKPROF_LOG_ERROR, VKPROF_ERROR_INVALID_ARGUMENT,
                     "vkprof_create: enable, log_level, synchronization2, environment, "
-                    "trace_format, trace_keep, submit_collect or trace_gpu_busy out of range");
+                    "trace_format, trace_keep, submit_collect, trace_gpu_busy or outer_begin_top "
+                    "out of range");
         return VKPROF_ERROR_INVALID_ARGUMENT;
     }
     vkprof_context ctx = calloc(1, sizeof *ctx);

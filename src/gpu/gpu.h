@@ -37,6 +37,9 @@ void vkprof__ring_reset_counts(vkprof_context ctx);
 /* executed calls of a phase (ring mode); UINT64_MAX in 2-slot mode */
 uint64_t vkprof__ring_phase_calls(vkprof_context ctx, vkprof_phase phase);
 void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
+/* A stamp at the top of the pipe: it waits for nothing (an outer scope's
+ * begin with desc.outer_begin_top) */
+void vkprof__stamp_top(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot);
 /* Hold off collection (and so folds and calibration points) while a
  * checkpoint copies them (export/spool.c): the ring's lock; nothing in
  * 2-slot mode, whose calls the app serialises. */

@@ -929,7 +929,15 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
             }
             sc->begin_pos = first;
             sc->end_pos = second;
-            ring_stamp(ctx, cmd, rec, first);
+            if (ctx->desc.outer_begin_top == VKPROF_FEATURE_ENABLED &&
+                (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
+                 VKPROF_PHASE_FLAG_OUTER)) {
+                /* an outer scope's begin waits for nothing: the earlier
+                 * work runs on past it (desc.outer_begin_top) */
+                vkprof__stamp_top(ctx, cmd, r->pool, slot_at(r, rec, first));
+            } else {
+                ring_stamp(ctx, cmd, rec, first);
+            }
         }
         rec->live++;
     }

@@ -136,6 +136,16 @@ void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, ui
     }
 }
 
+void vkprof__stamp_top(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot)
+{
+    ctx->gpu.stamps_written++;
+    if (ctx->info.timestamp2) {
+        ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, pool, slot);
+    } else {
+        ctx->vk.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, slot);
+    }
+}
+
 static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)
 {
     vkprof__stamp(ctx, cmd, ctx->gpu.pool, slot);

@@ -126,6 +126,16 @@ static void load_config(void)
             lyr_warn("VKPROF_LAYER_BUSY='%s' is not on or off; using on", v);
         }
     }
+    v = getenv("VKPROF_LAYER_BUSY_BEGIN");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "top") == 0) {
+            c->busy_top = true;
+        } else if (strcmp(v, "all") == 0) {
+            c->busy_top = false;
+        } else {
+            lyr_warn("VKPROF_LAYER_BUSY_BEGIN='%s' is not top or all; using all", v);
+        }
+    }
     v = getenv("VKPROF_LAYER_COST_BLOCK");
     if (v != NULL && *v != '\0' && !parse_u32(v, 0, 1u << 20, &c->cost_block)) {
         lyr_warn("VKPROF_LAYER_COST_BLOCK='%s' is not a whole number 0..1048576; using 0 (no cost "
@@ -388,6 +398,7 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
         /* rotating: every step's work lies in its buffers' outer scopes */
         : lyr_cfg.busy ? VKPROF_FEATURE_ENABLED
                        : VKPROF_FEATURE_UNKNOWN;
+    desc.outer_begin_top = lyr_cfg.busy_top ? VKPROF_FEATURE_ENABLED : VKPROF_FEATURE_UNKNOWN;
     desc.host_level = VKPROF_HOST_ALL;
     desc.report_every = UINT32_MAX;
     desc.trace_path = "";

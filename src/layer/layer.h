@@ -74,6 +74,10 @@ typedef struct lyr_config {
      * buffer is also a scope of an outer phase, stamped in every step, for
      * the GPU's busy time beside the window (issue 26) */
     bool busy;
+    /* VKPROF_LAYER_BUSY_BEGIN=top|all (default all): where a command
+     * buffer's busy scope begins: at the top of the pipe (waiting for
+     * nothing) or after all earlier work (desc.outer_begin_top) */
+    bool busy_top;
     /* VKPROF_LAYER_COST_BLOCK=B: the cost probe, blocks of B steps with
      * profiling off at random (cost.h); 0: off */
     uint32_t cost_block;

@@ -248,7 +248,7 @@ static void test_env(void)
 
     /* invalid desc fields */
     vkprof_context_desc d = vku_vkprof_desc(&g.inst, &g.dev);
-    d.reserved[3] = 1;
+    d.reserved[2] = 1;
     CHECK(vkprof_create(&d, &ctx) == VKPROF_ERROR_INVALID_ARGUMENT && ctx == NULL);
     d = vku_vkprof_desc(&g.inst, &g.dev);
     d.enable = (vkprof_enable_mode)7;

@@ -24,7 +24,8 @@ static th_gpu g;
 static vku_busy busy;
 static th_log logbuf;
 
-static bool first_calls; /* make_rot: desc.rotate_first_calls */
+static bool first_calls;         /* make_rot: desc.rotate_first_calls */
+static vkprof_feature outer_top; /* make_rot: desc.outer_begin_top */
 
 static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
 {
@@ -35,6 +36,7 @@ static vkprof_context make_rot(uint32_t queries, bool shared, uint32_t rotate)
     d.shared_boundaries = shared;
     d.rotate_scopes = rotate;
     d.rotate_first_calls = first_calls;
+    d.outer_begin_top = outer_top;
     d.host_query_reset = g.dev.host_query_reset;
     d.report_every = UINT32_MAX;
     vkprof_context ctx = th_ctx(&d);
@@ -632,6 +634,51 @@ static void test_rotate_resubmit(void)
     }
 }
 
+/* desc.outer_begin_top: an outer scope's begin stamp at the top of the pipe
+ * (it waits for nothing), its end and every other stamp after all earlier
+ * work; off (the default), every stamp waits. Its sample is read as any. */
+static void test_rotate_outer_top(void)
+{
+    if (!g.dev.sync2) {
+        printf("  (no synchronization2: the stages are the core API's; skipped)\n");
+        return;
+    }
+    for (int on = 0; on <= 1; on++) {
+        sim_reset();
+        outer_top = on ? VKPROF_FEATURE_ENABLED : VKPROF_FEATURE_UNKNOWN;
+        vkprof_context ctx = make_rot(0, true, 1);
+        outer_top = VKPROF_FEATURE_UNKNOWN;
+        vkprof_phase outer;
+        CHECK(vkprof_register_phase(ctx, "buffer", &outer) == VKPROF_OK);
+        CHECK(vkprof_set_phase_flags(ctx, outer, VKPROF_PHASE_FLAG_OUTER) == VKPROF_OK);
+        CHECK_VK(vku_begin(&g.dev));
+        uint64_t before = stamps_now();
+        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, outer) == VKPROF_OK);
+        CHECK_EQ_U64(stamps_now() - before, 1);
+        CHECK_EQ_U64(g_sim.last_stage2, on ? VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT
+                                           : VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        CHECK(vkprof_cmd_begin(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK); /* the window */
+        CHECK_EQ_U64(g_sim.last_stage2, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, VKPROF_PHASE_NORM) == VKPROF_OK);
+        CHECK(vkprof_cmd_end(ctx, g.dev.cmd, outer) == VKPROF_OK);
+        CHECK_EQ_U64(g_sim.last_stage2, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        CHECK_EQ_U64(stamps_now() - before, 4);
+        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        th_submit_wait(&g, ctx, 1, &g.dev.cmd);
+        CHECK(vkprof_collect(ctx) == VKPROF_OK);
+        vkprof_step(ctx);
+        vkprof_phase_stats o = th_phase(ctx, outer), n = th_phase(ctx, VKPROF_PHASE_NORM);
+        CHECK_EQ_U64(o.count, 1);
+        CHECK_EQ_U64(n.count, 1);
+        /* lavapipe runs commands one after another: the top-of-pipe begin
+         * still comes before the work inside */
+        CHECK(o.total_ns >= n.total_ns && n.total_ns > 0);
+        CHECK_EQ_U64(th_stats(ctx).scopes_dropped, 0);
+        vkprof_destroy(ctx);
+    }
+}
+
 /* A call left out records no Vulkan command; its end is checked against its
  * begin; vkprof_reset restarts the counters. */
 static void test_rotate_misuse(void)
@@ -794,6 +841,7 @@ int main(void)
     RUN(test_rotate_changed_path);
     RUN(test_rotate_uneven_steps);
     RUN(test_rotate_outer);
+    RUN(test_rotate_outer_top);
     RUN(test_rotate_seed_model);
     RUN(test_rotate_resubmit);
     RUN(test_rotate_misuse);
