@@ -447,10 +447,10 @@ for k, v in tot.most_common(12):
     print("    %-36s %9.2f  (%d, %.2f us each)" % (k, v / steps, cnt[k], v / cnt[k]))
 PY
     done
-    if command -v perf >/dev/null 2>&1; then
+    if type -P perf >/dev/null 2>&1; then # perf(1), not this script's perf()
       echo "== perf record, rot1"
-      perf record -q -g -o w/perf.data -- $V run -o w/hc-perf --rotate 1 -- $B >/dev/null 2>&1
-      perf report -i w/perf.data --no-children --sort dso,sym --stdio 2>/dev/null | grep -v "^#" | grep -v "^$" | head -60
+      command perf record -q -g -o w/perf.data -- $V run -o w/hc-perf --rotate 1 -- $B >/dev/null 2>&1
+      command perf report -i w/perf.data --no-children --sort dso,sym --stdio 2>/dev/null | grep -v "^#" | grep -v "^$" | head -60
     else
       echo "== no perf(1) here"
     fi
