@@ -1234,9 +1234,16 @@ static vkprof_phase_stats *phase_stats(vkprof_context c, uint32_t *n)
     return st;
 }
 
+static bool phase_ran(const vkprof_phase_stats *p)
+{
+    return p->calls > 0 || p->count > 0;
+}
+
 /* Each phase's estimate, summed by name over contexts [from, to), where a
  * context's slices are a sample (issue 26: vkprof report read a rotated
- * trace's slices as the whole, 1/3 of each phase's time, without a word) */
+ * trace's slices as the whole, 1/3 of each phase's time, without a word).
+ * Each context's stats are read once; a name is written at the first
+ * context where it ran, with the later ones' figures. */
 static void meta_estimates(const vkprof_meta_sink *k, const vkprof_export *x, uint32_t from,
                            uint32_t to)
 {
@@ -1247,50 +1254,51 @@ static void meta_estimates(const vkprof_meta_sink *k, const vkprof_export *x, ui
     if (!any) {
         return;
     }
+    const uint32_t nc = to - from;
+    vkprof_phase_stats **st = calloc(nc, sizeof *st);
+    uint32_t *ns = calloc(nc, sizeof *ns);
+    for (uint32_t c = 0; st != NULL && ns != NULL && c < nc; c++) {
+        st[c] = phase_stats(x->src[from + c].ctx, &ns[c]);
+    }
     k->obj(k->w, VKPROF_TF_SAMP_ESTIMATES);
-    for (uint32_t s = from; s < to; s++) {
-        uint32_t n;
-        vkprof_phase_stats *st = phase_stats(x->src[s].ctx, &n);
-        for (uint32_t i = 0; i < n; i++) {
-            if (st[i].calls == 0 && st[i].count == 0) {
-                continue;
-            }
-            /* once per name: at its first context, with the later ones' */
+    for (uint32_t c = 0; st != NULL && ns != NULL && c < nc; c++) {
+        for (uint32_t i = 0; i < ns[c]; i++) {
+            const vkprof_phase_stats *p = &st[c][i];
             bool seen = false;
-            for (uint32_t e = from; e < s && !seen; e++) {
-                const vkprof_context c = x->src[e].ctx;
-                for (uint32_t j = 0; j < vkprof_phase_count(c) && !seen; j++) {
-                    seen = strcmp(vkprof_phase_name(c, j), st[i].name) == 0;
+            for (uint32_t e = 0; e < c && !seen; e++) {
+                for (uint32_t j = 0; j < ns[e] && !seen; j++) {
+                    seen = phase_ran(&st[e][j]) && strcmp(st[e][j].name, p->name) == 0;
                 }
             }
-            if (seen) {
+            if (!phase_ran(p) || seen) {
                 continue;
             }
-            uint64_t calls = st[i].calls, timed = st[i].count, est = st[i].est_total_ns;
-            for (uint32_t e = s + 1; e < to; e++) {
-                uint32_t m;
-                vkprof_phase_stats *o = phase_stats(x->src[e].ctx, &m);
-                for (uint32_t j = 0; j < m; j++) {
-                    if (strcmp(o[j].name, st[i].name) == 0) {
-                        calls += o[j].calls;
-                        timed += o[j].count;
-                        est += o[j].est_total_ns;
+            uint64_t calls = p->calls, timed = p->count, est = p->est_total_ns;
+            for (uint32_t e = c + 1; e < nc; e++) {
+                for (uint32_t j = 0; j < ns[e]; j++) {
+                    if (strcmp(st[e][j].name, p->name) == 0) {
+                        calls += st[e][j].calls;
+                        timed += st[e][j].count;
+                        est += st[e][j].est_total_ns;
                     }
                 }
-                free(o);
             }
-            k->obj(k->w, st[i].name);
+            k->obj(k->w, p->name);
             k->u64(k->w, VKPROF_TF_EST_CALLS, calls);
             k->u64(k->w, VKPROF_TF_EST_TIMED, timed);
             k->u64(k->w, VKPROF_TF_EST_TOTAL, est);
-            if (st[i].flags & VKPROF_PHASE_FLAG_OUTER) {
+            if (p->flags & VKPROF_PHASE_FLAG_OUTER) {
                 k->boolean(k->w, VKPROF_TF_EST_OUTER, true);
             }
             k->end(k->w);
         }
-        free(st);
     }
     k->end(k->w);
+    for (uint32_t c = 0; st != NULL && c < nc; c++) {
+        free(st[c]);
+    }
+    free(st);
+    free(ns);
 }
 
 static void meta_sampling(const vkprof_meta_sink *k, const vkprof_timing_stats *ts,

@@ -1419,6 +1419,10 @@ static vkprof_result collect_locked(vkprof_context ctx, uint64_t *folded)
             if (key > TOMBSTONE && t->cur != NULL) {
                 (void)rec_collect(ctx, t->cur, true, folded);
                 t->boundary_valid = false; /* the app may now re-record the buffer */
+                /* its calls so far ran: a discard takes back only later ones */
+                free(t->cur->calls);
+                t->cur->calls = NULL;
+                t->cur->calls_partial = false;
             }
         }
     }

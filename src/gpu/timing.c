@@ -125,25 +125,33 @@ void vkprof__timing_shutdown(vkprof_context ctx)
     }
 }
 
-void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot)
+/* A stamp at a stage: all earlier work (ALL_COMMANDS; BOTTOM_OF_PIPE in the
+ * core API) or none (TOP_OF_PIPE, an outer scope's begin with
+ * desc.outer_begin_top) */
+static void stamp_at(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot,
+                     bool top)
 {
     ctx->gpu.stamps_written++;
     if (ctx->info.timestamp2) {
         /* ALL_COMMANDS: the stamp waits for every earlier command to finish. */
-        ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool, slot);
+        ctx->vk.CmdWriteTimestamp2(
+            cmd, top ? VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+            pool, slot);
     } else {
-        ctx->vk.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, slot);
+        ctx->vk.CmdWriteTimestamp(
+            cmd, top ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+            pool, slot);
     }
+}
+
+void vkprof__stamp(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot)
+{
+    stamp_at(ctx, cmd, pool, slot, false);
 }
 
 void vkprof__stamp_top(vkprof_context ctx, VkCommandBuffer cmd, VkQueryPool pool, uint32_t slot)
 {
-    ctx->gpu.stamps_written++;
-    if (ctx->info.timestamp2) {
-        ctx->vk.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, pool, slot);
-    } else {
-        ctx->vk.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, slot);
-    }
+    stamp_at(ctx, cmd, pool, slot, true);
 }
 
 static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)

@@ -939,8 +939,66 @@ static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool 
     vkprof_destroy(ctx);
 }
 
+/* Two contexts in one trace: a phase registered in the first but run only
+ * in the second still has its estimate (it was dropped: the name was
+ * taken as written with the first context's figures) */
+static void estimates_across_contexts(void)
+{
+    vkprof_context c[2];
+    for (int k = 0; k < 2; k++) {
+        vkprof_context_desc d = th_desc(&g, &logbuf, false);
+        d.enable = VKPROF_ENABLE_ON;
+        d.report_every = UINT32_MAX;
+        d.timing_mode = VKPROF_TIMING_RING;
+        d.rotate_scopes = 1;
+        d.host_query_reset = g.dev.host_query_reset;
+        c[k] = th_ctx(&d);
+        CHECK(c[k] != NULL);
+        if (c[k] == NULL) {
+            return;
+        }
+        CHECK(vkprof_trace_begin(c[k], 0) == VKPROF_OK);
+    }
+    vkprof_phase a, b;
+    CHECK(vkprof_register_phase(c[0], "late", &a) == VKPROF_OK); /* never run there */
+    CHECK(vkprof_register_phase(c[1], "late", &b) == VKPROF_OK);
+    enum { STEPS = 4 };
+    for (int step = 0; step < STEPS; step++) {
+        CHECK_VK(vku_begin(&g.dev));
+        for (int k = 0; k < 2; k++) {
+            vkprof_result r = vkprof_cmd_begin(c[1], g.dev.cmd, b);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+            vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+            (void)vkprof_cmd_end(c[1], g.dev.cmd, b);
+        }
+        CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        th_submit_wait(&g, c[1], 1, &g.dev.cmd);
+        CHECK(vkprof_collect(c[1]) == VKPROF_OK);
+        vkprof_step(c[1]);
+    }
+    char json[300];
+    snprintf(json, sizeof json, "%s/estimates2.json", tmpdir);
+    CHECK(vkprof_trace_write_set(c, 2, json, VKPROF_TRACE_FORMAT_JSON) == VKPROF_OK);
+    cJSON *root = load_and_check(json);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "metadata"),
+                                             "gpu_sampling"),
+            "estimates"),
+        "late");
+    const vkprof_phase_stats ps = th_phase(c[1], b);
+    CHECK(cJSON_IsObject(e));
+    CHECK_EQ_U64(json_u64(e, "calls"), 2 * STEPS);
+    CHECK_EQ_U64(json_u64(e, "timed"), ps.count);
+    CHECK_EQ_U64(json_u64(e, "est_total_ns"), ps.est_total_ns);
+    cJSON_Delete(root);
+    vkprof_destroy(c[0]);
+    vkprof_destroy(c[1]);
+}
+
 static void test_rotate_outer(void)
 {
+    estimates_across_contexts();
     rotate_outer_trace("outer", VKPROF_FEATURE_ENABLED, true);
     rotate_outer_trace("outer-unknown", VKPROF_FEATURE_UNKNOWN, true);
     rotate_outer_trace("no-outer", VKPROF_FEATURE_ENABLED, false);

@@ -632,6 +632,33 @@ static void test_rotate_resubmit(void)
         CHECK_EQ_U64(logbuf.warnings, warned); /* nothing lost or misused */
         vkprof_destroy(ctx);
     }
+    /* The seed's model (no vkprof_cmd_submit): one recording of the buffer
+     * is kept across runs; a discard takes back the calls recorded since the
+     * last collection only, not those that ran before it */
+    sim_reset();
+    vkprof_context ctx = make_rot(0, false, 1);
+    for (int run = 0; run < 2; run++) {
+        CHECK_VK(vku_begin(&g.dev));
+        for (uint32_t i = 0; i < C; i++) {
+            vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, ph[i]);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+            r = vkprof_cmd_end(ctx, g.dev.cmd, ph[i]);
+            CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+        }
+        if (run == 0) {
+            CHECK_VK(vku_submit_wait(&g.dev)); /* ends the buffer */
+            CHECK(vkprof_collect(ctx) == VKPROF_OK);
+            vkprof_step(ctx);
+        } else {
+            CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+        }
+    }
+    CHECK(vkprof_cmd_discard(ctx, g.dev.cmd) == VKPROF_OK);
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.calls_executed, C);
+    CHECK_EQ_U64(t.calls_unstamped, C - 1);
+    CHECK_EQ_U64(t.scopes_collected, 1);
+    vkprof_destroy(ctx);
 }
 
 /* desc.outer_begin_top: an outer scope's begin stamp at the top of the pipe
