@@ -621,20 +621,98 @@ elseif(CASE STREQUAL "rotate")
   # preempted, and a sample stands for P calls: the split is checked to
   # 15 pp here (the H200's figures are in docs/performance.md).
   set(args --iterations 96 --dispatches 6 --pipelines 2)
-  timed_run(120 ${VKPROF} run --rotate 0 -o ${WORK}/every --layer-dir ${LAYER_DIR} -- ${APP} ${args})
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "every dispatch: exit ${rc}")
+  if(NOT PYTHON)
+    message(FATAL_ERROR "rotate: no python to check the summaries")
   endif()
-  timed_run(120 ${VKPROF} run -o ${WORK}/rot --rotate 2 --layer-dir ${LAYER_DIR} -- ${APP} ${args} --validation)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "--rotate 2: exit ${rc}")
-  endif()
+  # The accounting is exact and must hold at the first try. The split is
+  # timing: on a CPU device shared with other tests, a burst of load on one
+  # run moved alpha's share by 16 pp once in CI (35.1 % against 50.9 %).
+  # So the pair of runs is repeated, up to 3 times, only while the shares
+  # alone are off; a split that is wrong every time still fails.
+  foreach(attempt 1 2 3)
+    file(REMOVE_RECURSE ${WORK}/every ${WORK}/rot)
+    timed_run(120 ${VKPROF} run --rotate 0 -o ${WORK}/every --layer-dir ${LAYER_DIR} -- ${APP} ${args})
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "every dispatch: exit ${rc}")
+    endif()
+    timed_run(120 ${VKPROF} run -o ${WORK}/rot --rotate 2 --layer-dir ${LAYER_DIR} -- ${APP} ${args} --validation)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "--rotate 2: exit ${rc}")
+    endif()
+    set(rot_rc "${rc}")
+    set(rot_out "${out}")
+    set(rot_err "${err}")
+    file(GLOB every ${WORK}/every/*.summary.json)
+    file(GLOB rot ${WORK}/rot/*.summary.json)
+    execute_process(COMMAND ${PYTHON} -c "
+import json, sys
+def ctx(path):
+    s = json.load(open(path))
+    d = s['devices'][0]
+    return s, d['queue_families'][0], d['contexts'][0]['snapshot']
+se, fe, ne = ctx(sys.argv[1])
+sr, fr, nr = ctx(sys.argv[2])
+bad = []
+shares = []
+def want(what, ok):
+    if not ok:
+        bad.append(what)
+want('rotate key', sr['rotate'] == 2 and se['rotate'] == 0)
+dd = fr['dispatches']
+want('executed = timed + untimed', dd['executed'] == dd['executed_timed'] + sum(dd['executed_untimed'].values()))
+want('only not_in_window', dd['executed_untimed']['not_in_window'] == dd['executed'] - dd['executed_timed'])
+t = nr['timing']
+# the command buffers' outer scopes: one a step, every one stamped, exact
+ob = [p for p in nr['phases'] if p.get('outer')]
+want('one outer phase', len(ob) == 1 and ob[0]['name'] == 'command_buffer')
+o = ob[0] if ob else {'count': 0, 'calls': 0, 'total_ns': 0, 'est_total_ns': -1}
+want('outer every step', o['count'] == o['calls'] == 96 and o['est_total_ns'] == o['total_ns'] > 0)
+want('no outer phase in every dispatch', not any(p.get('outer') for p in ne['phases']))
+want('samples = timed dispatches + buffers', t['samples'] == dd['executed_timed'] + 96 == t['scopes_collected'])
+want('calls', t['calls_executed'] == dd['executed'] + 96 and t['calls_unstamped'] == dd['executed_untimed']['not_in_window'])
+r = t['rotation']
+want('rotation', (r['cycles'], r['period_steps'], r['calls_per_step'], r['changed_steps']) == (24, 4, 8, 0))
+want('first calls flag', t.get('rotate_first_calls') is True)
+pe = {p['name']: p for p in ne['phases'] if p['count'] > 0}
+pr = {p['name']: p for p in nr['phases'] if p['calls'] > 0 and not p.get('outer')}
+want('the same phases', sorted(pe) == sorted(pr) == ['alpha', 'beta', 'p0', 'p1'])
+# positions: alpha 0 2 4, beta 1 3 5, p0 6, p1 7; step 1's window is [0, 2):
+# p0's and p1's first calls are stamped apart
+want_count = {'alpha': 72, 'beta': 72, 'p0': 25, 'p1': 25}
+for n, p in pr.items():
+    want(n + ' calls', p['calls'] == pe[n]['calls'] == pe[n]['count'])
+    want(n + ' count', p['count'] == want_count.get(n))
+    want(n + ' first', p.get('first_calls') == 1 and 0 < p['first_ns'] <= p['total_ns'])
+    f, c = p['first_ns'], p['first_calls']
+    est = f + (p['total_ns'] - f) * (p['calls'] - c) // (p['count'] - c)
+    want(n + ' estimate', abs(p['est_total_ns'] - est) <= 1)
+    want(n + ' every-dispatch has no first calls', 'first_calls' not in pe[n])
+te = sum(p['total_ns'] for p in pe.values())
+tr = sum(p['est_total_ns'] for p in pr.values())
+for n in pr:
+    a, b = 100.0 * pe[n]['total_ns'] / te, 100.0 * pr[n]['est_total_ns'] / tr
+    print('%-6s every %5.1f%%  rotate %5.1f%%' % (n, a, b))
+    if abs(a - b) > 15.0:
+        shares.append(n + ' share within 15 pp')
+print('rotated GPU total / every-dispatch total: %.3f' % (tr / te))
+# a buffer holds its stamped dispatches: the stamped ones' time is within it
+want('busy holds the timed dispatches', o['total_ns'] >= sum(p['total_ns'] for p in pr.values()))
+print('busy (command buffers) / rotated estimate: %.3f' % (o['total_ns'] / tr))
+print('bad:', bad, 'shares off:', shares)
+sys.exit(1 if bad else 3 if shares else 0)
+" ${every} ${rot} RESULT_VARIABLE src OUTPUT_VARIABLE said ERROR_VARIABLE said_err)
+    message(STATUS "rotate vs every dispatch, try ${attempt}:\n${said}${said_err}")
+    if(src EQUAL 0)
+      break()
+    elseif(NOT src EQUAL 3)
+      message(FATAL_ERROR "rotate: the summary's accounting is off")
+    elseif(attempt EQUAL 3)
+      message(FATAL_ERROR "rotate: the split is off in 3 tries out of 3")
+    endif()
+  endforeach()
   # issue 26: the report does not call the untimed dispatches idle time (it
   # read 98.6 % idle on llama.cpp with --rotate 4); the every-dispatch run's
   # report measures it (the run's own output is checked below: kept)
-  set(rot_rc "${rc}")
-  set(rot_out "${out}")
-  set(rot_err "${err}")
   # vkprof run's default (issue 26): the window of 4 with the busy scopes;
   # every dispatch only when asked (--rotate 0, above), or where the
   # window cannot move (VKPROF_LAYER_STEPS=none)
@@ -743,69 +821,6 @@ sys.exit(0 if ok and abs(est - float(sys.argv[2])) <= 0.0015 and abs(want - est)
   expect("rotate" "${err}" "GPU busy [0-9.]+ ms per step: its command buffers' time, each one stamped in every step \\(96 buffers, exact\\); the dispatches' estimate above is [0-9.]+x it")
   expect_not("rotate" "${err}" "not timed yet")
   expect("rotate" "${err}" "profiling cost: not measured in this run \\(--cost-probe B measures it\\); this mode adds a few stamps a step \\(the window\\) and 2 a command buffer \\(its busy time\\)")
-  if(PYTHON)
-    file(GLOB every ${WORK}/every/*.summary.json)
-    file(GLOB rot ${WORK}/rot/*.summary.json)
-    execute_process(COMMAND ${PYTHON} -c "
-import json, sys
-def ctx(path):
-    s = json.load(open(path))
-    d = s['devices'][0]
-    return s, d['queue_families'][0], d['contexts'][0]['snapshot']
-se, fe, ne = ctx(sys.argv[1])
-sr, fr, nr = ctx(sys.argv[2])
-bad = []
-def want(what, ok):
-    if not ok:
-        bad.append(what)
-want('rotate key', sr['rotate'] == 2 and se['rotate'] == 0)
-dd = fr['dispatches']
-want('executed = timed + untimed', dd['executed'] == dd['executed_timed'] + sum(dd['executed_untimed'].values()))
-want('only not_in_window', dd['executed_untimed']['not_in_window'] == dd['executed'] - dd['executed_timed'])
-t = nr['timing']
-# the command buffers' outer scopes: one a step, every one stamped, exact
-ob = [p for p in nr['phases'] if p.get('outer')]
-want('one outer phase', len(ob) == 1 and ob[0]['name'] == 'command_buffer')
-o = ob[0] if ob else {'count': 0, 'calls': 0, 'total_ns': 0, 'est_total_ns': -1}
-want('outer every step', o['count'] == o['calls'] == 96 and o['est_total_ns'] == o['total_ns'] > 0)
-want('no outer phase in every dispatch', not any(p.get('outer') for p in ne['phases']))
-want('samples = timed dispatches + buffers', t['samples'] == dd['executed_timed'] + 96 == t['scopes_collected'])
-want('calls', t['calls_executed'] == dd['executed'] + 96 and t['calls_unstamped'] == dd['executed_untimed']['not_in_window'])
-r = t['rotation']
-want('rotation', (r['cycles'], r['period_steps'], r['calls_per_step'], r['changed_steps']) == (24, 4, 8, 0))
-want('first calls flag', t.get('rotate_first_calls') is True)
-pe = {p['name']: p for p in ne['phases'] if p['count'] > 0}
-pr = {p['name']: p for p in nr['phases'] if p['calls'] > 0 and not p.get('outer')}
-want('the same phases', sorted(pe) == sorted(pr) == ['alpha', 'beta', 'p0', 'p1'])
-# positions: alpha 0 2 4, beta 1 3 5, p0 6, p1 7; step 1's window is [0, 2):
-# p0's and p1's first calls are stamped apart
-want_count = {'alpha': 72, 'beta': 72, 'p0': 25, 'p1': 25}
-for n, p in pr.items():
-    want(n + ' calls', p['calls'] == pe[n]['calls'] == pe[n]['count'])
-    want(n + ' count', p['count'] == want_count.get(n))
-    want(n + ' first', p.get('first_calls') == 1 and 0 < p['first_ns'] <= p['total_ns'])
-    f, c = p['first_ns'], p['first_calls']
-    est = f + (p['total_ns'] - f) * (p['calls'] - c) // (p['count'] - c)
-    want(n + ' estimate', abs(p['est_total_ns'] - est) <= 1)
-    want(n + ' every-dispatch has no first calls', 'first_calls' not in pe[n])
-te = sum(p['total_ns'] for p in pe.values())
-tr = sum(p['est_total_ns'] for p in pr.values())
-for n in pr:
-    a, b = 100.0 * pe[n]['total_ns'] / te, 100.0 * pr[n]['est_total_ns'] / tr
-    print('%-6s every %5.1f%%  rotate %5.1f%%' % (n, a, b))
-    want(n + ' share within 15 pp', abs(a - b) <= 15.0)
-print('rotated GPU total / every-dispatch total: %.3f' % (tr / te))
-# a buffer holds its stamped dispatches: the stamped ones' time is within it
-want('busy holds the timed dispatches', o['total_ns'] >= sum(p['total_ns'] for p in pr.values()))
-print('busy (command buffers) / rotated estimate: %.3f' % (o['total_ns'] / tr))
-print('bad:', bad)
-sys.exit(1 if bad else 0)
-" ${every} ${rot} RESULT_VARIABLE rc OUTPUT_VARIABLE said ERROR_VARIABLE said_err)
-    message(STATUS "rotate vs every dispatch:\n${said}${said_err}")
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "rotate: the summary's accounting or split is off")
-    endif()
-  endif()
   # a garbage VKPROF_LAYER_ROTATE is warned about; every dispatch is timed
   set(ENV{VKPROF_LAYER_ROTATE} "2x")
   timed_run(60 ${VKPROF} run -o ${WORK}/garbage --layer-dir ${LAYER_DIR} -- ${APP} --iterations 2 --dispatches 6)
