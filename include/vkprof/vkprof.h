@@ -896,6 +896,20 @@ vkprof_result vkprof_cmd_release(vkprof_context ctx, VkCommandBuffer cmd);
  */
 vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd);
 
+/**
+ * Ring mode: `n` executed calls of `phase` that ran with no scope, because a
+ * sampler above the library left them out before vkprof_cmd_begin (the vkprof
+ * layer's --sample N and cost probe: a recording it does not time never
+ * reaches the library). They join the phase's calls, calls_executed and
+ * calls_unstamped as calls left out by sample_every do, so its estimate
+ * (est_total_ns: the mean of its timed calls times its calls) and a trace's
+ * estimates cover them. Count executions: a recording submitted twice ran its
+ * calls twice. Calls counted here are not taken back by vkprof_cmd_discard.
+ * Returns VKPROF_OK, VKPROF_DISABLED (NULL ctx, inactive, 2-slot mode) or
+ * VKPROF_ERROR_INVALID_ARGUMENT (a phase not registered).
+ */
+vkprof_result vkprof_count_calls(vkprof_context ctx, vkprof_phase phase, uint64_t n);
+
 /** Counters of the timing machinery since the last vkprof_reset() (pending: now). */
 typedef struct vkprof_timing_stats {
     vkprof_timing_mode mode;

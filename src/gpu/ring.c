@@ -1588,6 +1588,33 @@ vkprof_result vkprof_cmd_submit_flow(vkprof_context ctx, uint32_t count,
     return VKPROF_OK;
 }
 
+vkprof_result vkprof_count_calls(vkprof_context ctx, vkprof_phase phase, uint64_t n)
+{
+    if (ctx == NULL || !vkprof_active(ctx) || !vkprof__ring_mode(ctx) || ctx->gpu.ring == NULL) {
+        return VKPROF_DISABLED;
+    }
+    if (!vkprof__phase_valid(ctx, phase)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "count_calls: phase %u unknown",
+                            (unsigned)phase);
+    }
+    if (n == 0) {
+        return VKPROF_OK;
+    }
+    /* calls that ran with no scope: the phase's calls and the unstamped
+     * ones, as a call that sampling left out counts (each thread's own slot:
+     * no lock prefix) */
+    vkprof_ring *r = ctx->gpu.ring;
+    calls_slot *mine = my_slot(r);
+    if (mine != NULL) {
+        own_add(&mine->phase[phase], n);
+        own_add(&mine->unstamped, n);
+    } else {
+        add(&r->phase_calls[phase], n);
+        add(&r->calls_unstamped, n);
+    }
+    return VKPROF_OK;
+}
+
 vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd)
 {
     if (ctx == NULL || !vkprof__ring_mode(ctx) || cmd == VK_NULL_HANDLE || ctx->gpu.ring == NULL) {

@@ -312,6 +312,15 @@ typedef struct lyr_pool {
     uint32_t family;
 } lyr_pool;
 
+/* A recording's calls per phase, where it stamps none because the layer's
+ * sampling or cost probe left it out: each execution hands them to the
+ * library (vkprof_count_calls), so a phase's estimate covers the steps not
+ * timed (a trace of --sample N read 1/N of each phase's time). */
+typedef struct lyr_calls {
+    uint32_t n[VKPROF_MAX_PHASES];
+    uint64_t touched[VKPROF_MAX_PHASES / 64];
+} lyr_calls;
+
 typedef struct lyr_cmd {
     VkCommandBuffer handle;
     lyr_device *dev;
@@ -319,11 +328,14 @@ typedef struct lyr_cmd {
     uint32_t family;
     bool secondary;
     /* the recording (owner thread only) */
-    bool timed;      /* this recording stamps */
-    bool cost_off;   /* recorded in a block the cost probe leaves unprofiled */
-    bool no_scopes;  /* render pass continue: nothing may be stamped */
-    bool had_scopes; /* a scope call since the last release */
-    bool rec_scopes; /* the current recording holds scopes */
+    bool timed;       /* this recording stamps */
+    bool counting;    /* it does not, left out by sampling or the cost probe: counts its calls */
+    lyr_calls *calls; /* counting: its calls per phase (allocated at first use) */
+    uint32_t label_counted; /* counting, label mode: bit i, region i's segment is open */
+    bool cost_off;          /* recorded in a block the cost probe leaves unprofiled */
+    bool no_scopes;         /* render pass continue: nothing may be stamped */
+    bool had_scopes;        /* a scope call since the last release */
+    bool rec_scopes;        /* the current recording holds scopes */
     uint32_t pipe_phase;
     bool pipe_from_object_name;
     lyr_pipe *pipe;

@@ -257,6 +257,16 @@ static void count_exec(lyr_cmd *c)
             atomic_fetch_add_explicit(&c->dev->cost_mixed, 1, memory_order_relaxed);
         }
     }
+    /* a recording left out by the sampling or the probe: its calls ran once
+     * more, unstamped (the phases' estimates cover them) */
+    if (c->counting && c->calls != NULL) {
+        for (uint32_t w = 0; w < VKPROF_MAX_PHASES / 64; w++) {
+            for (uint64_t bits = c->calls->touched[w]; bits != 0; bits &= bits - 1) {
+                uint32_t ph = w * 64 + (uint32_t)__builtin_ctzll(bits);
+                (void)vkprof_count_calls(c->rctx, ph, c->calls->n[ph]);
+            }
+        }
+    }
     if (c->family >= c->dev->nfamilies) {
         return;
     }

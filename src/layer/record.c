@@ -20,11 +20,40 @@ static lyr_device *cmd_dev(lyr_cmd *c, VkCommandBuffer cb)
     return c != NULL ? c->dev : lyr_device_get(cb);
 }
 
+/* counting: one more call of `phase` in this recording (owner thread) */
+static void calls_add(lyr_cmd *c, uint32_t phase)
+{
+    if (phase >= VKPROF_MAX_PHASES) {
+        return; /* no phase (no pipeline bound, or none registered) */
+    }
+    if (c->calls == NULL && (c->calls = calloc(1, sizeof *c->calls)) == NULL) {
+        c->counting = false; /* out of memory: the estimate then misses it */
+        return;
+    }
+    c->calls->n[phase]++;
+    c->calls->touched[phase / 64] |= UINT64_C(1) << (phase % 64);
+}
+
+/* a new recording: no calls yet (only the touched entries are cleared) */
+static void calls_clear(lyr_cmd *c)
+{
+    if (c->calls == NULL) {
+        return;
+    }
+    for (uint32_t w = 0; w < VKPROF_MAX_PHASES / 64; w++) {
+        for (uint64_t bits = c->calls->touched[w]; bits != 0; bits &= bits - 1) {
+            c->calls->n[w * 64 + (uint32_t)__builtin_ctzll(bits)] = 0;
+        }
+        c->calls->touched[w] = 0;
+    }
+}
+
 void lyr_cmd_free(void *p)
 {
     lyr_cmd *c = p;
     if (c != NULL) {
         free(c->secs);
+        free(c->calls);
         free(c);
     }
 }
@@ -313,8 +342,16 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
                      : c->cost_off                           ? LYR_UNTIMED_cost_probe
                                                              : -1;
     c->timed = c->untimed_why < 0;
+    /* left out by the layer's sampling or the cost probe (the family is
+     * timed): its calls are counted as a timed recording would make them
+     * (dispatches, label segments or the buffer), so the estimates cover it */
+    c->counting =
+        c->untimed_why == LYR_UNTIMED_not_sampled || c->untimed_why == LYR_UNTIMED_cost_probe;
+    c->label_counted = 0;
+    calls_clear(c);
     c->qlabel_phase = LYR_NO_PHASE;
-    if (c->timed && atomic_load_explicit(&f->qlabel_gen, memory_order_acquire) != 0) {
+    if ((c->timed || c->counting) &&
+        atomic_load_explicit(&f->qlabel_gen, memory_order_acquire) != 0) {
         c->qlabel_phase = lyr_queue_label_phase(d, c->family, ctx);
     }
     VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
@@ -324,6 +361,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
         int why = -1;
         c->cmdbuf_scoped = scope_begin(c, ctx, phase, &why);
         c->region_why = why;
+    } else if (vr == VK_SUCCESS && c->counting && lyr_buffer_scopes() && !c->secondary) {
+        calls_add(c, buffer_phase(d, c, ctx)); /* the buffer's scope, not stamped */
     }
     return vr;
 }
@@ -587,7 +626,7 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBindPipeline(VkCommandBuffer cb, VkPipe
     lyr_cmd *c = cmd_get(cb);
     lyr_device *d = cmd_dev(c, cb);
     NEXT(d, CmdBindPipeline)(cb, bp, pipeline);
-    if (c != NULL && c->timed && bp == VK_PIPELINE_BIND_POINT_COMPUTE &&
+    if (c != NULL && (c->timed || c->counting) && bp == VK_PIPELINE_BIND_POINT_COMPUTE &&
         lyr_cfg.mode == LYR_MODE_DISPATCH) {
         c->pipe = lyr_map_get(&d->pipes, (uint64_t)pipeline);
         bool from_name = false;
@@ -717,6 +756,33 @@ static int region_cover(lyr_cmd *c, VkCommandBuffer cb)
     return LYR_UNTIMED_no_region;
 }
 
+/* A dispatch of a counting recording: the call a timed one would make.
+ * Dispatch mode: its phase. Label mode: the segment of the innermost
+ * region open around it, as region_cover opens them, counted once until a
+ * nested label begins or the region ends. Cmdbuf mode: none (the buffer's
+ * call is counted at its begin). */
+static void count_dispatch(lyr_cmd *c)
+{
+    if (lyr_cfg.mode == LYR_MODE_DISPATCH) {
+        calls_add(c, dispatch_phase(c));
+        return;
+    }
+    if (lyr_cfg.mode != LYR_MODE_LABEL) {
+        return;
+    }
+    const uint32_t n = c->depth < LYR_LABEL_DEPTH ? c->depth : LYR_LABEL_DEPTH;
+    for (uint32_t i = n; i-- > 0;) {
+        if (c->label_counted & (1u << i)) {
+            return; /* its segment is open: counted */
+        }
+        if (c->label_want[i]) {
+            c->label_counted = 1u << i; /* any other segment, further out, closes */
+            calls_add(c, c->label_phase[i]);
+            return;
+        }
+    }
+}
+
 #define DISPATCH_BODY(call)                                                                        \
     lyr_cmd *c = cmd_get(cb);                                                                      \
     lyr_device *d = cmd_dev(c, cb);                                                                \
@@ -727,6 +793,9 @@ static int region_cover(lyr_cmd *c, VkCommandBuffer cb)
     c->n_dispatch++;                                                                               \
     if (!c->timed) {                                                                               \
         c->n_untimed[c->untimed_why]++;                                                            \
+        if (c->counting) {                                                                         \
+            count_dispatch(c);                                                                     \
+        }                                                                                          \
         call;                                                                                      \
         return;                                                                                    \
     }                                                                                              \
@@ -844,12 +913,13 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
         uint32_t i = c->depth;
         if (lyr_cfg.mode == LYR_MODE_LABEL) {
             segment_close(c, cb); /* the enclosing region's self time pauses */
+            c->label_counted = 0;
         }
         c->label_scoped[i] = false;
         c->label_want[i] = false;
         c->label_phase[i] = LYR_NO_PHASE;
-        if (c->timed && lyr_cfg.mode != LYR_MODE_CMDBUF && l != NULL && l->pLabelName != NULL &&
-            l->pLabelName[0] != '\0') {
+        if ((c->timed || c->counting) && lyr_cfg.mode != LYR_MODE_CMDBUF && l != NULL &&
+            l->pLabelName != NULL && l->pLabelName[0] != '\0') {
             c->label_phase[i] = lyr_phase(d, c->rctx, l->pLabelName);
             c->label_disp[i] = c->n_dispatch;
             /* its segment opens at its first dispatch (region_cover) */
@@ -868,6 +938,9 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdEndDebugUtilsLabelEXT(VkCommandBuffer c
     }
     if (c != NULL && c->depth > 0) {
         c->depth--;
+        if (c->depth < LYR_LABEL_DEPTH) {
+            c->label_counted &= ~(1u << c->depth);
+        }
         if (c->depth < LYR_LABEL_DEPTH && c->label_scoped[c->depth]) {
             region_end(c->rctx, cb, c->label_phase[c->depth],
                        c->n_dispatch - c->label_disp[c->depth]);

@@ -368,6 +368,7 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
       vkprof_trace_write_set(&C, 1, NULL, VKPROF_TRACE_FORMAT_DEFAULT))                            \
     X(vkprof_cmd_discard, "ctx", OK_, vkprof_cmd_discard(NULL, CMD))                               \
     X(vkprof_cmd_discard, "cmd", OK_, vkprof_cmd_discard(C, VK_NULL_HANDLE))                       \
+    X(vkprof_count_calls, "ctx", DIS, vkprof_count_calls(NULL, VKPROF_PHASE_NORM, 1))              \
     X(vkprof_get_trace_info, "ctx", INV, vkprof_get_trace_info(NULL, &(vkprof_trace_info){0}))     \
     X(vkprof_get_trace_info, "out", INV, vkprof_get_trace_info(C, NULL))                           \
     X(vkprof_spool_sync, "ctx", INV, vkprof_spool_sync(NULL))                                      \

@@ -823,6 +823,67 @@ static void test_rotate_calls_per_thread(void)
     vkprof_destroy(ctx);
 }
 
+/* vkprof_count_calls: calls a sampler above the library left out (the
+ * layer's --sample and cost probe) join the phase's calls and the
+ * unstamped ones, so its estimate is its mean times all its calls; in
+ * 2-slot mode, inactive or with a NULL ctx it is refused, an unknown phase
+ * is an error. */
+static void test_count_calls(void)
+{
+    static const vkprof_phase ph[2] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV};
+    sim_reset();
+    g_sim.slot_knobs = true;
+    vkprof_context ctx = make_rot(64, true, 0);
+    bnd[0] = 0;
+    bnd[1] = 1000; /* NORM: 1000 ticks */
+    bnd[2] = 4000; /* QKV: 3000 ticks */
+    token_base = UINT64_C(1) << 40;
+    (void)run_step(ctx, 2, ph, true);
+    vkprof_step(ctx);
+    /* three steps left out above the library: counted, never stamped */
+    uint64_t stamps = stamps_now();
+    for (int i = 0; i < 3; i++) {
+        CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_NORM, 1) == VKPROF_OK);
+        vkprof_step(ctx);
+    }
+    CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_QKV, 3) == VKPROF_OK);
+    CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_QKV, 0) == VKPROF_OK);
+    CHECK_EQ_U64(stamps_now(), stamps);
+    vkprof_phase_stats n = th_phase(ctx, VKPROF_PHASE_NORM), q = th_phase(ctx, VKPROF_PHASE_QKV);
+    CHECK_EQ_U64(n.count, 1);
+    CHECK_EQ_U64(n.calls, 4);
+    CHECK_EQ_U64(n.total_ns, 1000);
+    CHECK_EQ_U64(n.est_total_ns, 4000);
+    CHECK_EQ_U64(q.count, 1);
+    CHECK_EQ_U64(q.calls, 4);
+    CHECK_EQ_U64(q.est_total_ns, 12000);
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.calls_executed, 8);
+    CHECK_EQ_U64(t.calls_unstamped, 6);
+    CHECK_EQ_U64(t.scopes_collected, 2);
+    check_accounting(ctx);
+    /* refused: an unknown phase (an error), inactive, NULL */
+    CHECK(vkprof_count_calls(ctx, VKPROF_MAX_PHASES - 1, 1) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(logbuf.last, "count_calls: phase") != NULL);
+    vkprof_set_active(ctx, false);
+    CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_NORM, 1) == VKPROF_DISABLED);
+    vkprof_set_active(ctx, true);
+    CHECK(vkprof_count_calls(NULL, VKPROF_PHASE_NORM, 1) == VKPROF_DISABLED);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).calls, 4);
+    /* a reset forgets them with the rest */
+    vkprof_reset(ctx);
+    CHECK_EQ_U64(th_stats(ctx).calls_unstamped, 0);
+    CHECK_EQ_U64(th_phase(ctx, VKPROF_PHASE_NORM).calls, 0);
+    vkprof_destroy(ctx);
+    /* 2-slot mode counts no calls */
+    vkprof_context_desc d = th_desc(&g, &logbuf, true);
+    d.enable = VKPROF_ENABLE_ON;
+    d.timing_mode = VKPROF_TIMING_2SLOT;
+    vkprof_context two = th_ctx(&d);
+    CHECK(vkprof_count_calls(two, VKPROF_PHASE_NORM, 1) == VKPROF_DISABLED);
+    vkprof_destroy(two);
+}
+
 /* VKPROF_RING_ROTATE overrides the desc; garbage is warned about and ignored. */
 static void test_rotate_env(void)
 {
@@ -875,6 +936,7 @@ int main(void)
     RUN(test_rotate_env);
     RUN(test_rotate_first_calls);
     RUN(test_rotate_calls_per_thread);
+    RUN(test_count_calls);
     vku_busy_destroy(&g.dev, &busy);
     th_gpu_finish(&g);
     return th_done();

@@ -586,10 +586,24 @@ sys.exit(0 if names == {'vkprof layer: collect', 'vkprof layer: submit'} and not
   # submits were never timed; the layer's mixed choice times both
   timed_run(60 ${VKPROF} run -o ${WORK}/sampled --sample 4 --layer-dir ${LAYER_DIR} --
             ${APP} --split --iterations 16 --dispatches 6)
-  expect("sampled" "${err}" "\n +alpha +[1-9][0-9]* ")
-  expect("sampled" "${err}" "\n +beta +[1-9][0-9]* ")
-  expect("sampled" "${err}" "scaled by the dispatches that ran over those sampled")
+  # each phase's calls are all 48 that ran (16 x 3; 32 steps, 2 waits an
+  # iteration), sampled or not: the layer counts the calls of the
+  # recordings it leaves out, so the estimate is each phase's mean times its
+  # calls, in vkprof run and in the trace (vkprof report read ~1/N of each
+  # phase's time from the trace before)
+  expect("sampled" "${err}" "\n +alpha +[1-9][0-9]* +48 ")
+  expect("sampled" "${err}" "\n +beta +[1-9][0-9]* +48 ")
+  expect("sampled" "${err}" "GPU [0-9.]+ ms per step over 32 steps \\(~: submits sampled, each phase's mean times its calls: an estimate\\)")
   expect("sampled" "${err}" "lost: none")
+  string(REGEX MATCH "GPU ([0-9.]+) ms per step over 32 steps" _ "${err}")
+  set(run_ms "${CMAKE_MATCH_1}")
+  file(GLOB str ${WORK}/sampled/*.trace.json)
+  timed_run(60 ${VKPROF} report ${str})
+  expect("report of --sample 4" "${out}" "GPU phases, estimated: the slices above are a sample \\([0-9]+ of 96 calls timed, the others left out before the library: a layer's --sample or cost probe\\)")
+  string(REGEX MATCH "\n  total +[0-9.]+ +([0-9.]+) +100.0% +3.00 " _ "${out}")
+  if(NOT CMAKE_MATCH_1 STREQUAL run_ms)
+    message(FATAL_ERROR "report of --sample 4: the estimate is '${CMAKE_MATCH_1}' ms a step, vkprof run said ${run_ms}")
+  endif()
   # --mode label with labels nested three deep, as newer ggml builds open
   # them (graph > node > disp; issue 26): each label's own time, never a
   # region and its children summed (all three levels were: 3x the busy time)
@@ -598,6 +612,16 @@ sys.exit(0 if names == {'vkprof layer: collect', 'vkprof layer: submit'} and not
   expect("nested labels" "${err}" "\n +disp +18 ")
   expect_not("nested labels" "${err}" "\n +(graph|node) +[0-9]")
   expect("nested labels" "${err}" "lost: none")
+  # sampled, label and cmdbuf modes count the calls a timed recording would
+  # make in those it leaves out: each label segment (disp: 6 a step), each
+  # buffer (1 a step), so the estimates cover all 16 steps
+  timed_run(60 ${VKPROF} run -o ${WORK}/nested-sampled --mode label --sample 4 --layer-dir ${LAYER_DIR} --
+            ${APP} --nested-labels --iterations 16 --dispatches 6)
+  expect("sampled nested labels" "${err}" "\n +disp +[1-9][0-9]* +96 ")
+  expect_not("sampled nested labels" "${err}" "\n +(graph|node) +[0-9]")
+  timed_run(60 ${VKPROF} run -o ${WORK}/cmdbuf-sampled --mode cmdbuf --sample 4 --layer-dir ${LAYER_DIR} --
+            ${APP} --iterations 16 --dispatches 6)
+  expect("sampled cmdbuf" "${err}" "\n +command_buffer +[1-9][0-9]* +16 ")
   expect_not("nested labels" "${out}${err}" "VUID-|Validation Error")
   # --mode label on an app that opens only queue labels (ggml's debug
   # markers): nothing is timed, and the report says why
@@ -840,7 +864,14 @@ sys.exit(0 if ok and abs(est - float(sys.argv[2])) <= 0.0015 and abs(want - est)
   # (by the 7 pairs of blocks after the warm-up: their differences)
   expect("cost probe" "${err}" "\n    profiling cost, measured in this run: [-+][0-9.]+% \\+- [0-9.]+% of a step's wall time \\(standard error, over 7 pairs of blocks of steps, one block of each pair profiled, which one at random\\)\n      a step took [0-9.]+ us with profiling and [0-9.]+ us without \\(28 and 28 steps\\)\n")
   expect("cost probe" "${err}" ": 384 dispatches executed \\(384 recorded\\): 72 timed, 312 untimed: not_in_window 144, cost_probe 168\n")
-  expect("cost probe" "${err}" "scaled by the dispatches that ran over those in profiled steps")
+  # every call that ran is counted, the blocks off too: each phase's
+  # estimate covers all 64 steps, and the buffers' busy time those not
+  # stamped (their estimate, said so)
+  expect("cost probe" "${err}" "\n +alpha +[1-9][0-9]* +192 ")
+  expect("cost probe" "${err}" "\n +beta +[1-9][0-9]* +192 ")
+  expect("cost probe" "${err}" "\\(~: rotating window and the cost probe's blocks, each phase's mean times its calls: an estimate\\)")
+  expect("cost probe" "${err}" "stamped in every profiled step \\(36 of 64 buffers stamped, the rest estimated\\)")
+  expect("cost probe" "${err}" "; 72 of 384 calls stamped\n")
   expect("cost probe" "${err}" "lost: none")
   file(GLOB cs ${WORK}/cost/*.summary.json)
   file(READ ${cs} cj)

@@ -658,7 +658,10 @@ static void print_estimates(const rpt_summary *s, FILE *out, const char *unit)
             "\nGPU phases, estimated: the slices above are a sample (%" PRIu64 " of %" PRIu64
             " calls timed%s); each phase's mean times its calls, over %" PRIu64 " %s(s)\n",
             timed, calls,
-            s->has_every_n && s->every_n_steps > 1 ? ", in sampled steps" : ", a rotating window",
+            s->has_every_n && s->every_n_steps > 1 ? ", in sampled steps"
+            : s->has_rotate && s->rotate_scopes > 0
+                ? ", a rotating window"
+                : ", the others left out before the library: a layer's --sample or cost probe",
             steps, unit);
     fprintf(out, "  %-*s %12s %10s %7s %12s %10s\n", w, "phase", "est. ms", per_h, "%~", calls_h,
             "timed");
@@ -693,11 +696,21 @@ static void print_estimates(const rpt_summary *s, FILE *out, const char *unit)
     for (size_t i = 0; i < s->n_estimates; i++) {
         const rpt_estimate *e = &s->estimates[i];
         if (e->outer && e->timed > 0) {
+            /* exact where every call was stamped; the cost probe's blocks
+             * leave some buffers unstamped, and those are estimated */
+            char how[96];
+            if (e->calls > e->timed) {
+                snprintf(how, sizeof how, "%" PRIu64 " of %" PRIu64 " stamped, the rest estimated",
+                         e->timed, e->calls);
+            } else {
+                snprintf(how, sizeof how, "exact");
+            }
             fprintf(out,
-                    "  %s (outer: stamped in every timed %s, exact): %.3f ms/%s over %" PRIu64
+                    "  %s (outer: stamped in every timed %s, %s): %.3f ms/%s%s over %" PRIu64
                     " slices; the phases' estimate is %.2fx it (each timed call ran without the "
                     "overlap it has in flow)\n",
-                    e->name, unit, (double)e->est_ns / 1e6 / (double)steps, unit, e->timed,
+                    e->name, unit, how, (double)e->est_ns / 1e6 / (double)steps, unit,
+                    e->calls > e->timed ? "~" : "", e->timed,
                     e->est_ns ? (double)sum / (double)e->est_ns : 0.0);
         }
     }

@@ -1450,6 +1450,8 @@ static int on_metadata(parser *p, const cJSON *m)
         if (meta_string(p, samp, SAMP_ ".", VKPROF_TF_SAMP_MODE, &s->sampling_mode) != 0 ||
             meta_uint(p, samp, SAMP_ ".", VKPROF_TF_SAMP_EVERY_N, &s->has_every_n,
                       &s->every_n_steps) != 0 ||
+            meta_uint(p, samp, SAMP_ ".", VKPROF_TF_SAMP_ROTATE_SCOPES, &s->has_rotate,
+                      &s->rotate_scopes) != 0 ||
             meta_bool(p, samp, SAMP_ ".", VKPROF_TF_SAMP_WHOLE_STEPS, &s->has_whole_steps,
                       &s->whole_steps) != 0 ||
             meta_bool(p, samp, SAMP_ ".", VKPROF_TF_SAMP_BUSY_MEASURED, &s->has_busy_measured,

@@ -164,7 +164,9 @@ typedef struct rpt_summary {
     char *device, *driver, *cal_method, *sampling_mode;
     int has_error_bound, has_dropped, has_capacity, has_steps, has_every_n, has_version, has_format;
     uint64_t error_bound_ns, dropped_events, event_capacity, steps, every_n_steps, version;
-    uint64_t format; /**< metadata.trace_format (VKPROF_TF_VERSION when written) */
+    int has_rotate;
+    uint64_t rotate_scopes; /* metadata.gpu_sampling.rotate_scopes: K of a rotating window */
+    uint64_t format;        /**< metadata.trace_format (VKPROF_TF_VERSION when written) */
 
     /* metadata.gpu_sampling's accounting of GPU samples (one sample: one
      * execution of one recorded scope): samples == scopes_collected +

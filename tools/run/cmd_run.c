@@ -848,25 +848,29 @@ static void nonzero_list(const cJSON *obj, char *out, size_t cap, uint64_t *sum)
     }
 }
 
-/* A phase's GPU time in the table: measured, or with rotation its estimate
+/* A phase's GPU time in the table: measured, or where calls were left out its estimate
  * (the library's: the mean of its timed calls times its calls, each
  * execution of a re-submitted recording counting its calls again; its
  * first calls, a driver's compile stamped apart, once). */
-static double phase_ns(const cJSON *p, uint64_t rotate)
+static double phase_ns(const cJSON *p, bool est)
 {
-    return (double)u64(p, rotate == 0 ? "total_ns" : "est_total_ns");
+    return (double)u64(p, est ? "est_total_ns" : "total_ns");
 }
 
 /* Rotation: how far the window has gone, what it has not reached, and what
  * the estimate assumes. */
 static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
-                           uint64_t untimed_phases, double replay, uint64_t outer_calls)
+                           uint64_t untimed_phases, double replay, uint64_t outer_calls,
+                           uint64_t outer_count)
 {
     FILE *o = r->out;
-    /* the command buffers' outer scopes are calls too, all stamped */
+    /* the command buffers' outer scopes are calls too: stamped in every
+     * profiled step, unstamped in the cost probe's blocks */
     const uint64_t executed = u64(timing, "calls_executed");
     const uint64_t calls = executed > outer_calls ? executed - outer_calls : 0;
-    const uint64_t unstamped = u64(timing, "calls_unstamped");
+    const uint64_t outer_un = outer_calls > outer_count ? outer_calls - outer_count : 0;
+    const uint64_t all_un = u64(timing, "calls_unstamped");
+    const uint64_t unstamped = all_un > outer_un ? all_un - outer_un : 0;
     const cJSON *rot = cJSON_GetObjectItemCaseSensitive(timing, "rotation");
     fprintf(o,
             "      rotating: %llu dispatches stamped a step of %llu, every position once in %llu "
@@ -975,31 +979,27 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                 "exited\n",
                 missing);
     }
-    /* Rotation (--rotate K): a phase's time is its estimate, the mean of its
-     * timed calls times its calls (the library's est_total_ns); a phase with
-     * calls but no timed one yet has none and is named below the table. */
+    /* Where calls were left out (--rotate K's window, --sample N's submits,
+     * the cost probe's blocks), a phase's time is its estimate: the
+     * library's est_total_ns, the mean of its timed calls times its calls
+     * (the layer counts the calls of the recordings it leaves out). A
+     * phase with calls but no timed one yet has none and is named below
+     * the table. */
     const uint64_t rotate = u64(timing, "rotate_scopes");
-    /* sampled: the estimate scales by what ran over what was sampled (the
-     * dispatches executed, less those in windows not sampled: the sampling
-     * picks 1 window in N on average, not exactly); the cost probe's blocks
-     * left unprofiled are scaled for the same way */
     const cJSON *dd = cJSON_GetObjectItemCaseSensitive(fam, "dispatches");
     const cJSON *xu = cJSON_GetObjectItemCaseSensitive(dd, "executed_untimed");
     const cJSON *ru = cJSON_GetObjectItemCaseSensitive(dd, "recorded_untimed");
     const uint64_t probe = u64(xu, "cost_probe");
-    bool scaled = sample_every > 1 || rotate > 0 || probe > 0;
-    double factor = sample_every > 1 ? (double)sample_every : 1.0, replay = 1.0;
-    if (scaled && fam != NULL) {
-        uint64_t ex = u64(dd, "executed");
-        uint64_t ns = u64(xu, "not_sampled") + probe;
-        if ((sample_every > 1 || probe > 0) && ex > ns) {
-            factor = (double)ex / (double)(ex - ns);
-        }
+    const bool est = rotate > 0 || u64(timing, "calls_unstamped") > 0;
+    const bool scaled = est || sample_every > 1 || probe > 0;
+    double replay = 1.0;
+    if (rotate > 0 && fam != NULL) {
         /* a recording submitted more than once ran its calls once per
          * submit (said under the table; the library counts each execution) */
-        uint64_t rec = u64(dd, "recorded");
+        uint64_t ex = u64(dd, "executed"), rec = u64(dd, "recorded");
+        uint64_t ns = u64(xu, "not_sampled") + probe;
         uint64_t rns = u64(ru, "not_sampled") + u64(ru, "cost_probe");
-        if (rotate > 0 && rec > rns && ex > ns && ex - ns != rec - rns) {
+        if (rec > rns && ex > ns && ex - ns != rec - rns) {
             replay = (double)(ex - ns) / (double)(rec - rns);
         }
     }
@@ -1007,23 +1007,23 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
     uint64_t timed_total = 0, untimed_phases = 0;
     /* outer phases (the command buffers beside the window): stamped in
      * every step, their time holds the others': the busy time, no row */
-    uint64_t outer_ns = 0, outer_count = 0, outer_calls = 0;
+    uint64_t outer_est = 0, outer_count = 0, outer_calls = 0;
     size_t rows = 0;
     int width = 24; /* the name column: the longest name shown, at most 63 */
     const cJSON *p;
     cJSON_ArrayForEach(p, phases)
     {
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
-            outer_ns += u64(p, "total_ns");
+            outer_est += u64(p, "est_total_ns");
             outer_count += u64(p, "count");
             outer_calls += u64(p, "calls");
             continue;
         }
-        if (rotate > 0 && u64(p, "count") == 0 && u64(p, "calls") > 0) {
+        if (est && u64(p, "count") == 0 && u64(p, "calls") > 0) {
             untimed_phases++;
         }
         if (u64(p, "count") > 0) {
-            total += phase_ns(p, rotate);
+            total += phase_ns(p, est);
             timed_total += u64(p, "total_ns");
             rows++;
             size_t len = strlen(str(p, "name", "?"));
@@ -1035,7 +1035,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
     if (rows == 0) {
         print_nothing_timed(r, fam);
     } else {
-        if (rotate > 0) {
+        if (est) {
             fprintf(o, "      %-*s %10s %10s %12s %8s %14s\n", width, "phase", "timed", "calls",
                     "timed ms", "share %~", "per step us~");
         } else {
@@ -1053,21 +1053,21 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 1; i < n; i++) {
-            for (size_t k = i;
-                 k > 0 && phase_ns(sorted[k], rotate) > phase_ns(sorted[k - 1], rotate); k--) {
+            for (size_t k = i; k > 0 && phase_ns(sorted[k], est) > phase_ns(sorted[k - 1], est);
+                 k--) {
                 const cJSON *t = sorted[k];
                 sorted[k] = sorted[k - 1];
                 sorted[k - 1] = t;
             }
         }
         for (size_t i = 0; i < n; i++) {
-            const double t = phase_ns(sorted[i], rotate);
+            const double t = phase_ns(sorted[i], est);
             char per[32] = "-";
             if (steps > 0) {
-                snprintf(per, sizeof per, "%.1f", (double)t * factor / (double)steps / 1e3);
+                snprintf(per, sizeof per, "%.1f", (double)t / (double)steps / 1e3);
             }
             const double share = total > 0 ? 100.0 * (double)t / (double)total : 0.0;
-            if (rotate > 0) {
+            if (est) {
                 fprintf(o, "      %-*.63s %10llu %10llu %12.3f %8.1f %14s\n", width,
                         str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
                         (unsigned long long)u64(sorted[i], "calls"),
@@ -1081,9 +1081,9 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         free(sorted);
         char per[32] = "-";
         if (steps > 0) {
-            snprintf(per, sizeof per, "%.1f", (double)total * factor / (double)steps / 1e3);
+            snprintf(per, sizeof per, "%.1f", (double)total / (double)steps / 1e3);
         }
-        if (rotate > 0) {
+        if (est) {
             fprintf(o, "      %-*s %10s %10s %12.3f %8.1f %14s\n", width, "total", "", "",
                     (double)timed_total / 1e6, 100.0, per);
         } else {
@@ -1091,35 +1091,42 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                     (double)total / 1e6, 100.0, per);
         }
         if (steps > 0) {
-            fprintf(o, "      GPU %.3f ms per step over %llu steps%s\n",
-                    (double)total * factor / (double)steps / 1e6, (unsigned long long)steps,
-                    rotate > 0 && probe > 0
-                        ? " (~: rotating window, each phase's mean times its calls, scaled by the "
-                          "dispatches that ran over those in profiled steps: an estimate)"
-                    : rotate > 0 ? " (~: rotating window, each phase's mean times its calls: an "
-                                   "estimate)"
-                    : sample_every > 1
-                        ? " (~: submits sampled, scaled by the dispatches that ran over those "
-                          "sampled: an estimate)"
-                    : scaled ? " (~: the cost probe's blocks, scaled by the dispatches that ran "
-                               "over those profiled: an estimate)"
-                             : "");
+            const char *why = rotate > 0 && probe > 0
+                                  ? "rotating window and the cost probe's blocks"
+                              : rotate > 0       ? "rotating window"
+                              : sample_every > 1 ? "submits sampled"
+                                                 : "the cost probe's blocks";
+            fprintf(o, "      GPU %.3f ms per step over %llu steps", total / (double)steps / 1e6,
+                    (unsigned long long)steps);
+            if (est) {
+                fprintf(o, " (~: %s, each phase's mean times its calls: an estimate)\n", why);
+            } else if (scaled) {
+                /* left out, but no call was counted: none ran unstamped */
+                fprintf(o, " (%s: every call that ran was timed)\n", why);
+            } else {
+                fprintf(o, "\n");
+            }
         }
         if (steps > 0 && outer_count > 0) {
-            /* exact: every execution of a buffer is stamped */
-            const double f = factor;
-            const double busy = (double)outer_ns * f / (double)steps;
+            /* exact where every execution of a buffer is stamped; the cost
+             * probe's blocks leave some unstamped, and they are estimated */
+            const double busy = (double)outer_est / (double)steps;
+            char how[96];
+            if (outer_calls > outer_count) {
+                snprintf(how, sizeof how, "%llu of %llu buffers stamped, the rest estimated",
+                         (unsigned long long)outer_count, (unsigned long long)outer_calls);
+            } else {
+                snprintf(how, sizeof how, "%llu buffers, exact", (unsigned long long)outer_count);
+            }
             fprintf(o,
                     "      GPU busy %.3f ms per step: its command buffers' time, each one "
-                    "stamped in every step (%llu buffers, exact%s); the dispatches' estimate "
-                    "above is %.2fx it (stamped alone, a dispatch runs without the overlap it "
-                    "has in flow)\n",
-                    busy / 1e6, (unsigned long long)outer_count,
-                    f != 1.0 ? ", scaled to the steps not profiled" : "",
-                    busy > 0 ? (double)total * factor / (double)steps / busy : 0.0);
+                    "stamped in every %sstep (%s); the dispatches' estimate above is %.2fx it "
+                    "(stamped alone, a dispatch runs without the overlap it has in flow)\n",
+                    busy / 1e6, outer_calls > outer_count ? "profiled " : "", how,
+                    busy > 0 ? total / (double)steps / busy : 0.0);
         }
         if (rotate > 0) {
-            print_rotation(r, timing, phases, untimed_phases, replay, outer_calls);
+            print_rotation(r, timing, phases, untimed_phases, replay, outer_calls, outer_count);
         }
     }
     const cJSON *cal = cJSON_GetObjectItemCaseSensitive(ctxo, "calibration");
