@@ -906,7 +906,7 @@ vkprof_result vkprof_cmd_discard(vkprof_context ctx, VkCommandBuffer cmd);
  * estimates cover them. Count executions: a recording submitted twice ran its
  * calls twice. Calls counted here are not taken back by vkprof_cmd_discard.
  * Returns VKPROF_OK, VKPROF_DISABLED (NULL ctx, inactive, 2-slot mode) or
- * VKPROF_ERROR_INVALID_ARGUMENT (a phase not registered).
+ * VKPROF_ERROR_UNKNOWN_PHASE (a phase not registered: counted in errors).
  */
 vkprof_result vkprof_count_calls(vkprof_context ctx, vkprof_phase phase, uint64_t n);
 
@@ -1126,6 +1126,20 @@ uint64_t vkprof_span_end(vkprof_context ctx, vkprof_span *span);
  *  passed on, and may be NULL. */
 uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync,
                               void *user);
+
+/** A span off the thread's span stack, for an interval that a front end
+ *  sees begin and end in different calls (the vkprof layer's command-buffer
+ *  recordings, vkBeginCommandBuffer to vkEndCommandBuffer, which may
+ *  interleave). Timed at level 1, like vkprof_span_begin, into `bucket`,
+ *  and traced on this thread's track; it takes no annotation, is no flow's
+ *  source and is not the thread's open span. The caller keeps it nested in
+ *  time with the thread's other spans. NULL ctx, or host spans not at level
+ *  1: an empty token. */
+vkprof_span vkprof_span_begin_detached(vkprof_context ctx, vkprof_bucket bucket);
+/** Close a detached span, on the thread that opened it. Returns its length
+ *  in ns; 0, nothing timed, for an empty token, a stack span's token (close
+ *  that with vkprof_span_end), a NULL ctx or `span`, or another thread. */
+uint64_t vkprof_span_end_detached(vkprof_context ctx, vkprof_span *span);
 
 /**
  * Rendezvous probe: time `wait(user)` (the app's barrier that returns once

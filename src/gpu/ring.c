@@ -1594,7 +1594,7 @@ vkprof_result vkprof_count_calls(vkprof_context ctx, vkprof_phase phase, uint64_
         return VKPROF_DISABLED;
     }
     if (!vkprof__phase_valid(ctx, phase)) {
-        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "count_calls: phase %u unknown",
+        return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "count_calls: phase %u unknown",
                             (unsigned)phase);
     }
     if (n == 0) {

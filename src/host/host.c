@@ -447,6 +447,71 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
     return vkprof__hclk_dur_ns(&ctx->hclk, dur);
 }
 
+/* A detached span's token: no stack slot; serial_ holds the thread's index. */
+#define DETACHED_SLOT UINT32_MAX
+
+vkprof_span vkprof_span_begin_detached(vkprof_context ctx, vkprof_bucket bucket)
+{
+    vkprof_span s = {0, 0, 0, 0};
+    if (ctx == NULL || host_level(ctx) != VKPROF_HOST_ALL) {
+        return s;
+    }
+    if (bucket >= atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire)) {
+        vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_BUCKET, "span: unknown bucket id %u", bucket);
+        return s;
+    }
+    uint64_t start = vkprof__hclk_read(&ctx->hclk);
+    start += start == 0; /* 0 means an empty token */
+    if (atomic_load_explicit(&ctx->host.window_start_ns, memory_order_relaxed) == 0) {
+        uint64_t zero = 0;
+        atomic_compare_exchange_strong(&ctx->host.window_start_ns, &zero,
+                                       vkprof__hclk_ns(&ctx->hclk, start));
+    }
+    s.start_ns = start;
+    s.bucket = bucket;
+    s.slot_ = DETACHED_SLOT;
+    s.serial_ = vkprof__thread_index();
+    return s;
+}
+
+uint64_t vkprof_span_end_detached(vkprof_context ctx, vkprof_span *span)
+{
+    if (ctx == NULL || span == NULL || span->start_ns == 0 || span->slot_ != DETACHED_SLOT) {
+        return 0;
+    }
+    if (span->serial_ != vkprof__thread_index() ||
+        span->bucket >= atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire)) {
+        span->start_ns = 0; /* ended on another thread: its track is not this one */
+        return 0;
+    }
+    uint64_t end = vkprof__hclk_read(&ctx->hclk);
+    uint64_t dur = end >= span->start_ns ? end - span->start_ns : 0; /* ticks */
+    vkprof_span_acc *a = acc_of(ctx, my_spans());
+    if (a != NULL) {
+        uint32_t i = span->bucket;
+        atomic_store_explicit(&a->calls[i],
+                              atomic_load_explicit(&a->calls[i], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&a->ticks[i],
+                              atomic_load_explicit(&a->ticks[i], memory_order_relaxed) + dur,
+                              memory_order_relaxed);
+    } else {
+        vkprof_bucket_slot *b = &ctx->host.buckets[span->bucket];
+        atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
+    }
+    if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
+        vkprof_span_frame f;
+        memset(&f, 0, sizeof f);
+        f.ctx = ctx;
+        f.start = span->start_ns;
+        f.bucket = span->bucket;
+        vkprof__trace_span(ctx, &f, 0, end);
+    }
+    span->start_ns = 0;
+    return vkprof__hclk_dur_ns(&ctx->hclk, dur);
+}
+
 uint64_t vkprof_span_end(vkprof_context ctx, vkprof_span *span)
 {
     return span_close(ctx, span, NULL, NULL);

@@ -363,8 +363,9 @@ static void lib_log(void *user, vkprof_log_level level, vkprof_result code, cons
 }
 
 static const char *const span_names[LYR_SPAN_COUNT] = {
-    "vkQueueSubmit",   "vkWaitForFences",  "vkGetFenceStatus",      "vkWaitSemaphores",
-    "vkQueueWaitIdle", "vkDeviceWaitIdle", "vkprof layer: collect", "vkprof layer: submit"};
+    "vkQueueSubmit",         "vkWaitForFences",      "vkGetFenceStatus",
+    "vkWaitSemaphores",      "vkQueueWaitIdle",      "vkDeviceWaitIdle",
+    "vkprof layer: collect", "vkprof layer: submit", "vkBeginCommandBuffer..vkEndCommandBuffer"};
 
 /* Under d->lock. */
 static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)

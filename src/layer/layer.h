@@ -172,6 +172,7 @@ enum {
     LYR_SPAN_DEVICE_IDLE,
     LYR_SPAN_COLLECT,    /* the layer's own reading of results: never inside an app call's span */
     LYR_SPAN_SUBMIT_OWN, /* its own work at an app submit (starting the executions): outside it */
+    LYR_SPAN_RECORD,     /* a recording, vkBeginCommandBuffer to vkEndCommandBuffer (detached) */
     LYR_SPAN_COUNT
 };
 
@@ -347,12 +348,15 @@ typedef struct lyr_cmd {
     bool label_want[LYR_LABEL_DEPTH];     /* label mode: the region is timed (segments) */
     uint64_t label_disp[LYR_LABEL_DEPTH]; /* n_dispatch when its segment began */
     bool cmdbuf_scoped;
-    int region_why;      /* cmdbuf mode: why the buffer's scope was not taken (-1: it was) */
-    bool simultaneous;   /* SIMULTANEOUS_USE: recorded into the family's ctx_sim */
-    vkprof_context rctx; /* the context of the current recording */
-    int untimed_why;     /* !timed: why (enum lyr_untimed) */
-    bool submitted;      /* the current recording was submitted (else it is discarded) */
-    uint64_t rec_t0;     /* vkprof_host_now_ns() at its vkBeginCommandBuffer; 0: none open */
+    int region_why;         /* cmdbuf mode: why the buffer's scope was not taken (-1: it was) */
+    bool simultaneous;      /* SIMULTANEOUS_USE: recorded into the family's ctx_sim */
+    vkprof_context rctx;    /* the context of the current recording */
+    int untimed_why;        /* !timed: why (enum lyr_untimed) */
+    bool submitted;         /* the current recording was submitted (else it is discarded) */
+    uint64_t rec_t0;        /* vkprof_host_now_ns() at its vkBeginCommandBuffer; 0: none open */
+    vkprof_span rec_span;   /* the recording's detached span (the trace's recording time) */
+    const void *rec_thread; /* the thread it began on (its recording mark's address) */
+    uint64_t rec_mark;      /* that thread's count of begins at its begin */
     /* this recording's dispatches: all, with a stamp, without one by reason;
      * each submit of the buffer executes them once more */
     uint64_t n_dispatch, n_timed, n_untimed[LYR_UNTIMED_COUNT];

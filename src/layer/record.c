@@ -48,6 +48,40 @@ static void calls_clear(lyr_cmd *c)
     }
 }
 
+/* The trace's recording time: each recording is a detached span of its
+ * family's context, from its vkBeginCommandBuffer to its
+ * vkEndCommandBuffer, on the app's thread. Recordings may interleave on a
+ * thread (a secondary recorded inside a primary, two buffers at once) and
+ * end on another thread; a span is written only for a recording that began
+ * and ended on this thread with no other begin on it in between, so the
+ * thread's spans always nest (any two written are disjoint, and the app's
+ * calls' spans inside one lie within it). */
+static _Thread_local uint64_t rec_begins; /* this thread's recording begins */
+
+static void rec_span_begin(lyr_device *d, lyr_cmd *c, bool begun)
+{
+    c->rec_span = vkprof__span_empty_();
+    if (!begun) {
+        return;
+    }
+    /* a secondary has no span of its own (one recorded inside a primary
+     * is within the primary's), and does not end the primary's */
+    vkprof_context ctx = lyr_family_ctx(d, c->family);
+    if (ctx != NULL && !c->secondary) {
+        c->rec_thread = &rec_begins;
+        c->rec_mark = ++rec_begins;
+        c->rec_span = vkprof_span_begin_detached(ctx, d->fam[c->family].spans[LYR_SPAN_RECORD]);
+    }
+}
+
+static void rec_span_end(lyr_device *d, lyr_cmd *c)
+{
+    if (c->rec_span.start_ns != 0 && c->rec_thread == &rec_begins && c->rec_mark == rec_begins) {
+        (void)vkprof_span_end_detached(lyr_family_ctx(d, c->family), &c->rec_span);
+    }
+    c->rec_span = vkprof__span_empty_();
+}
+
 void lyr_cmd_free(void *p)
 {
     lyr_cmd *c = p;
@@ -356,6 +390,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     }
     VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
     c->rec_t0 = vr == VK_SUCCESS ? rec_t0 : 0;
+    rec_span_begin(d, c, vr == VK_SUCCESS && rec_t0 != 0);
     if (vr == VK_SUCCESS && c->timed && lyr_buffer_scopes() && !c->secondary) {
         uint32_t phase = buffer_phase(d, c, ctx);
         int why = -1;
@@ -400,6 +435,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
         }
     }
     VkResult vr = NEXT(d, EndCommandBuffer)(cb);
+    if (c != NULL) {
+        rec_span_end(d, c);
+    }
     if (c != NULL && c->rec_t0 != 0 && c->family < d->nfamilies) {
         const uint64_t t1 = vkprof_host_now_ns();
         lyr_family *f = &d->fam[c->family];

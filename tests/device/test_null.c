@@ -324,6 +324,10 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_span_annotate_ids, "ids", 1, annotate_ids("k", NULL, 0))                              \
     X(vkprof_span_annotate_ids, "ids", 0, annotate_ids("k", NULL, 3))                              \
     X(vkprof_span_end, "ctx", 0, vkprof_span_end(NULL, &(vkprof_span){0}))                         \
+    X(vkprof_span_begin_detached, "ctx", 0,                                                        \
+      vkprof_span_begin_detached(NULL, VKPROF_BUCKET_NORM).start_ns)                               \
+    X(vkprof_span_end_detached, "ctx", 0, vkprof_span_end_detached(NULL, &(vkprof_span){0}))       \
+    X(vkprof_span_end_detached, "span", 0, vkprof_span_end_detached(C, NULL))                      \
     X(vkprof_span_end, "span", 0, vkprof_span_end(C, NULL))                                        \
     X(vkprof_span_end_sync, "ctx", 1, end_sync_null_ctx())                                         \
     X(vkprof_span_end_sync, "span", 0, vkprof_span_end_sync(C, NULL, NULL, NULL))                  \

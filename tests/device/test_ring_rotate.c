@@ -863,8 +863,12 @@ static void test_count_calls(void)
     CHECK_EQ_U64(t.scopes_collected, 2);
     check_accounting(ctx);
     /* refused: an unknown phase (an error), inactive, NULL */
-    CHECK(vkprof_count_calls(ctx, VKPROF_MAX_PHASES - 1, 1) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_count_calls(ctx, VKPROF_MAX_PHASES - 1, 1) == VKPROF_ERROR_UNKNOWN_PHASE);
     CHECK(strstr(logbuf.last, "count_calls: phase") != NULL);
+    vkprof_error_counts ec;
+    uint32_t nph = 0;
+    CHECK(vkprof_snapshot(ctx, NULL, 0, &nph, &ec) == VKPROF_ERROR_BUFFER_TOO_SMALL);
+    CHECK_EQ_U64(ec.unknown_phase, 1);
     vkprof_set_active(ctx, false);
     CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_NORM, 1) == VKPROF_DISABLED);
     vkprof_set_active(ctx, true);

@@ -203,6 +203,62 @@ static void test_other_thread_and_context(void)
     vkprof_destroy(ctx);
 }
 
+static void *end_detached_elsewhere(void *arg)
+{
+    other *o = arg;
+    o->ns = vkprof_span_end_detached(o->ctx, o->span);
+    return NULL;
+}
+
+/* Detached spans (the layer's recordings): off the stack, so they may
+ * interleave with each other and hold stack spans; timed into their bucket
+ * only on their own thread; a stack close of one, a detached close of a
+ * stack span, a second close and another thread are refused, counting
+ * nothing; level 2 (hot spans) does not time them. */
+static void test_detached(void)
+{
+    vkprof_context ctx = make_ctx();
+    vkprof_span a = vkprof_span_begin_detached(ctx, VKPROF_BUCKET_MLP);
+    vkprof_span inner = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
+    vkprof_span b = vkprof_span_begin_detached(ctx, VKPROF_BUCKET_MLP);
+    CHECK(a.start_ns != 0 && b.start_ns >= a.start_ns);
+    CHECK(!vkprof_span_annotate(&a, "k", "v"));
+    CHECK(vkprof_span_end(ctx, &inner) > 0 || inner.start_ns == 0); /* the stack is untouched */
+    uint64_t an = vkprof_span_end_detached(ctx, &a);                /* a before b: interleaved */
+    CHECK(a.start_ns == 0);
+    vkprof_span copy = b;
+    CHECK_EQ_U64(vkprof_span_end(ctx, &copy), 0); /* not a stack span: refused, counted */
+    CHECK_EQ_U64(errors(ctx).span_closed, 1);
+    uint64_t bn = vkprof_span_end_detached(ctx, &b);
+    CHECK(an > 0 || bn > 0 || (a.start_ns == 0 && b.start_ns == 0));
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 1);
+    CHECK_EQ_U64(vkprof_span_end_detached(ctx, &b), 0); /* closed already */
+    vkprof_span st = vkprof_span_begin(ctx, VKPROF_BUCKET_NORM);
+    CHECK_EQ_U64(vkprof_span_end_detached(ctx, &st), 0); /* a stack span: not this way */
+    CHECK(st.start_ns != 0);
+    (void)vkprof_span_end(ctx, &st);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_NORM), 2);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 2);
+    /* another thread: nothing timed, the token emptied */
+    vkprof_span c = vkprof_span_begin_detached(ctx, VKPROF_BUCKET_MLP);
+    other o = {ctx, &c, 1, false};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, end_detached_elsewhere, &o) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK_EQ_U64(o.ns, 0);
+    CHECK(c.start_ns == 0);
+    CHECK_EQ_U64(calls(ctx, VKPROF_BUCKET_MLP), 2);
+    /* an unknown bucket: an error; hot spans only: an empty token */
+    CHECK(vkprof_span_begin_detached(ctx, VKPROF_MAX_BUCKETS + 1).start_ns == 0);
+    CHECK(strstr(logbuf.last, "unknown bucket") != NULL);
+    vkprof_set_host_level(ctx, VKPROF_HOST_HOT);
+    CHECK(vkprof_span_begin_detached(ctx, VKPROF_BUCKET_MLP).start_ns == 0);
+    CHECK(vkprof_span_begin_detached(NULL, VKPROF_BUCKET_MLP).start_ns == 0);
+    CHECK_EQ_U64(errors(ctx).span_closed, 1);
+    vkprof_destroy(ctx);
+}
+
 static int g_synced;
 static void on_sync(void *user)
 {
@@ -293,6 +349,7 @@ int main(void)
     RUN(test_out_of_order);
     RUN(test_too_deep);
     RUN(test_other_thread_and_context);
+    RUN(test_detached);
     RUN(test_old_names);
     RUN(test_macros);
     th_gpu_finish(&g);

@@ -42,6 +42,9 @@
  * per iteration after the D dispatches (not in the progress file's counts).
  * --abandon: at teardown, a buffer begun and recorded is freed without a
  * submit (as a WebGPU runtime does at device destroy).
+ * --interleave: at teardown, two buffers recorded at once (begun together,
+ * ended in that order) and a third ended on another thread, submitted and
+ * waited for.
  * --resubmit: record the buffer at the first iteration only, and submit
  * that recording again at every later one (no one-time-submit flag).
  * --time-record: print the host time of recording (vkBeginCommandBuffer
@@ -57,6 +60,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -104,6 +108,7 @@ typedef struct app {
 static const char *const pipe_names[2] = {"alpha", "beta"};
 static unsigned g_extra_pipes; /* --pipelines N: N more, named "p<i>", one dispatch each */
 static bool g_abandon;         /* --abandon: a buffer begun, recorded, never submitted, freed */
+static bool g_interleave; /* --interleave: two buffers recorded at once, one ended on a thread */
 /* --gate: each iteration first submits a buffer that the GPU holds until
  * the host sets an event, then the iteration's own buffer, and only then
  * sets the event (work in flight at a submit, as ggml's graph submits
@@ -529,9 +534,67 @@ static void abandon(app *a)
     vkFreeCommandBuffers(a->dev, a->pool, 1, &c);
 }
 
+static void *end_elsewhere(void *arg)
+{
+    CHECK(vkEndCommandBuffer(*(VkCommandBuffer *)arg));
+    return NULL;
+}
+
+/* Recordings as runtimes make them, not one at a time: X and Y begun
+ * together and ended in the order they began (X's recording holds Y's
+ * begin), then Z begun here and ended on another thread (the app
+ * synchronises the pool: this thread waits). All three submitted and
+ * waited for. */
+static void interleave(app *a)
+{
+    VkCommandBuffer c[3];
+    VkCommandBufferAllocateInfo cai;
+    INIT(cai, VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    cai.commandPool = a->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 3;
+    CHECK(vkAllocateCommandBuffers(a->dev, &cai, c));
+    VkCommandBufferBeginInfo bi;
+    INIT(bi, VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    CHECK(vkBeginCommandBuffer(c[0], &bi));
+    CHECK(vkBeginCommandBuffer(c[1], &bi));
+    for (int i = 0; i < 3; i++) {
+        if (i == 2) {
+            CHECK(vkBeginCommandBuffer(c[2], &bi));
+        }
+        vkCmdBindPipeline(c[i], VK_PIPELINE_BIND_POINT_COMPUTE, a->pipe[i % 2]);
+        vkCmdBindDescriptorSets(c[i], VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &a->set, 0,
+                                NULL);
+        uint32_t pc[2] = {64, COUNT};
+        vkCmdPushConstants(c[i], a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+        vkCmdDispatch(c[i], COUNT / 64, 1, 1);
+        if (i == 1) {
+            CHECK(vkEndCommandBuffer(c[0]));
+            CHECK(vkEndCommandBuffer(c[1]));
+        }
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, end_elsewhere, &c[2]) != 0 || pthread_join(t, NULL) != 0) {
+        fprintf(stderr, "linked_app: --interleave: no thread\n");
+        exit(1);
+    }
+    VkSubmitInfo si;
+    INIT(si, VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    si.commandBufferCount = 3;
+    si.pCommandBuffers = c;
+    CHECK(vkResetFences(a->dev, 1, &a->fence));
+    CHECK(vkQueueSubmit(a->queue, 1, &si, a->fence));
+    CHECK(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, UINT64_MAX));
+    vkFreeCommandBuffers(a->dev, a->pool, 3, c);
+}
+
 static void destroy_device(app *a)
 {
     vkDeviceWaitIdle(a->dev);
+    if (g_interleave) {
+        interleave(a);
+    }
     if (g_abandon) {
         abandon(a);
     }
@@ -876,6 +939,8 @@ int main(int argc, char **argv)
             g_time_record = true;
         } else if (strcmp(o, "--abandon") == 0) {
             g_abandon = true;
+        } else if (strcmp(o, "--interleave") == 0) {
+            g_interleave = true;
         } else if (strcmp(o, "--gate") == 0) {
             g_gate = true;
         } else if (strcmp(o, "--vk12") == 0) {

@@ -560,10 +560,11 @@ elseif(CASE STREQUAL "names")
   if(PYTHON)
     execute_process(COMMAND ${PYTHON} -c "
 import json, sys
+REC = 'vkBeginCommandBuffer..vkEndCommandBuffer'
 t = json.load(open(sys.argv[1]))
 ev = [e for e in t['traceEvents'] if e.get('ph') == 'X' and e.get('cat') == 'host']
 col = [e for e in ev if e['name'].startswith('vkprof layer: ')]
-app = [e for e in ev if not e['name'].startswith('vkprof layer: ')]
+app = [e for e in ev if not e['name'].startswith('vkprof layer: ') and e['name'] != REC]
 def inside(c, a):
     s, e = float(a['ts']), float(a['ts']) + float(a['dur'])
     return a['pid'] == c['pid'] and a['tid'] == c['tid'] and s <= float(c['ts']) and float(c['ts']) + float(c['dur']) <= e and float(a['dur']) > 0
@@ -577,6 +578,54 @@ sys.exit(0 if names == {'vkprof layer: collect', 'vkprof layer: submit'} and not
       message(FATAL_ERROR "the layer's collection is billed to an app span: ${said}")
     endif()
   endif()
+  # issue 26: the app's host time recording is in the trace, a span per
+  # command buffer (vkBeginCommandBuffer to vkEndCommandBuffer, off the span
+  # stack), nested with the thread's other spans: disjoint from each other,
+  # each other span inside one or apart from it; vkprof report gives it per
+  # step beside submitting and waiting
+  set(rec_check "
+import json, sys
+REC = 'vkBeginCommandBuffer..vkEndCommandBuffer'
+t = json.load(open(sys.argv[1]))
+ev = [e for e in t['traceEvents'] if e.get('ph') == 'X' and e.get('cat') == 'host']
+rec = [e for e in ev if e['name'] == REC]
+oth = [e for e in ev if e['name'] != REC]
+def iv(e):
+    return (e['pid'], e['tid']), float(e['ts']), float(e['ts']) + float(e['dur'])
+def overlap_bad(a, b):
+    (ka, sa, ea), (kb, sb, eb) = iv(a), iv(b)
+    if ka != kb or ea <= sb or eb <= sa:
+        return False
+    return not (sa <= sb and eb <= ea) and not (sb <= sa and ea <= eb)
+bad = [(a['ts'], b['name']) for a in rec for b in rec + oth if a is not b and (overlap_bad(a, b) or (b['name'] == REC and iv(a)[0] == iv(b)[0] and max(iv(a)[1], iv(b)[1]) < min(iv(a)[2], iv(b)[2])))]
+print(len(rec), 'recording spans,', len(bad), 'not nested', bad[:3])
+sys.exit(0 if len(rec) == int(sys.argv[2]) and not bad else 1)
+")
+  if(PYTHON)
+    execute_process(COMMAND ${PYTHON} -c "${rec_check}" ${ftrace} 3 RESULT_VARIABLE rc OUTPUT_VARIABLE said)
+    message(STATUS "recording spans: ${said}")
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "recording spans: not one per command buffer, or not nested: ${said}")
+    endif()
+  endif()
+  # recordings as runtimes make them: two at once on a thread (the first
+  # holds the second's begin: only the second is a span), one ended on
+  # another thread (none): 3 + 1 spans, still nested, validation silent
+  timed_run(60 ${VKPROF} run --rotate 0 -o ${WORK}/interleave --layer-dir ${LAYER_DIR} --
+            ${APP} --iterations 3 --dispatches 6 --interleave --validation)
+  expect_not("interleaved recordings" "${out}${err}" "VUID-|Validation Error")
+  expect("interleaved recordings" "${err}" ": 21 dispatches executed \\(21 recorded\\): 21 timed\n")
+  file(GLOB itrace ${WORK}/interleave/*.trace.json)
+  if(PYTHON)
+    execute_process(COMMAND ${PYTHON} -c "${rec_check}" ${itrace} 4 RESULT_VARIABLE rc OUTPUT_VARIABLE said)
+    message(STATUS "interleaved recording spans: ${said}")
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "interleaved recording spans: not 4, or not nested: ${said}")
+    endif()
+  endif()
+  timed_run(60 ${VKPROF} report ${ftrace})
+  expect("report of the recordings" "${out}" "\n  vkBeginCommandBuffer..vkEndCommandBuffer +[0-9.]+ +[0-9.]+ +[0-9.]+% +1.00 ")
+  expect("report of the recordings" "${out}" "\nhost time per step, in the app's calls \\(self times\\): recording [0-9.]+ ms, submitting [0-9.]+ ms, waiting [0-9.]+ ms; the layer's own [0-9.]+ ms\n")
   file(GLOB fpf ${WORK}/flows/*.trace.pftrace)
   if(fpf STREQUAL "")
     message(FATAL_ERROR "flows: no .pftrace written")

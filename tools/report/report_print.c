@@ -1354,6 +1354,51 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
     }
 }
 
+/* A vkprof layer trace: the app's host time per step in its calls'
+ * spans, by what the thread was doing (self times: a wait inside a
+ * recording counts once, as waiting), and the layer's own. */
+static void print_layer_host(const rpt_summary *s, FILE *out)
+{
+    static const char *const waits[] = {"vkWaitForFences", "vkGetFenceStatus", "vkWaitSemaphores",
+                                        "vkQueueWaitIdle", "vkDeviceWaitIdle"};
+    uint64_t rec = 0, sub = 0, wait = 0, own = 0;
+    bool any_rec = false;
+    for (size_t i = 0; i < s->n_host; i++) {
+        const rpt_group *g = &s->host[i];
+        if (strcmp(g->name, "vkBeginCommandBuffer..vkEndCommandBuffer") == 0) {
+            rec += g->self_ns;
+            any_rec = true;
+        } else if (strcmp(g->name, "vkQueueSubmit") == 0) {
+            sub += g->self_ns;
+        } else if (strncmp(g->name, "vkprof layer: ", 14) == 0) {
+            own += g->self_ns;
+        } else {
+            for (size_t k = 0; k < sizeof waits / sizeof waits[0]; k++) {
+                wait += strcmp(g->name, waits[k]) == 0 ? g->self_ns : 0;
+            }
+        }
+    }
+    if (s->tokens == 0) {
+        return;
+    }
+    char r[32], b[32], w[32], o[32];
+    fmt_ms(r, sizeof r, rec, s->tokens);
+    fmt_ms(b, sizeof b, sub, s->tokens);
+    fmt_ms(w, sizeof w, wait, s->tokens);
+    fmt_ms(o, sizeof o, own, s->tokens);
+    char recs[96];
+    if (any_rec) {
+        snprintf(recs, sizeof recs, "recording %s ms", r);
+    } else {
+        snprintf(recs, sizeof recs,
+                 "recording not in this trace (a layer before its recording spans)");
+    }
+    fprintf(out,
+            "host time per step, in the app's calls (self times): %s, submitting %s ms, waiting "
+            "%s ms; the layer's own %s ms\n",
+            recs, b, w, o);
+}
+
 int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, const char *path,
                    FILE *out)
 {
@@ -1524,6 +1569,9 @@ int rpt_print_meta(const rpt_summary *s, const char *meta, size_t meta_len, cons
     }
     print_group_table(out, title, s->host, s->n_host, s->host_busy_ns, s->tokens, true, NULL, unit,
                       NULL);
+    if (layer) {
+        print_layer_host(s, out);
+    }
     if (s->n_ranks > 0 || s->n_expert_ids > 0) {
         rpt_rank_view v;
         if (rpt_rank_view_build(s, &v) != 0) {

@@ -65,6 +65,7 @@ import compare_perf
 HEX_NAME = re.compile(r"^pipeline-[0-9a-f]{16}$")
 WAITS = {"vkWaitForFences", "vkGetFenceStatus", "vkWaitSemaphores", "vkQueueWaitIdle", "vkDeviceWaitIdle"}
 GGML_KNOWN_VALIDATION = "VUID-VkInstanceCreateInfo-pNext-pNext"
+REC = "vkBeginCommandBuffer..vkEndCommandBuffer"
 
 
 class LayerRun:
@@ -213,6 +214,24 @@ def check_trace(ok, r, graphs):
     if lead:
         print("   %s: GPU slices start %.1f us or more after their step's first submit and end %.1f us or "
               "more before its wait returns" % (t, min(lead), min(tail_)))
+    # issue 26: the app's recordings are spans (vkBeginCommandBuffer to
+    # vkEndCommandBuffer, off the span stack), nested with the thread's
+    # other spans however ggml records its buffers
+    rec = [h for h in host if h["name"] == REC]
+    bad = []
+    for a_ in rec:
+        k, s0, e0 = (a_["pid"], a_["tid"]), a_["ts"], a_["ts"] + a_["dur"]
+        for b_ in host:
+            if b_ is a_ or (b_["pid"], b_["tid"]) != k:
+                continue
+            s1, e1 = b_["ts"], b_["ts"] + b_["dur"]
+            apart = e0 <= s1 + 0.001 or e1 <= s0 + 0.001
+            holds = s0 <= s1 + 0.001 and e1 <= e0 + 0.001
+            if not apart and (b_["name"] == REC or not holds):
+                bad.append((a_["ts"], b_["name"], b_["ts"]))
+    ok(len(rec) >= graphs and not bad,
+       "%s: %d recording spans, each apart from the others and holding or apart from every other span"
+       % (t, len(rec)), bad[:3])
 
 
 def load_map(path):
@@ -494,6 +513,28 @@ def part_rotate(ok, layer_dir, vkprof, plain, graphs):
     ok("GPU phases (the trace's slices: a sample)" in p.stdout and said and not off,
        "rotate: vkprof report calls the slices a sample and gives the summary's estimate of each of "
        "%d phases" % len(said), off or c.tail(p.stdout))
+    # the host's time recording, submitting and waiting per step (issue 26):
+    # the recording spans' time against the layer's own count of it (the
+    # summary's recording.host_ns: every buffer, the spans the ones not
+    # interleaved on their thread)
+    m = re.search(r"\nhost time per step, in the app's calls \(self times\): recording ([0-9.]+) ms, "
+                  r"submitting ([0-9.]+) ms, waiting ([0-9.]+) ms; the layer's own ([0-9.]+) ms\n", p.stdout)
+    rec_ns = sum(f["recording"]["host_ns"] for f in rot.device["queue_families"])
+    steps = rot.device.get("steps") or 1
+    ok(m is not None and 0 < float(m.group(1)) <= rec_ns / steps / 1e6 * 1.05 + 0.002
+       and float(m.group(3)) > 0,
+       "rotate: vkprof report gives the host's recording (%s ms a step; the summary %.3f), submitting and "
+       "waiting per step" % (m.group(1) if m else "-", rec_ns / steps / 1e6), c.tail(p.stdout))
+    # the cost probe's trace: the blocks off counted their calls, so it has
+    # estimates too, and each phase's calls are every dispatch's
+    pp = rot_phases(probe)
+    ok({n: v[0] for n, v in ev.items()} == {n: v["calls"] for n, v in pp.items()},
+       "probe: per phase, its calls are the every-dispatch run's dispatches (the blocks off counted)",
+       "%s vs %s" % ({n: v[0] for n, v in ev.items()}, {n: v["calls"] for n, v in pp.items()}))
+    p = subprocess.run([vkprof, "report", os.path.join(probe.out, probe.summary["trace"])],
+                       capture_output=True, text=True, errors="replace")
+    ok("\nGPU phases, estimated: " in p.stdout and "the rest estimated" in p.stdout,
+       "probe: vkprof report gives the estimates, the buffers not stamped estimated", c.tail(p.stdout))
     # the rotating run's busy time: its outer phase's total per step, exact,
     # against the command buffers' run (other processes, the same tokens; a
     # 2-core CPU device's times move by tens of % from run to run)
