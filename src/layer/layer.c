@@ -117,9 +117,11 @@ static void load_config(void)
         c->rotate = 0;
     }
     v = getenv("VKPROF_LAYER_BUSY");
+    bool busy_asked = false; /* on, said so: label mode's busy scopes are asked for */
     if (v != NULL && *v != '\0') {
         if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0) {
             c->busy = true;
+            busy_asked = true;
         } else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0) {
             c->busy = false;
         } else {
@@ -237,7 +239,10 @@ static void load_config(void)
                  c->rotate);
         c->rotate = 0;
     }
-    c->busy = c->busy && c->rotate > 0;
+    /* the buffers' busy scopes: beside the rotating window (by default), and
+     * around label mode's regions where asked for (VKPROF_LAYER_BUSY=on: the
+     * regions' shares are then of the busy time; issue 26) */
+    c->busy = c->busy && (c->rotate > 0 || (c->mode == LYR_MODE_LABEL && busy_asked));
     /* the probe's blocks are of steps: with none, every step would be one */
     if (c->cost_block > 0 && c->steps == LYR_STEPS_NONE) {
         lyr_warn("VKPROF_LAYER_COST_BLOCK=%u needs steps (not VKPROF_LAYER_STEPS=none); no cost "
@@ -393,12 +398,12 @@ static vkprof_context create_ctx(lyr_device *d, uint32_t family, bool sim)
     /* the trace's GPU busy counter only where every dispatch of a step is
      * timed (the library knows its own rotation; not the layer's sampling,
      * its cost probe's unprofiled blocks, or label mode's unlabelled work) */
-    desc.trace_gpu_busy =
-        lyr_cfg.sample > 1 || lyr_cfg.cost_block > 0 || lyr_cfg.mode == LYR_MODE_LABEL
-            ? VKPROF_FEATURE_DISABLED
-        /* rotating: every step's work lies in its buffers' outer scopes */
-        : lyr_cfg.busy ? VKPROF_FEATURE_ENABLED
-                       : VKPROF_FEATURE_UNKNOWN;
+    desc.trace_gpu_busy = lyr_cfg.sample > 1 || lyr_cfg.cost_block > 0 ? VKPROF_FEATURE_DISABLED
+                          /* rotating, or label regions: every step's work lies in its buffers'
+                           * outer scopes */
+                          : lyr_cfg.busy                   ? VKPROF_FEATURE_ENABLED
+                          : lyr_cfg.mode == LYR_MODE_LABEL ? VKPROF_FEATURE_DISABLED
+                                                           : VKPROF_FEATURE_UNKNOWN;
     desc.outer_begin_top = lyr_cfg.busy_top ? VKPROF_FEATURE_ENABLED : VKPROF_FEATURE_UNKNOWN;
     desc.host_level = VKPROF_HOST_ALL;
     desc.report_every = UINT32_MAX;

@@ -661,6 +661,32 @@ sys.exit(0 if len(rec) == int(sys.argv[2]) and not bad else 1)
   expect("nested labels" "${err}" "\n +disp +18 ")
   expect_not("nested labels" "${err}" "\n +(graph|node) +[0-9]")
   expect("nested labels" "${err}" "lost: none")
+  # --mode label --busy on (issue 26): each buffer is an outer scope around
+  # its label regions, so each region's own time is a share of the queue's
+  # busy time, and what lies in no label is said; the trace measures busy
+  # and idle. Validation silent with the regions nested in the buffer's.
+  timed_run(60 ${VKPROF} run -o ${WORK}/nested-busy --mode label --busy on --layer-dir ${LAYER_DIR} --
+            ${APP} --nested-labels --validation --iterations 3 --dispatches 6)
+  expect_not("label busy" "${out}${err}" "VUID-|Validation Error")
+  expect("label busy" "${err}" "phase +count +total ms +% busy +per step us\n +disp +18 +[0-9.]+ +([0-9.]+) ")
+  string(REGEX MATCH "\n +disp +18 +[0-9.]+ +([0-9.]+) " _ "${err}")
+  set(disp_share "${CMAKE_MATCH_1}")
+  expect("label busy" "${err}" "\n +in no label: [0-9.]+ ms per step, ([0-9.]+)% of the busy time")
+  string(REGEX MATCH "in no label: [0-9.]+ ms per step, ([0-9.]+)% of the busy time" _ "${err}")
+  if(PYTHON)
+    execute_process(COMMAND ${PYTHON} -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if abs(a + b - 100) <= 0.2 else 1)"
+                    ${disp_share} ${CMAKE_MATCH_1} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "label busy: disp ${disp_share}% and in no label ${CMAKE_MATCH_1}% are not the busy time")
+    endif()
+  endif()
+  expect("label busy" "${err}" "GPU busy [0-9.]+ ms per step: its command buffers' time, each one stamped in every step \\(3 buffers, exact\\); the label regions' own time is ${disp_share}% of it\n")
+  expect("label busy" "${err}" "lost: none")
+  file(GLOB lbt ${WORK}/nested-busy/*.trace.json)
+  timed_run(60 ${VKPROF} report ${lbt})
+  expect("report of label busy" "${out}" "GPU busy and idle per step \\(each queue's timed GPU work")
+  timed_run(20 ${VKPROF} run -o ${WORK}/rotbad --mode cmdbuf --busy on --layer-dir ${LAYER_DIR} -- ${APP})
+  expect("--busy with cmdbuf" "${err}" "--busy goes with --rotate K \\(K > 0\\) or --mode label")
   # sampled, label and cmdbuf modes count the calls a timed recording would
   # make in those it leaves out: each label segment (disp: 6 a step), each
   # buffer (1 a step), so the estimates cover all 16 steps

@@ -79,9 +79,11 @@ static void run_usage(FILE *f)
            "                  --mode is given. 0: every dispatch, each one stamped and\n"
            "                  so run alone, the GPU serialised (+36 to +64 %% of\n"
            "                  llama.cpp's step time on an H100): for short diagnostics\n"
-           "  --busy on|off   with --rotate: also stamp each command buffer's start and\n"
-           "                  end in every step, for the GPU's busy time per step beside\n"
-           "                  the window's split (default on; 2 stamps a buffer)\n"
+           "  --busy on|off   with --rotate or --mode label: also stamp each command\n"
+           "                  buffer's start and end in every step, for the GPU's busy\n"
+           "                  time per step beside the window's split, or as what the\n"
+           "                  label regions' shares are of (default: on with --rotate,\n"
+           "                  off with --mode label; 2 stamps a buffer)\n"
            "  --sample N      time 1 submit in N (default 1)\n"
            "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
            "                  in blocks of B, and in each pair of blocks one, chosen at\n"
@@ -1035,12 +1037,18 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
     if (rows == 0) {
         print_nothing_timed(r, fam);
     } else {
+        /* label regions inside their buffers' busy scopes: each region's
+         * own time is a share of the queue's busy time, and what lies in no
+         * label is a row of its own (issue 26) */
+        const bool of_busy =
+            r->mode != NULL && strcmp(r->mode, "label") == 0 && outer_count > 0 && outer_est > 0;
+        const double base = of_busy ? (double)outer_est : total;
         if (est) {
             fprintf(o, "      %-*s %10s %10s %12s %8s %14s\n", width, "phase", "timed", "calls",
-                    "timed ms", "share %~", "per step us~");
+                    "timed ms", of_busy ? "% busy~" : "share %~", "per step us~");
         } else {
             fprintf(o, "      %-*s %10s %12s %8s %14s\n", width, "phase", "count", "total ms",
-                    "share %", scaled ? "per step us~" : "per step us");
+                    of_busy ? "% busy" : "share %", scaled ? "per step us~" : "per step us");
         }
         /* largest first */
         const cJSON **sorted = calloc(rows, sizeof *sorted);
@@ -1066,7 +1074,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             if (steps > 0) {
                 snprintf(per, sizeof per, "%.1f", (double)t / (double)steps / 1e3);
             }
-            const double share = total > 0 ? 100.0 * (double)t / (double)total : 0.0;
+            const double share = base > 0 ? 100.0 * (double)t / base : 0.0;
             if (est) {
                 fprintf(o, "      %-*.63s %10llu %10llu %12.3f %8.1f %14s\n", width,
                         str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
@@ -1083,12 +1091,20 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         if (steps > 0) {
             snprintf(per, sizeof per, "%.1f", (double)total / (double)steps / 1e3);
         }
+        const double tshare = base > 0 ? 100.0 * total / base : 0.0;
         if (est) {
             fprintf(o, "      %-*s %10s %10s %12.3f %8.1f %14s\n", width, "total", "", "",
-                    (double)timed_total / 1e6, 100.0, per);
+                    (double)timed_total / 1e6, tshare, per);
         } else {
             fprintf(o, "      %-*s %10s %12.3f %8.1f %14s\n", width, "total", "",
-                    (double)total / 1e6, 100.0, per);
+                    (double)total / 1e6, tshare, per);
+        }
+        if (of_busy && steps > 0) {
+            const double rest = base > total ? base - total : 0.0;
+            fprintf(o,
+                    "      in no label: %.3f ms per step, %.1f%% of the busy time (its buffers' "
+                    "work outside every label region, and the gaps between regions)\n",
+                    rest / (double)steps / 1e6, 100.0 * rest / base);
         }
         if (steps > 0) {
             const char *why = rotate > 0 && probe > 0
@@ -1120,10 +1136,17 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
             fprintf(o,
                     "      GPU busy %.3f ms per step: its command buffers' time, each one "
-                    "stamped in every %sstep (%s); the dispatches' estimate above is %.2fx it "
-                    "(stamped alone, a dispatch runs without the overlap it has in flow)\n",
-                    busy / 1e6, outer_calls > outer_count ? "profiled " : "", how,
-                    busy > 0 ? total / (double)steps / busy : 0.0);
+                    "stamped in every %sstep (%s)",
+                    busy / 1e6, outer_calls > outer_count ? "profiled " : "", how);
+            if (of_busy) {
+                fprintf(o, "; the label regions' own time is %.1f%% of it\n",
+                        busy > 0 ? 100.0 * total / (double)steps / busy : 0.0);
+            } else {
+                fprintf(o,
+                        "; the dispatches' estimate above is %.2fx it (stamped alone, a dispatch "
+                        "runs without the overlap it has in flow)\n",
+                        busy > 0 ? total / (double)steps / busy : 0.0);
+            }
         }
         if (rotate > 0) {
             print_rotation(r, timing, phases, untimed_phases, replay, outer_calls, outer_count);
@@ -1296,6 +1319,9 @@ static void print_cost(report *r, const cJSON *dev)
         /* not measured: what this mode does to the app, said anyway */
         const char *how = r->mode != NULL && strcmp(r->mode, "cmdbuf") == 0
                               ? "2 stamps a command buffer, each waiting for the work before it"
+                          : r->mode != NULL && strcmp(r->mode, "label") == 0 && has_outer(dev)
+                              ? "2 stamps a label region's stretch and 2 a command buffer (its "
+                                "busy time), each waiting for the work before it"
                           : r->mode != NULL && strcmp(r->mode, "label") == 0
                               ? "2 stamps a label region, each waiting for the work before it"
                           : r->rotate > 0 && has_outer(dev)
@@ -1765,12 +1791,14 @@ int vkprof_cmd_run(int argc, char **argv)
         fprintf(stderr, TOOL ": unknown --busy '%s' (on|off)\n", ro.busy);
         return 2;
     }
-    if (ro.busy != NULL &&
+    const bool label_mode = ro.mode != NULL && strcmp(ro.mode, "label") == 0;
+    if (ro.busy != NULL && !label_mode &&
         (ro.rotate == 0 || (ro.mode != NULL && strcmp(ro.mode, "dispatch") != 0))) {
-        /* the buffers' busy scopes stand beside a rotating window; every
-         * dispatch and --mode cmdbuf give the busy time already */
-        fprintf(stderr, TOOL ": --busy goes with --rotate K (K > 0): every dispatch and --mode "
-                             "cmdbuf time all of each step's work already\n");
+        /* the buffers' busy scopes stand beside a rotating window and
+         * around label regions; every dispatch and --mode cmdbuf give the
+         * busy time already */
+        fprintf(stderr, TOOL ": --busy goes with --rotate K (K > 0) or --mode label: every "
+                             "dispatch and --mode cmdbuf time all of each step's work already\n");
         return 2;
     }
     if (ro.keep != NULL && strcmp(ro.keep, "first") != 0 && strcmp(ro.keep, "last") != 0) {
