@@ -1136,7 +1136,9 @@ uint64_t vkprof_span_end_sync(vkprof_context ctx, vkprof_span *span, vkprof_sync
  *  time with the thread's other spans. NULL ctx, or host spans not at level
  *  1: an empty token. */
 vkprof_span vkprof_span_begin_detached(vkprof_context ctx, vkprof_bucket bucket);
-/** Close a detached span, on the thread that opened it. Returns its length
+/** Close a detached span, on the thread and with the context that opened
+ *  it (the token does not hold the context: another one would time it into
+ *  its own bucket of that id). Returns its length
  *  in ns; 0, nothing timed, for an empty token, a stack span's token (close
  *  that with vkprof_span_end), a NULL ctx or `span`, or another thread. */
 uint64_t vkprof_span_end_detached(vkprof_context ctx, vkprof_span *span);

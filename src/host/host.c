@@ -447,8 +447,18 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
     return vkprof__hclk_dur_ns(&ctx->hclk, dur);
 }
 
-/* A detached span's token: no stack slot; serial_ holds the thread's index. */
+/* A detached span's token: no stack slot; serial_ holds the thread's key:
+ * its span stack's serial base, unique to each thread ever made (up to
+ * 2^24 of them), where thread indexes stop at the table's end. */
 #define DETACHED_SLOT UINT32_MAX
+
+static uint64_t thread_key(span_stack *st)
+{
+    if (st->base == 0) {
+        (void)next_serial(st); /* sets the base */
+    }
+    return st->base;
+}
 
 vkprof_span vkprof_span_begin_detached(vkprof_context ctx, vkprof_bucket bucket)
 {
@@ -470,7 +480,7 @@ vkprof_span vkprof_span_begin_detached(vkprof_context ctx, vkprof_bucket bucket)
     s.start_ns = start;
     s.bucket = bucket;
     s.slot_ = DETACHED_SLOT;
-    s.serial_ = vkprof__thread_index();
+    s.serial_ = thread_key(my_spans());
     return s;
 }
 
@@ -479,7 +489,7 @@ uint64_t vkprof_span_end_detached(vkprof_context ctx, vkprof_span *span)
     if (ctx == NULL || span == NULL || span->start_ns == 0 || span->slot_ != DETACHED_SLOT) {
         return 0;
     }
-    if (span->serial_ != vkprof__thread_index() ||
+    if (span->serial_ != thread_key(my_spans()) ||
         span->bucket >= atomic_load_explicit(&ctx->host.bucket_count, memory_order_acquire)) {
         span->start_ns = 0; /* ended on another thread: its track is not this one */
         return 0;

@@ -202,6 +202,9 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
         vkprof__json_obj(j);
         vkprof__json_kv_u64(j, "command_buffers", atomic_load(&fa->recordings));
         vkprof__json_kv_u64(j, "host_ns", atomic_load(&fa->record_ns));
+        /* executions of buffers whose own scope (busy, cmdbuf) was left out
+         * by the sampling or the cost probe: counted calls, never samples */
+        vkprof__json_kv_u64(j, "scopes_left_out", atomic_load(&fa->buffers_left_out));
         vkprof__json_end(j);
         vkprof__json_key(j, "labels");
         vkprof__json_obj(j);

@@ -28,8 +28,8 @@
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
 #define LYR_INDEX_VERSION                                                                          \
-    6u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
-          6: where results were read, the host's time */
+    7u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
+          6: where results were read, the host's time; 7: buffers left out */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -95,6 +95,9 @@ typedef struct lyr_idx_family {
     _Atomic uint64_t cmd_labels, queue_labels;
     /* the app's host time recording command buffers, and the recordings */
     _Atomic uint64_t record_ns, recordings;
+    /* executions of primary buffers whose busy (or cmdbuf) scope the
+     * sampling or the cost probe left out: counted as calls, not stamped */
+    _Atomic uint64_t buffers_left_out;
 } lyr_idx_family;
 
 typedef struct lyr_idx_device {

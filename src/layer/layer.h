@@ -198,8 +198,9 @@ typedef struct lyr_family {
     /* the app's host time recording (vkBeginCommandBuffer's entry to
      * vkEndCommandBuffer's return), over the recordings ended (issue 26) */
     _Atomic uint64_t record_ns, recordings;
-    _Atomic uint32_t qlabel_gen; /* bumped when a queue label of the family changes */
-    uint32_t unknown_phase[2];   /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
+    _Atomic uint64_t buffers_left_out; /* executions of left-out buffers' scopes (counted) */
+    _Atomic uint32_t qlabel_gen;       /* bumped when a queue label of the family changes */
+    uint32_t unknown_phase[2]; /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
     char trace_file[300];
     char trace_file_sim[300]; /* basename written, "" when none */
 } lyr_family;
@@ -333,6 +334,7 @@ typedef struct lyr_cmd {
     bool counting;    /* it does not, left out by sampling or the cost probe: counts its calls */
     lyr_calls *calls; /* counting: its calls per phase (allocated at first use) */
     uint32_t label_counted; /* counting, label mode: bit i, region i's segment is open */
+    bool buffer_left_out;   /* counting: its buffer scope (busy, cmdbuf) is one of its calls */
     bool cost_off;          /* recorded in a block the cost probe leaves unprofiled */
     bool no_scopes;         /* render pass continue: nothing may be stamped */
     bool had_scopes;        /* a scope call since the last release */

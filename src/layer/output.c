@@ -359,6 +359,7 @@ void lyr_idx_sync(lyr_device *d)
         CP_(exec_timed, exec_timed);
         CP_(record_ns, record_ns);
         CP_(recordings, recordings);
+        CP_(buffers_left_out, buffers_left_out);
         for (int r = 0; r < LYR_UNTIMED_COUNT; r++) {
             CP_(exec_untimed[r], exec_untimed[r]);
             CP_(untimed[r], untimed[r]);

@@ -271,6 +271,9 @@ static void count_exec(lyr_cmd *c)
         return;
     }
     lyr_family *f = &c->dev->fam[c->family];
+    if (c->counting && c->buffer_left_out) {
+        atomic_fetch_add_explicit(&f->buffers_left_out, 1, memory_order_relaxed);
+    }
     uint64_t untimed[LYR_UNTIMED_COUNT] = {0};
     const uint64_t n =
         atomic_fetch_add_explicit(&f->exec_dispatches, c->n_dispatch, memory_order_relaxed) +

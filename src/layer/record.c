@@ -56,7 +56,8 @@ static void calls_clear(lyr_cmd *c)
  * and ended on this thread with no other begin on it in between, so the
  * thread's spans always nest (any two written are disjoint, and the app's
  * calls' spans inside one lie within it). */
-static _Thread_local uint64_t rec_begins; /* this thread's recording begins */
+static _Thread_local uint64_t rec_begins; /* this thread's recording begins, from its base */
+static _Atomic uint64_t rec_threads;      /* threads that began a recording: each one's base */
 
 static void rec_span_begin(lyr_device *d, lyr_cmd *c, bool begun)
 {
@@ -68,6 +69,12 @@ static void rec_span_begin(lyr_device *d, lyr_cmd *c, bool begun)
      * is within the primary's), and does not end the primary's */
     vkprof_context ctx = lyr_family_ctx(d, c->family);
     if (ctx != NULL && !c->secondary) {
+        if (rec_begins == 0) {
+            /* a base of its own: a thread made later at this thread's
+             * address never matches a mark of this one */
+            rec_begins = (atomic_fetch_add_explicit(&rec_threads, 1, memory_order_relaxed) + 1)
+                         << 32;
+        }
         c->rec_thread = &rec_begins;
         c->rec_mark = ++rec_begins;
         c->rec_span = vkprof_span_begin_detached(ctx, d->fam[c->family].spans[LYR_SPAN_RECORD]);
@@ -382,6 +389,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     c->counting =
         c->untimed_why == LYR_UNTIMED_not_sampled || c->untimed_why == LYR_UNTIMED_cost_probe;
     c->label_counted = 0;
+    c->buffer_left_out = false;
     calls_clear(c);
     c->qlabel_phase = LYR_NO_PHASE;
     if ((c->timed || c->counting) &&
@@ -397,7 +405,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
         c->cmdbuf_scoped = scope_begin(c, ctx, phase, &why);
         c->region_why = why;
     } else if (vr == VK_SUCCESS && c->counting && lyr_buffer_scopes() && !c->secondary) {
-        calls_add(c, buffer_phase(d, c, ctx)); /* the buffer's scope, not stamped */
+        uint32_t phase = buffer_phase(d, c, ctx);
+        calls_add(c, phase); /* the buffer's scope, not stamped */
+        c->buffer_left_out = phase < VKPROF_MAX_PHASES && c->counting;
     }
     return vr;
 }

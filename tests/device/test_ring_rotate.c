@@ -828,6 +828,12 @@ static void test_rotate_calls_per_thread(void)
  * unstamped ones, so its estimate is its mean times all its calls; in
  * 2-slot mode, inactive or with a NULL ctx it is refused, an unknown phase
  * is an error. */
+static void *count_qkv3(void *arg)
+{
+    CHECK(vkprof_count_calls((vkprof_context)arg, VKPROF_PHASE_QKV, 3) == VKPROF_OK);
+    return NULL;
+}
+
 static void test_count_calls(void)
 {
     static const vkprof_phase ph[2] = {VKPROF_PHASE_NORM, VKPROF_PHASE_QKV};
@@ -846,7 +852,10 @@ static void test_count_calls(void)
         CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_NORM, 1) == VKPROF_OK);
         vkprof_step(ctx);
     }
-    CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_QKV, 3) == VKPROF_OK);
+    /* from another thread: its own slot, summed by the readers */
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, count_qkv3, ctx) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
     CHECK(vkprof_count_calls(ctx, VKPROF_PHASE_QKV, 0) == VKPROF_OK);
     CHECK_EQ_U64(stamps_now(), stamps);
     vkprof_phase_stats n = th_phase(ctx, VKPROF_PHASE_NORM), q = th_phase(ctx, VKPROF_PHASE_QKV);

@@ -137,17 +137,24 @@ elseif(CASE STREQUAL "report")
   if(at9 LESS 0 OR NOT at9 LESS at10 OR NOT at10 LESS at100)
     message(FATAL_ERROR "processes not in pid order: 9 at ${at9}, 10 at ${at10}, 100 at ${at100}")
   endif()
-  # sampled 1 in 4 over 8 steps: each phase's figures are the library's
+  # sampled 1 in 4 over 10 steps: each phase's figures are the library's
   # estimate (est_total_ns: its mean times its calls, the layer counting the
-  # calls of the recordings it left out), not the timed total scaled by the
-  # dispatches that ran over those sampled (129 / 43 = 3: that scaling
-  # gives 1125 and 375 us, and this summary's estimates differ from it on
-  # purpose), marked
+  # calls of the recordings it left out: 129 calls, 86 unstamped, as the
+  # dispatches executed and not_sampled), not the timed total scaled by the
+  # dispatches that ran over those sampled (129 / 43 = 3: 900 and 300 us;
+  # this summary's estimates differ from that on purpose), marked
   summary_child(child test_run_sampled.json app-43.summary.json)
   vrun(0 -o ${OUT} --layer-dir ${FAKE} -- ${child})
   expect("stderr" "${err}" "app \\(pid 43\\), mode dispatch, sampled: [^\n]*\n  ended: [^\n]*\n  1 submit in 4 timed\n")
-  expect("stderr" "${err}" "phase +timed +calls +timed ms +share %~ +per step us~\n      mul_mat_vec_f16_f32_f32 +30 +80 +3.000 +66.7 +1000.0\n      small_one +10 +40 +1.000 +33.3 +500.0\n      total +4.000 +100.0 +1500.0\n")
-  expect("stderr" "${err}" "GPU 1.500 ms per step over 8 steps \\(~: submits sampled, each phase's mean times its calls: an estimate\\)\n")
+  expect("stderr" "${err}" "phase +timed +calls +timed ms +share %~ +per step us~\n      mul_mat_vec_f16_f32_f32 +30 +86 +3.000 +66.7 +860.0\n      small_one +10 +43 +1.000 +33.3 +430.0\n      total +4.000 +100.0 +1290.0\n")
+  expect("stderr" "${err}" "GPU 1.290 ms per step over 10 steps \\(~: submits sampled, each phase's mean times its calls: an estimate\\)\n")
+  # a summary of a layer that did not count the calls it left out (before
+  # the counting): the timed totals scaled by the dispatches that ran over
+  # those timed (129 / 43 = 3 over 8 steps), and said so
+  summary_child(child test_run_sampled_old.json app-43.summary.json)
+  vrun(0 -o ${OUT}-old --layer-dir ${FAKE} -- ${child})
+  expect("old summary" "${err}" "per step us~\n      mul_mat_vec_f16_f32_f32 +30 +3.000 +75.0 +1125.0\n      small_one +10 +1.000 +25.0 +375.0\n      total +4.000 +100.0 +1500.0\n")
+  expect("old summary" "${err}" "GPU 1.500 ms per step over 8 steps \\(~: submits sampled, scaled by the dispatches that ran over those timed: a layer that does not count the calls it leaves out\\)\n")
   expect("stderr" "${err}" "\n  trace: none \\(no context was timed\\)\n")
   # a calibration found inconsistent in use (issue 25) is said, by how much
   expect("stderr" "${err}" "\n      calibration inconsistent: the driver's calibrated clock put this queue's stamps 11.849979 s before their submit windows \\(3 of 3 executions checked\\); GPU time is placed by bracketing with those windows instead \\(error bound 270000 ns\\)\n")

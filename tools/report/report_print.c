@@ -1386,12 +1386,15 @@ static void print_layer_host(const rpt_summary *s, FILE *out)
     fmt_ms(b, sizeof b, sub, s->tokens);
     fmt_ms(w, sizeof w, wait, s->tokens);
     fmt_ms(o, sizeof o, own, s->tokens);
-    char recs[96];
+    char recs[160];
     if (any_rec) {
-        snprintf(recs, sizeof recs, "recording %s ms", r);
+        /* a recording interleaved with another on its thread, or ended on
+         * another thread, has no span: then a lower bound */
+        snprintf(recs, sizeof recs, "recording %s ms (the recordings' spans)", r);
     } else {
         snprintf(recs, sizeof recs,
-                 "recording not in this trace (a layer before its recording spans)");
+                 "recording not in this trace (no recording span: a layer before them, or "
+                 "every recording interleaved with another on its thread)");
     }
     fprintf(out,
             "host time per step, in the app's calls (self times): %s, submitting %s ms, waiting "

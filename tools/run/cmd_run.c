@@ -861,18 +861,17 @@ static double phase_ns(const cJSON *p, bool est)
 
 /* Rotation: how far the window has gone, what it has not reached, and what
  * the estimate assumes. */
-static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
-                           uint64_t untimed_phases, double replay, uint64_t outer_calls,
-                           uint64_t outer_count)
+static void print_rotation(report *r, const cJSON *timing, const cJSON *phases, double replay,
+                           uint64_t outer_calls, uint64_t outer_left_out)
 {
     FILE *o = r->out;
     /* the command buffers' outer scopes are calls too: stamped in every
-     * profiled step, unstamped in the cost probe's blocks */
+     * profiled step; those the cost probe's blocks left out are unstamped
+     * calls (the layer counts them: outer_left_out) */
     const uint64_t executed = u64(timing, "calls_executed");
     const uint64_t calls = executed > outer_calls ? executed - outer_calls : 0;
-    const uint64_t outer_un = outer_calls > outer_count ? outer_calls - outer_count : 0;
     const uint64_t all_un = u64(timing, "calls_unstamped");
-    const uint64_t unstamped = all_un > outer_un ? all_un - outer_un : 0;
+    const uint64_t unstamped = all_un > outer_left_out ? all_un - outer_left_out : 0;
     const cJSON *rot = cJSON_GetObjectItemCaseSensitive(timing, "rotation");
     fprintf(o,
             "      rotating: %llu dispatches stamped a step of %llu, every position once in %llu "
@@ -915,23 +914,29 @@ static void print_rotation(report *r, const cJSON *timing, const cJSON *phases,
                 "keeps the window it was recorded with\n",
                 replay);
     }
-    if (untimed_phases > 0) {
-        fprintf(o, "      not timed yet (the window has not reached them: run more steps):");
-        const cJSON *p;
-        uint64_t shown = 0;
-        cJSON_ArrayForEach(p, phases)
-        {
-            if (u64(p, "count") == 0 && u64(p, "calls") > 0) {
-                if (shown++ == 8) {
-                    fprintf(o, " ...");
-                    break;
-                }
-                fprintf(o, " %s (%llu calls)", str(p, "name", "?"),
-                        (unsigned long long)u64(p, "calls"));
+}
+
+/* Phases with calls but no timed one: no estimate (never a silent 0). */
+static void print_untimed(report *r, const cJSON *phases, uint64_t rotate)
+{
+    FILE *o = r->out;
+    fprintf(o, "      not timed yet (%s: run more steps; no estimate):",
+            rotate > 0 ? "the window has not reached them" : "none of their calls was timed");
+    const cJSON *p;
+    uint64_t shown = 0;
+    cJSON_ArrayForEach(p, phases)
+    {
+        if (u64(p, "count") == 0 && u64(p, "calls") > 0 &&
+            !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
+            if (shown++ == 8) {
+                fprintf(o, " ...");
+                break;
             }
+            fprintf(o, " %s (%llu calls)", str(p, "name", "?"),
+                    (unsigned long long)u64(p, "calls"));
         }
-        fprintf(o, "\n");
     }
+    fprintf(o, "\n");
 }
 
 /* One context of one device: the per-phase table, the samples, the store. */
@@ -994,6 +999,21 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
     const uint64_t probe = u64(xu, "cost_probe");
     const bool est = rotate > 0 || u64(timing, "calls_unstamped") > 0;
     const bool scaled = est || sample_every > 1 || probe > 0;
+    /* a layer that did not count the calls it left out (older than the
+     * counting: no est): its table is scaled by the dispatches that ran
+     * over those timed, as vkprof run did then */
+    double factor = 1.0;
+    if (!est && fam != NULL) {
+        uint64_t ex = u64(dd, "executed"), ns = u64(xu, "not_sampled") + probe;
+        if (ns > 0 && ex > ns) {
+            factor = (double)ex / (double)(ex - ns);
+        }
+    }
+    /* the buffers' own scopes (busy, cmdbuf) the sampling or the probe
+     * left out, as the layer counted them (absent from older summaries:
+     * then every outer call not timed) */
+    const cJSON *rec_o = cJSON_GetObjectItemCaseSensitive(fam, "recording");
+    const bool has_left = cJSON_GetObjectItemCaseSensitive(rec_o, "scopes_left_out") != NULL;
     double replay = 1.0;
     if (rotate > 0 && fam != NULL) {
         /* a recording submitted more than once ran its calls once per
@@ -1025,7 +1045,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             untimed_phases++;
         }
         if (u64(p, "count") > 0) {
-            total += phase_ns(p, est);
+            total += phase_ns(p, est) * factor;
             timed_total += u64(p, "total_ns");
             rows++;
             size_t len = strlen(str(p, "name", "?"));
@@ -1069,7 +1089,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         for (size_t i = 0; i < n; i++) {
-            const double t = phase_ns(sorted[i], est);
+            const double t = phase_ns(sorted[i], est) * factor;
             char per[32] = "-";
             if (steps > 0) {
                 snprintf(per, sizeof per, "%.1f", (double)t / (double)steps / 1e3);
@@ -1083,7 +1103,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             } else {
                 fprintf(o, "      %-*.63s %10llu %12.3f %8.1f %14s\n", width,
                         str(sorted[i], "name", "?"), (unsigned long long)u64(sorted[i], "count"),
-                        (double)t / 1e6, share, per);
+                        (double)t / factor / 1e6, share, per);
             }
         }
         free(sorted);
@@ -1097,7 +1117,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                     (double)timed_total / 1e6, tshare, per);
         } else {
             fprintf(o, "      %-*s %10s %12.3f %8.1f %14s\n", width, "total", "",
-                    (double)total / 1e6, tshare, per);
+                    (double)total / factor / 1e6, tshare, per);
         }
         if (of_busy && steps > 0) {
             const double rest = base > total ? base - total : 0.0;
@@ -1116,8 +1136,13 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                     (unsigned long long)steps);
             if (est) {
                 fprintf(o, " (~: %s, each phase's mean times its calls: an estimate)\n", why);
+            } else if (factor != 1.0) {
+                fprintf(o,
+                        " (~: %s, scaled by the dispatches that ran over those timed: a layer "
+                        "that does not count the calls it leaves out)\n",
+                        why);
             } else if (scaled) {
-                /* left out, but no call was counted: none ran unstamped */
+                /* left out, but nothing ran unstamped */
                 fprintf(o, " (%s: every call that ran was timed)\n", why);
             } else {
                 fprintf(o, "\n");
@@ -1126,18 +1151,36 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
         if (steps > 0 && outer_count > 0) {
             /* exact where every execution of a buffer is stamped; the cost
              * probe's blocks leave some unstamped, and they are estimated */
-            const double busy = (double)outer_est / (double)steps;
-            char how[96];
+            const double busy = (double)outer_est * factor / (double)steps;
+            const uint64_t left = has_left                    ? u64(rec_o, "scopes_left_out")
+                                  : outer_calls > outer_count ? outer_calls - outer_count
+                                                              : 0;
+            const uint64_t lost =
+                outer_calls > outer_count + left ? outer_calls - outer_count - left : 0;
+            char how[160];
             if (outer_calls > outer_count) {
-                snprintf(how, sizeof how, "%llu of %llu buffers stamped, the rest estimated",
-                         (unsigned long long)outer_count, (unsigned long long)outer_calls);
+                int hn = snprintf(how, sizeof how, "%llu of %llu buffers timed, the rest estimated",
+                                  (unsigned long long)outer_count, (unsigned long long)outer_calls);
+                if (left > 0 && hn > 0 && (size_t)hn < sizeof how) {
+                    hn += snprintf(how + hn, sizeof how - (size_t)hn, ": %llu left out by %s",
+                                   (unsigned long long)left,
+                                   probe > 0 ? "the cost probe" : "the sampling");
+                }
+                if (lost > 0 && hn > 0 && (size_t)hn < sizeof how) {
+                    snprintf(how + hn, sizeof how - (size_t)hn, ", %llu lost or unread",
+                             (unsigned long long)lost);
+                }
             } else {
                 snprintf(how, sizeof how, "%llu buffers, exact", (unsigned long long)outer_count);
             }
             fprintf(o,
                     "      GPU busy %.3f ms per step: its command buffers' time, each one "
                     "stamped in every %sstep (%s)",
-                    busy / 1e6, outer_calls > outer_count ? "profiled " : "", how);
+                    busy / 1e6,
+                    probe > 0          ? "profiled "
+                    : sample_every > 1 ? "sampled "
+                                       : "",
+                    how);
             if (of_busy) {
                 fprintf(o, "; the label regions' own time is %.1f%% of it\n",
                         busy > 0 ? 100.0 * total / (double)steps / busy : 0.0);
@@ -1149,7 +1192,13 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             }
         }
         if (rotate > 0) {
-            print_rotation(r, timing, phases, untimed_phases, replay, outer_calls, outer_count);
+            const uint64_t left_out = has_left                    ? u64(rec_o, "scopes_left_out")
+                                      : outer_calls > outer_count ? outer_calls - outer_count
+                                                                  : 0;
+            print_rotation(r, timing, phases, replay, outer_calls, left_out);
+        }
+        if (untimed_phases > 0) {
+            print_untimed(r, phases, rotate);
         }
     }
     const cJSON *cal = cJSON_GetObjectItemCaseSensitive(ctxo, "calibration");

@@ -517,7 +517,7 @@ def part_rotate(ok, layer_dir, vkprof, plain, graphs):
     # the recording spans' time against the layer's own count of it (the
     # summary's recording.host_ns: every buffer, the spans the ones not
     # interleaved on their thread)
-    m = re.search(r"\nhost time per step, in the app's calls \(self times\): recording ([0-9.]+) ms, "
+    m = re.search(r"\nhost time per step, in the app's calls \(self times\): recording ([0-9.]+) ms \(the recordings' spans\), "
                   r"submitting ([0-9.]+) ms, waiting ([0-9.]+) ms; the layer's own ([0-9.]+) ms\n", p.stdout)
     rec_ns = sum(f["recording"]["host_ns"] for f in rot.device["queue_families"])
     steps = rot.device.get("steps") or 1
