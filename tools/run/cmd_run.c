@@ -1003,7 +1003,7 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
      * counting: no est): its table is scaled by the dispatches that ran
      * over those timed, as vkprof run did then */
     double factor = 1.0;
-    if (!est && fam != NULL) {
+    if (!est && fam != NULL && (sample_every > 1 || probe > 0)) {
         uint64_t ex = u64(dd, "executed"), ns = u64(xu, "not_sampled") + probe;
         if (ns > 0 && ex > ns) {
             factor = (double)ex / (double)(ex - ns);
