@@ -392,6 +392,27 @@ give_up_inner(vkprof_context ctx, span_stack *st, const vkprof_span_frame *f, ui
     return ids;
 }
 
+/* A closed span's call and ticks into its bucket: the thread's own
+ * accumulator where it has one, else the shared slot. */
+static void account(vkprof_context ctx, span_stack *st, vkprof_bucket bucket, uint64_t dur)
+{
+    vkprof_span_acc *a = acc_of(ctx, st);
+    if (a != NULL) {
+        /* this thread is the only writer: no lock-prefixed add (17 ns of a
+         * span on the H200 host, be99df8's side-by-side run) */
+        atomic_store_explicit(&a->calls[bucket],
+                              atomic_load_explicit(&a->calls[bucket], memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&a->ticks[bucket],
+                              atomic_load_explicit(&a->ticks[bucket], memory_order_relaxed) + dur,
+                              memory_order_relaxed);
+    } else {
+        vkprof_bucket_slot *b = &ctx->host.buckets[bucket];
+        atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
+    }
+}
+
 static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn sync, void *user)
 {
     if (sync != NULL) {
@@ -416,22 +437,7 @@ static uint64_t span_close(vkprof_context ctx, vkprof_span *span, vkprof_sync_fn
         ids |= give_up_inner(ctx, st, f, slot);
     }
     uint64_t dur = end >= f->start ? end - f->start : 0; /* ticks */
-    vkprof_span_acc *a = acc_of(ctx, st);
-    if (a != NULL) {
-        /* this thread is the only writer: no lock-prefixed add (17 ns of a
-         * span on the H200 host, be99df8's side-by-side run) */
-        uint32_t i = f->bucket;
-        atomic_store_explicit(&a->calls[i],
-                              atomic_load_explicit(&a->calls[i], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        atomic_store_explicit(&a->ticks[i],
-                              atomic_load_explicit(&a->ticks[i], memory_order_relaxed) + dur,
-                              memory_order_relaxed);
-    } else {
-        vkprof_bucket_slot *b = &ctx->host.buckets[f->bucket];
-        atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
-    }
+    account(ctx, st, f->bucket, dur);
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof__trace_span(ctx, f, f->flags | (sync != NULL ? VKPROF_EVF_SYNC : 0u), end);
     }
@@ -496,20 +502,7 @@ uint64_t vkprof_span_end_detached(vkprof_context ctx, vkprof_span *span)
     }
     uint64_t end = vkprof__hclk_read(&ctx->hclk);
     uint64_t dur = end >= span->start_ns ? end - span->start_ns : 0; /* ticks */
-    vkprof_span_acc *a = acc_of(ctx, my_spans());
-    if (a != NULL) {
-        uint32_t i = span->bucket;
-        atomic_store_explicit(&a->calls[i],
-                              atomic_load_explicit(&a->calls[i], memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        atomic_store_explicit(&a->ticks[i],
-                              atomic_load_explicit(&a->ticks[i], memory_order_relaxed) + dur,
-                              memory_order_relaxed);
-    } else {
-        vkprof_bucket_slot *b = &ctx->host.buckets[span->bucket];
-        atomic_fetch_add_explicit(&b->calls, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&b->total_ticks, dur, memory_order_relaxed);
-    }
+    account(ctx, my_spans(), span->bucket, dur);
     if (atomic_load_explicit(&ctx->trace.on, memory_order_relaxed)) {
         vkprof_span_frame f;
         memset(&f, 0, sizeof f);
