@@ -212,6 +212,10 @@ static void jb_printf(jbuf *j, const char *fmt, ...)
 static void jb_str(jbuf *j, const uint8_t *s, size_t n)
 {
     jb_put(j, "\"", 1);
+    if (s == NULL || n == 0) { /* an empty name may have no bytes at all */
+        jb_put(j, "\"", 1);
+        return;
+    }
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
