@@ -17,7 +17,9 @@
 #                                  under each mode (ROUNDS interleaved rounds;
 #                                  RUNMODES, default: plain rot1 rot4 every
 #                                  cmdbuf s32; a mode ending in p: with
-#                                  --cost-probe $PROBE (16); old-MODE: MODE
+#                                  --cost-probe $PROBE (16); in d (before
+#                                  any p): VKPROF_LAYER_DIAG_STAMPS=top;
+#                                  rotKt: the busy begins at the top; old-MODE: MODE
 #                                  with the build $VOLD; SHAPES, default:
 #                                  1b, or "1b 8b"),
 #                                  the split per kernel family against every
@@ -185,6 +187,7 @@ PY
 mode_args() {
   case "$1" in
     *p) echo "$(mode_args "${1%p}") --cost-probe ${PROBE:-16}" ;;
+    *d) mode_args "${1%d}" ;; # with VKPROF_LAYER_DIAG_STAMPS=top
     plain) echo "" ;;
     every) echo "--rotate 0" ;;
     rot*nb) local k=${1#rot}; echo "--rotate ${k%nb} --busy off" ;;
@@ -214,10 +217,14 @@ perf() {
           if [ "$m" = plain ]; then
             $B > "$o/bench.out" 2> "$o/bench.err"
           else
-            case "${m%p}" in
-              rot*t) VKPROF_LAYER_BUSY_BEGIN=top $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err" ;;
-              *) $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err" ;;
-            esac
+            # a mode ending in d (before p): every stamp at the top of the
+            # pipe (a diagnostic of the stamps' waits); rot*t: the busy
+            # scopes' begins at the top
+            local mm=${m#old-} envs=""
+            mm=${mm%p}
+            case "$mm" in *d) envs="VKPROF_LAYER_DIAG_STAMPS=top"; mm=${mm%d} ;; esac
+            case "$mm" in rot*t) envs="$envs VKPROF_LAYER_BUSY_BEGIN=top" ;; esac
+            env $envs $vv run -o "$o" --trace-events 4000000 $a -- $B > "$o/bench.out" 2> "$o/bench.err"
           fi
           local st=$? ts
           ts=$(grep -E "^\|.*tg" "$o/bench.out" | tail -1 | awk -F'|' '{print $(NF-1)}' | awk '{print $1}')

@@ -138,6 +138,16 @@ static void load_config(void)
             lyr_warn("VKPROF_LAYER_BUSY_BEGIN='%s' is not top or all; using all", v);
         }
     }
+    v = getenv("VKPROF_LAYER_DIAG_STAMPS");
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "top") == 0) {
+            c->diag_top = true;
+            lyr_warn("VKPROF_LAYER_DIAG_STAMPS=top: every stamp waits for nothing; the times "
+                     "of this run are meaningless (a diagnostic of what the stamps cost)");
+        } else if (strcmp(v, "off") != 0) {
+            lyr_warn("VKPROF_LAYER_DIAG_STAMPS='%s' is not top or off; using off", v);
+        }
+    }
     v = getenv("VKPROF_LAYER_COST_BLOCK");
     if (v != NULL && *v != '\0' && !parse_u32(v, 0, 1u << 20, &c->cost_block)) {
         lyr_warn("VKPROF_LAYER_COST_BLOCK='%s' is not a whole number 0..1048576; using 0 (no cost "
@@ -510,6 +520,22 @@ uint32_t lyr_phase(lyr_device *d, vkprof_context ctx, const char *name)
     return p;
 }
 
+/* VKPROF_LAYER_DIAG_STAMPS=top: the library's stamps, at the top of the
+ * pipe (a diagnostic: they wait for nothing and measure nothing) */
+static VKAPI_ATTR void VKAPI_CALL diag_ts2(VkCommandBuffer cb, VkPipelineStageFlags2 stage,
+                                          VkQueryPool pool, uint32_t query)
+{
+    (void)stage;
+    lyr_device_get(cb)->diag_ts2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, pool, query);
+}
+
+static VKAPI_ATTR void VKAPI_CALL diag_ts(VkCommandBuffer cb, VkPipelineStageFlagBits stage,
+                                         VkQueryPool pool, uint32_t query)
+{
+    (void)stage;
+    lyr_device_get(cb)->diag_ts(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, query);
+}
+
 /* ---- the library's function table ---------------------------------------
  * The library calls down the chain through the next layer's pointers; what
  * the device does not have enabled is withheld, so the library never calls
@@ -533,6 +559,18 @@ static PFN_vkVoidFunction VKAPI_CALL lib_gdpa(VkDevice device, const char *name)
     if (!d->sync2 && (strncmp(name, "vkCmdWriteTimestamp2", 20) == 0 ||
                       strncmp(name, "vkQueueSubmit2", 14) == 0)) {
         return NULL;
+    }
+    if (lyr_cfg.diag_top && strncmp(name, "vkCmdWriteTimestamp", 19) == 0) {
+        PFN_vkVoidFunction f = d->gdpa(device, name);
+        if (f == NULL) {
+            return NULL;
+        }
+        if (name[19] == '2') {
+            d->diag_ts2 = (PFN_vkCmdWriteTimestamp2)f;
+            return (PFN_vkVoidFunction)diag_ts2;
+        }
+        d->diag_ts = (PFN_vkCmdWriteTimestamp)f;
+        return (PFN_vkVoidFunction)diag_ts;
     }
     return d->gdpa(device, name);
 }

@@ -78,6 +78,12 @@ typedef struct lyr_config {
      * buffer's busy scope begins: at the top of the pipe (waiting for
      * nothing) or after all earlier work (desc.outer_begin_top) */
     bool busy_top;
+    /* VKPROF_LAYER_DIAG_STAMPS=top: a diagnostic, never for figures: every
+     * stamp the library records is written at the top of the pipe, waiting
+     * for nothing, so its times are meaningless; a run's cost with it,
+     * against without, splits the cost between the stamps' waits on the GPU
+     * and the host's work (docs/layer.md) */
+    bool diag_top;
     /* VKPROF_LAYER_COST_BLOCK=B: the cost probe, blocks of B steps with
      * profiling off at random (cost.h); 0: off */
     uint32_t cost_block;
@@ -231,6 +237,9 @@ typedef struct lyr_device {
     lyr_next next;
     bool intercept; /* the layer is on for this device */
     bool calibrated, host_reset, sync2;
+    /* the next layer's stamp calls, behind lyr_cfg.diag_top's wrappers */
+    PFN_vkCmdWriteTimestamp2 diag_ts2;
+    PFN_vkCmdWriteTimestamp diag_ts;
     bool cal_khr, cal_ext; /* which calibrated-timestamps extension is enabled */
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     pthread_mutex_t lock;
