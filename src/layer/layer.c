@@ -523,14 +523,14 @@ uint32_t lyr_phase(lyr_device *d, vkprof_context ctx, const char *name)
 /* VKPROF_LAYER_DIAG_STAMPS=top: the library's stamps, at the top of the
  * pipe (a diagnostic: they wait for nothing and measure nothing) */
 static VKAPI_ATTR void VKAPI_CALL diag_ts2(VkCommandBuffer cb, VkPipelineStageFlags2 stage,
-                                          VkQueryPool pool, uint32_t query)
+                                           VkQueryPool pool, uint32_t query)
 {
     (void)stage;
     lyr_device_get(cb)->diag_ts2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, pool, query);
 }
 
 static VKAPI_ATTR void VKAPI_CALL diag_ts(VkCommandBuffer cb, VkPipelineStageFlagBits stage,
-                                         VkQueryPool pool, uint32_t query)
+                                          VkQueryPool pool, uint32_t query)
 {
     (void)stage;
     lyr_device_get(cb)->diag_ts(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, query);
