@@ -147,6 +147,14 @@ static void device_json(vkprof_json *j, lyr_idx_device *d, lyr_ctx_table *ctxs, 
             vkprof__json_kv_u64(j, "sum_ns", d->cost_sum_ns[k]);
             vkprof__json_kv_f64(j, "mean_us", mean);
             vkprof__json_kv_f64(j, "sd_us", var > 0 ? sqrt(var) : 0.0);
+            /* the host's time in these steps, by kind: where the cost went */
+            vkprof__json_key(j, "host_ns");
+            vkprof__json_obj(j);
+            vkprof__json_kv_u64(j, "record", d->cost_host_ns[k][LYR_COST_RECORD]);
+            for (int h = 0; h < LYR_HOST_COUNT; h++) {
+                vkprof__json_kv_u64(j, host_keys[h], d->cost_host_ns[k][h]);
+            }
+            vkprof__json_end(j);
             vkprof__json_end(j);
         }
         /* by pairs of blocks: the mean difference of their mean step times

@@ -28,8 +28,9 @@
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
 #define LYR_INDEX_VERSION                                                                          \
-    7u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
-          6: where results were read, the host's time; 7: buffers left out */
+    8u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
+          6: where results were read, the host's time; 7: buffers left out; 8: the cost            \
+          probe's host time by state */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -69,6 +70,11 @@ enum lyr_host_time {
 #undef LYR_X_
         LYR_HOST_COUNT
 };
+
+/* The cost probe's host time by state: each LYR_HOST_TIMES kind, and the
+ * app's recording (vkBeginCommandBuffer..vkEndCommandBuffer) */
+#define LYR_COST_RECORD LYR_HOST_COUNT
+#define LYR_COST_KINDS (LYR_HOST_COUNT + 1)
 
 enum lyr_proc_state {
     LYR_PROC_RUNNING = 1, /* written to as the process runs */
@@ -117,6 +123,9 @@ typedef struct lyr_idx_device {
      * time (on - off), of its square, and of the off block's mean (us) */
     uint64_t cost_pairs;
     double cost_d_sum_us, cost_d_sq_us2, cost_off_sum_us;
+    /* the host's time in the counted steps of each state [0: on, 1: off],
+     * by kind (LYR_HOST_TIMES, then LYR_COST_RECORD): where the cost went */
+    uint64_t cost_host_ns[2][LYR_COST_KINDS];
     /* the layer's reading of results (issue 26): after the app's waits, and
      * at its submits (none read for LYR_COLLECT_STALE_NS) */
     _Atomic uint64_t collects_after_waits, collects_at_submits;

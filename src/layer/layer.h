@@ -271,6 +271,9 @@ typedef struct lyr_device {
     /* the pairs of blocks (under cost_lock): the current pair's two blocks'
      * steps and time, and over the pairs completed, the difference of their
      * mean step times (on - off) and the off block's mean, in us */
+    /* the host's time in the counted steps of each state, by kind
+     * (lyr_cost_host): what the probe's statement splits its cost into */
+    _Atomic uint64_t cost_host_ns[2][LYR_COST_KINDS];
     pthread_mutex_t cost_lock;
     uint64_t cost_blk_n[2], cost_blk_ns[2];
     uint64_t cost_pairs;
@@ -345,6 +348,7 @@ typedef struct lyr_cmd {
     uint32_t label_counted; /* counting, label mode: bit i, region i's segment is open */
     bool buffer_left_out;   /* counting: its buffer scope (busy, cmdbuf) is one of its calls */
     bool cost_off;          /* recorded in a block the cost probe leaves unprofiled */
+    uint64_t cost_step;     /* the step it was recorded in (the probe's warm-up) */
     bool no_scopes;         /* render pass continue: nothing may be stamped */
     bool had_scopes;        /* a scope call since the last release */
     bool rec_scopes;        /* the current recording holds scopes */
@@ -404,6 +408,18 @@ void lyr_idx_module(lyr_name_source how); /* a shader module created, and how it
 const char *lyr_proc_why(void);           /* why there is none */
 void lyr_idx_device_add(lyr_device *d);
 void lyr_idx_sync(lyr_device *d); /* the device's counters into the index */
+
+/* The cost probe: ns of host time of a kind (LYR_HOST_*, LYR_COST_RECORD)
+ * spent in step `step`, into its state's sums; the warm-up's steps (the
+ * first pair of blocks, as cost_step) are not counted. */
+static inline void lyr_cost_host(lyr_device *d, uint64_t step, int kind, uint64_t ns)
+{
+    const uint32_t b = lyr_cfg.cost_block;
+    if (b > 0 && step >= 2 * (uint64_t)b) {
+        atomic_fetch_add_explicit(&d->cost_host_ns[lyr_cost_off(step, b) ? 1 : 0][kind], ns,
+                                  memory_order_relaxed);
+    }
+}
 bool lyr_spool_path(lyr_device *d, uint32_t family, bool sim, char *path, size_t cap);
 void lyr_idx_context(lyr_device *d, uint32_t family, bool sim, vkprof_context ctx);
 void lyr_finish_device(lyr_device *d); /* collect, index, contexts destroyed (spools closed) */

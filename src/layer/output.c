@@ -336,6 +336,10 @@ void lyr_idx_sync(lyr_device *d)
     e->cost_execs = atomic_load_explicit(&d->cost_execs, memory_order_relaxed);
     e->cost_mixed = atomic_load_explicit(&d->cost_mixed, memory_order_relaxed);
     for (int k = 0; lyr_cfg.cost_block > 0 && k < 2; k++) {
+        for (int h = 0; h < LYR_COST_KINDS; h++) {
+            e->cost_host_ns[k][h] =
+                atomic_load_explicit(&d->cost_host_ns[k][h], memory_order_relaxed);
+        }
         e->cost_steps[k] = atomic_load_explicit(&d->cost[k].steps, memory_order_relaxed);
         e->cost_sum_ns[k] = atomic_load_explicit(&d->cost[k].sum_ns, memory_order_relaxed);
         e->cost_sumsq_us2[k] = atomic_load_explicit(&d->cost[k].sumsq_us2, memory_order_relaxed);

@@ -66,9 +66,10 @@ static VKAPI_ATTR void VKAPI_CALL lyr_GetDeviceQueue2(VkDevice device,
 /* Time since t0 into the device's host time of kind k (one call). */
 static void host_add(lyr_device *d, int k, uint64_t t0)
 {
-    const uint64_t t1 = vkprof_host_now_ns();
-    atomic_fetch_add_explicit(&d->host_ns[k], t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
+    const uint64_t t1 = vkprof_host_now_ns(), ns = t1 > t0 ? t1 - t0 : 0;
+    atomic_fetch_add_explicit(&d->host_ns[k], ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&d->host_calls[k], 1, memory_order_relaxed);
+    lyr_cost_host(d, atomic_load_explicit(&d->steps, memory_order_relaxed), k, ns);
 }
 
 /* ---- host spans -------------------------------------------------------- */

@@ -371,8 +371,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     memset(c->n_untimed, 0, sizeof c->n_untimed);
     /* the cost probe's state of the step it is recorded in (whatever else
      * leaves it untimed: the probe compares steps, not buffers) */
-    c->cost_off =
-        lyr_cost_off(atomic_load_explicit(&d->steps, memory_order_relaxed), lyr_cfg.cost_block);
+    c->cost_step = atomic_load_explicit(&d->steps, memory_order_relaxed);
+    c->cost_off = lyr_cost_off(c->cost_step, lyr_cfg.cost_block);
     /* why this recording stamps nothing, when it does not */
     c->untimed_why = !d->intercept                           ? LYR_UNTIMED_layer_off
                      : c->simultaneous && ctx == NULL        ? LYR_UNTIMED_simultaneous_use
@@ -451,8 +451,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
     if (c != NULL && c->rec_t0 != 0 && c->family < d->nfamilies) {
         const uint64_t t1 = vkprof_host_now_ns();
         lyr_family *f = &d->fam[c->family];
-        atomic_fetch_add_explicit(&f->record_ns, t1 > c->rec_t0 ? t1 - c->rec_t0 : 0,
-                                  memory_order_relaxed);
+        const uint64_t ns = t1 > c->rec_t0 ? t1 - c->rec_t0 : 0;
+        atomic_fetch_add_explicit(&f->record_ns, ns, memory_order_relaxed);
+        lyr_cost_host(d, c->cost_step, LYR_COST_RECORD, ns);
         atomic_fetch_add_explicit(&f->recordings, 1, memory_order_relaxed);
         c->rec_t0 = 0;
     }

@@ -1359,6 +1359,38 @@ static bool has_outer(const cJSON *dev)
     return false;
 }
 
+/* Where the probe's cost went: the host's time a step in each kind of call
+ * the layer sees, with profiling against without (the summary's
+ * cost_probe.on/off.host_ns, from a layer that splits it), and what is left
+ * of the difference: the app's own work between those calls, and what the
+ * GPU's slower steps did not make the app wait for. */
+static void print_cost_where(FILE *o, const cJSON *on, const cJSON *off, double n1, double n0,
+                             double diff_us)
+{
+    const cJSON *h1 = cJSON_GetObjectItemCaseSensitive(on, "host_ns");
+    const cJSON *h0 = cJSON_GetObjectItemCaseSensitive(off, "host_ns");
+    if (!cJSON_IsObject(h1) || !cJSON_IsObject(h0)) {
+        return; /* a layer that does not split it */
+    }
+    static const struct {
+        const char *key, *what;
+    } kinds[] = {{"record", "recording"},
+                 {"submit", "submitting"},
+                 {"wait", "waiting"},
+                 {"spin", "spinning on vkGetFenceStatus"},
+                 {"collect", "the layer's reading"},
+                 {"layer_submit", "its work at submits"}};
+    fprintf(o, "      where, us a step with profiling / without:");
+    double sum = 0.0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const double a = (double)u64(h1, kinds[k].key) / 1e3 / n1;
+        const double b = (double)u64(h0, kinds[k].key) / 1e3 / n0;
+        sum += a - b;
+        fprintf(o, "%s %s %.1f / %.1f (%+.1f)", k ? "," : "", kinds[k].what, a, b, a - b);
+    }
+    fprintf(o, "; the rest (the app's work between these calls) %+.1f\n", diff_us - sum);
+}
+
 /* The cost probe (--cost-probe B): the steps' mean wall time with
  * profiling on and off, the difference with its standard error (Welch). */
 static void print_cost(report *r, const cJSON *dev)
@@ -1434,6 +1466,7 @@ static void print_cost(report *r, const cJSON *dev)
     fprintf(o,
             "      a step took %.1f us with profiling and %.1f us without (%llu and %llu steps)\n",
             m1, m0, (unsigned long long)n1, (unsigned long long)n0);
+    print_cost_where(o, on, off, (double)n1, (double)n0, m1 - m0);
     if (mixed > 0) {
         fprintf(o,
                 "      %llu of %llu command buffers ran in a step of the other state than they "
