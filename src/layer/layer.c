@@ -144,8 +144,12 @@ static void load_config(void)
             c->diag_top = true;
             lyr_warn("VKPROF_LAYER_DIAG_STAMPS=top: every stamp waits for nothing; the times "
                      "of this run are meaningless (a diagnostic of what the stamps cost)");
+        } else if (strcmp(v, "none") == 0) {
+            c->diag_top = c->diag_none = true;
+            lyr_warn("VKPROF_LAYER_DIAG_STAMPS=none: no stamp is recorded; nothing of this run "
+                     "is timed and every scope is lost (a diagnostic of what the stamps cost)");
         } else if (strcmp(v, "off") != 0) {
-            lyr_warn("VKPROF_LAYER_DIAG_STAMPS='%s' is not top or off; using off", v);
+            lyr_warn("VKPROF_LAYER_DIAG_STAMPS='%s' is not top, none or off; using off", v);
         }
     }
     v = getenv("VKPROF_LAYER_COST_BLOCK");
@@ -526,14 +530,18 @@ static VKAPI_ATTR void VKAPI_CALL diag_ts2(VkCommandBuffer cb, VkPipelineStageFl
                                            VkQueryPool pool, uint32_t query)
 {
     (void)stage;
-    lyr_device_get(cb)->diag_ts2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, pool, query);
+    if (!lyr_cfg.diag_none) {
+        lyr_device_get(cb)->diag_ts2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, pool, query);
+    }
 }
 
 static VKAPI_ATTR void VKAPI_CALL diag_ts(VkCommandBuffer cb, VkPipelineStageFlagBits stage,
                                           VkQueryPool pool, uint32_t query)
 {
     (void)stage;
-    lyr_device_get(cb)->diag_ts(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, query);
+    if (!lyr_cfg.diag_none) {
+        lyr_device_get(cb)->diag_ts(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, query);
+    }
 }
 
 /* ---- the library's function table ---------------------------------------

@@ -84,6 +84,7 @@ typedef struct lyr_config {
      * against without, splits the cost between the stamps' waits on the GPU
      * and the host's work (docs/layer.md) */
     bool diag_top;
+    bool diag_none; /* VKPROF_LAYER_DIAG_STAMPS=none: no stamp recorded at all */
     /* VKPROF_LAYER_COST_BLOCK=B: the cost probe, blocks of B steps with
      * profiling off at random (cost.h); 0: off */
     uint32_t cost_block;

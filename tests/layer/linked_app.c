@@ -116,6 +116,15 @@ static bool g_interleave; /* --interleave: two buffers recorded at once, one end
  * wait forever inside that submit: a watchdog ends the app with status 3) */
 static bool g_gate;
 static bool g_vk12; /* --vk12: VkPhysicalDeviceVulkan12Features chained at vkCreateDevice */
+/* --own-stamps WHERE: the app's own timestamps, as a profiler in the app
+ * would write them (no layer needed): reset (an in-buffer vkCmdResetQueryPool
+ * at the start, no stamp), begin, mid, end or both (a stamp after all earlier
+ * work at the start, after dispatch D/2, at the end, or at the start and the
+ * end; the queries reset from the host before each recording). With
+ * --time-record: what a stamp costs the recording of the rest of its buffer
+ * on a driver (issue 26). */
+static const char *g_own_stamps = "";
+static VkQueryPool g_qpool;
 /* --poll: no fence and no wait call; each submit signals a timeline
  * semaphore, whose counter the host polls (vkGetSemaphoreCounterValue, a
  * call the layer does not intercept): an app whose completions the layer
@@ -331,10 +340,23 @@ static void create_device(app *a)
     VkPhysicalDeviceVulkan12Features f12;
     INIT(f12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
     f12.timelineSemaphore = g_poll ? VK_TRUE : VK_FALSE;
-    if (g_vk12 || g_poll) {
+    if (g_own_stamps[0] != '\0' && strcmp(g_own_stamps, "reset") != 0) {
+        f12.hostQueryReset = VK_TRUE;
+    }
+    if (g_vk12 || g_poll || f12.hostQueryReset) {
         di.pNext = &f12;
     }
     CHECK(vkCreateDevice(a->phys, &di, NULL, &a->dev));
+    if (g_own_stamps[0] != '\0') {
+        VkQueryPoolCreateInfo qp;
+        INIT(qp, VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+        qp.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qp.queryCount = 2;
+        CHECK(vkCreateQueryPool(a->dev, &qp, NULL, &g_qpool));
+        if (f12.hostQueryReset) {
+            vkResetQueryPool(a->dev, g_qpool, 0, 2);
+        }
+    }
     vkGetDeviceQueue(a->dev, a->family, 0, &a->queue);
 
     VkBufferCreateInfo bi;
@@ -599,6 +621,9 @@ static void destroy_device(app *a)
         abandon(a);
     }
     vkDestroyFence(a->dev, a->fence, NULL);
+    if (g_qpool != VK_NULL_HANDLE) {
+        vkDestroyQueryPool(a->dev, g_qpool, NULL);
+    }
     vkFreeCommandBuffers(a->dev, a->pool, 1, &a->cmd);
     if (a->timeline != VK_NULL_HANDLE) {
         vkDestroySemaphore(a->dev, a->timeline, NULL);
@@ -674,8 +699,19 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
         const uint64_t rec0 = mono_ns();
         unsigned recorded = 0;
         if (record) {
+            const bool own = g_own_stamps[0] != '\0',
+                       own_reset = own && !strcmp(g_own_stamps, "reset");
+            if (own && !own_reset) {
+                vkResetQueryPool(a->dev, g_qpool, 0, 2); /* the last use was waited for */
+            }
             CHECK(vkResetCommandBuffer(a->cmd, 0));
             CHECK(vkBeginCommandBuffer(a->cmd, &bi));
+            if (own_reset) {
+                vkCmdResetQueryPool(a->cmd, g_qpool, 0, 2);
+            }
+            if (own && (!strcmp(g_own_stamps, "begin") || !strcmp(g_own_stamps, "both"))) {
+                vkCmdWriteTimestamp(a->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, g_qpool, 0);
+            }
             if (g_nested_labels) {
                 label_begin(a, "graph");
             }
@@ -703,6 +739,9 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
                 }
                 vkCmdDispatch(a->cmd, COUNT / 64, 1, 1);
                 recorded++;
+                if (k == dispatches / 2 && !strcmp(g_own_stamps, "mid")) {
+                    vkCmdWriteTimestamp(a->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, g_qpool, 0);
+                }
                 if (g_nested_labels) {
                     label_end(a);
                     label_end(a);
@@ -715,6 +754,9 @@ static void iterate(app *a, unsigned iter, unsigned dispatches, unsigned long co
             }
             if (g_nested_labels) {
                 label_end(a); /* graph */
+            }
+            if (own && (!strcmp(g_own_stamps, "end") || !strcmp(g_own_stamps, "both"))) {
+                vkCmdWriteTimestamp(a->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, g_qpool, 1);
             }
             CHECK(vkEndCommandBuffer(a->cmd));
             if (iter > 0) {
@@ -943,6 +985,14 @@ int main(int argc, char **argv)
             g_interleave = true;
         } else if (strcmp(o, "--gate") == 0) {
             g_gate = true;
+        } else if (strcmp(o, "--own-stamps") == 0 && v) {
+            g_own_stamps = v;
+            i++;
+            if (strcmp(v, "reset") && strcmp(v, "begin") && strcmp(v, "mid") && strcmp(v, "end") &&
+                strcmp(v, "both")) {
+                fprintf(stderr, "linked_app: --own-stamps reset|begin|mid|end|both\n");
+                return 1;
+            }
         } else if (strcmp(o, "--vk12") == 0) {
             g_vk12 = true;
         } else if (strcmp(o, "--poll") == 0) {

@@ -971,7 +971,10 @@ sys.exit(0 if ok and abs(est - float(sys.argv[2])) <= 0.0015 and abs(want - est)
   file(GLOB cs ${WORK}/cost/*.summary.json)
   file(READ ${cs} cj)
   expect("cost probe summary" "${cj}" "\"cost_block\":4")
-  expect("cost probe summary" "${cj}" "\"cost_probe\":{\"on\":{\"steps\":28,\"sum_ns\":[1-9][0-9]*,\"mean_us\":[0-9.]+,\"sd_us\":[0-9.]+},\"off\":{\"steps\":28,")
+  expect("cost probe summary" "${cj}" "\"cost_probe\":{\"on\":{\"steps\":28,\"sum_ns\":[1-9][0-9]*,\"mean_us\":[0-9.]+,\"sd_us\":[0-9.]+,\"host_ns\":{\"record\":[1-9][0-9]*,\"submit\":[1-9][0-9]*,\"wait\":[1-9][0-9]*,\"spin\":[0-9]+,\"collect\":[1-9][0-9]*,\"layer_submit\":[1-9][0-9]*}},\"off\":{\"steps\":28,\"sum_ns\":[1-9][0-9]*,\"mean_us\":[0-9.]+,\"sd_us\":[0-9.]+,\"host_ns\":{\"record\":[1-9][0-9]*,")
+  # where the cost went: the host's time a step in each kind of call, in
+  # the profiled steps against the others, and the rest
+  expect("cost probe" "${err}" "\n      where, us a step with profiling / without: recording [0-9.]+ / [0-9.]+ \\([-+][0-9.]+\\), submitting [0-9.]+ / [0-9.]+ \\([-+][0-9.]+\\), waiting [0-9.]+ / [0-9.]+ \\([-+][0-9.]+\\), spinning on vkGetFenceStatus [0-9.]+ / [0-9.]+ \\([-+][0-9.]+\\), the layer's reading [0-9.]+ / [0-9.]+ \\([-+][0-9.]+\\), its work at submits [0-9.]+ / [0-9.]+ \\([-+][0-9.]+\\); the rest \\(the app's work between these calls\\) [-+][0-9.]+\n")
   expect("cost probe summary" "${cj}" "\"pairs\":{\"pairs\":7,\"mean_diff_us\":[-0-9.]+,\"sd_diff_us\":[0-9.]+,\"off_mean_us\":[0-9.]+}")
   # fewer than 3 pairs (40 steps, blocks of 8: 16 warm-up, a pair and a
   # half): over single steps, said so
