@@ -361,6 +361,11 @@ typedef struct vkprof_gpu {
     vkprof_phase_acc *phases;
     _Atomic uint32_t phase_count;
     atomic_flag phase_lock;
+    /* names to ids, under phase_lock: open addressing, each entry the id + 1
+     * (0: empty), the phases [0, phase_hashed) in it (a layer looks a name
+     * up at every label it sees, and a scan touched every phase's entry) */
+    uint16_t phase_hash[2 * VKPROF_MAX_PHASES];
+    uint32_t phase_hashed;
 
     /* 2-slot scope, for the timeline */
     uint64_t scope_begin_ticks, scope_end_ticks;

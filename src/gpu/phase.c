@@ -36,6 +36,8 @@ vkprof_result vkprof__phases_init(vkprof_context ctx)
         acc_clear(&ctx->gpu.phases[i]);
     }
     atomic_flag_clear(&ctx->gpu.phase_lock);
+    memset(ctx->gpu.phase_hash, 0, sizeof ctx->gpu.phase_hash);
+    ctx->gpu.phase_hashed = 0;
     atomic_store_explicit(&ctx->gpu.phase_count, VKPROF_PHASE_DEFAULT_COUNT, memory_order_release);
     return VKPROF_OK;
 }
@@ -74,6 +76,30 @@ void vkprof__phase_fold(vkprof_context ctx, vkprof_phase phase, uint64_t ticks, 
     }
 }
 
+/* FNV-1a: the name's slot in phase_hash */
+static uint32_t name_slot(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s != '\0'; s++) {
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    }
+    return h & (2 * VKPROF_MAX_PHASES - 1);
+}
+
+/* Under phase_lock: the phases registered since the last call (or restored
+ * from a spool) into the hash. Names are unique, so each finds an empty
+ * slot (the table holds twice the phases there can be). */
+static void hash_catch_up(vkprof_context ctx, uint32_t n)
+{
+    for (; ctx->gpu.phase_hashed < n; ctx->gpu.phase_hashed++) {
+        uint32_t i = name_slot(ctx->gpu.phases[ctx->gpu.phase_hashed].name);
+        while (ctx->gpu.phase_hash[i] != 0) {
+            i = (i + 1) & (2 * VKPROF_MAX_PHASES - 1);
+        }
+        ctx->gpu.phase_hash[i] = (uint16_t)(ctx->gpu.phase_hashed + 1);
+    }
+}
+
 vkprof_result vkprof_register_phase(vkprof_context ctx, const char *name, vkprof_phase *out)
 {
     if (ctx == NULL || name == NULL || out == NULL || name[0] == '\0' ||
@@ -85,10 +111,13 @@ vkprof_result vkprof_register_phase(vkprof_context ctx, const char *name, vkprof
         /* another thread is registering: a few dozen instructions */
     }
     uint32_t n = atomic_load_explicit(&ctx->gpu.phase_count, memory_order_relaxed);
-    for (uint32_t i = 0; i < n; i++) {
-        if (strcmp(ctx->gpu.phases[i].name, name) == 0) {
+    hash_catch_up(ctx, n);
+    for (uint32_t i = name_slot(name); ctx->gpu.phase_hash[i] != 0;
+         i = (i + 1) & (2 * VKPROF_MAX_PHASES - 1)) {
+        const uint32_t p = ctx->gpu.phase_hash[i] - 1u;
+        if (strcmp(ctx->gpu.phases[p].name, name) == 0) {
             atomic_flag_clear_explicit(&ctx->gpu.phase_lock, memory_order_release);
-            *out = i;
+            *out = p;
             return VKPROF_OK;
         }
     }

@@ -950,6 +950,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_CreateDevice(VkPhysicalDevice phys,
         d->fam[i].flags = fp[i].queueFlags;
         d->fam[i].valid_bits = fp[i].timestampValidBits;
         d->fam[i].unknown_phase[0] = d->fam[i].unknown_phase[1] = LYR_NO_PHASE;
+        atomic_init(&d->fam[i].outer_phase[0], LYR_NO_PHASE);
+        atomic_init(&d->fam[i].outer_phase[1], LYR_NO_PHASE);
         if (fp[i].timestampValidBits == 0) {
             snprintf(d->fam[i].reason, sizeof d->fam[i].reason, "no timestamps");
         }

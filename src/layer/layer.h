@@ -208,6 +208,9 @@ typedef struct lyr_family {
     _Atomic uint64_t buffers_left_out; /* executions of left-out buffers' scopes (counted) */
     _Atomic uint32_t qlabel_gen;       /* bumped when a queue label of the family changes */
     uint32_t unknown_phase[2]; /* "pipeline-unknown" in ctx, ctx_sim; LYR_NO_PHASE until needed */
+    /* LYR_OUTER_PHASE in ctx, ctx_sim (flagged outer); LYR_NO_PHASE until
+     * the first busy scope: its lookup, once, not at every buffer */
+    _Atomic uint32_t outer_phase[2];
     char trace_file[300];
     char trace_file_sim[300]; /* basename written, "" when none */
 } lyr_family;
@@ -354,6 +357,7 @@ typedef struct lyr_cmd {
     bool had_scopes;        /* a scope call since the last release */
     bool rec_scopes;        /* the current recording holds scopes */
     uint32_t pipe_phase;
+    uint32_t buf_phase; /* the phase of the buffer's own scope, from its begin */
     bool pipe_from_object_name;
     lyr_pipe *pipe;
     uint32_t pipe_gen;

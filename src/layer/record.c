@@ -329,10 +329,16 @@ static uint32_t buffer_phase(lyr_device *d, const lyr_cmd *c, vkprof_context ctx
     if (lyr_cfg.mode == LYR_MODE_CMDBUF) {
         return lyr_phase(d, ctx, c->name[0] ? c->name : "command_buffer");
     }
-    uint32_t phase = lyr_phase(d, ctx, LYR_OUTER_PHASE);
+    _Atomic uint32_t *cache = &d->fam[c->family].outer_phase[ctx != lyr_family_ctx(d, c->family)];
+    uint32_t phase = atomic_load_explicit(cache, memory_order_acquire);
+    if (phase != LYR_NO_PHASE) {
+        return phase;
+    }
+    phase = lyr_phase(d, ctx, LYR_OUTER_PHASE);
     if (phase != LYR_NO_PHASE && vkprof_phase_flags(ctx, phase) == 0) {
         (void)vkprof_set_phase_flags(ctx, phase, VKPROF_PHASE_FLAG_OUTER);
     }
+    atomic_store_explicit(cache, phase, memory_order_release);
     return phase;
 }
 
@@ -401,6 +407,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     rec_span_begin(d, c, vr == VK_SUCCESS && rec_t0 != 0);
     if (vr == VK_SUCCESS && c->timed && lyr_buffer_scopes() && !c->secondary) {
         uint32_t phase = buffer_phase(d, c, ctx);
+        c->buf_phase = phase;
         int why = -1;
         c->cmdbuf_scoped = scope_begin(c, ctx, phase, &why);
         c->region_why = why;
@@ -439,8 +446,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_EndCommandBuffer(VkCommandBuffer cb)
             }
         }
         if (c->cmdbuf_scoped) {
-            uint32_t phase = buffer_phase(d, c, ctx);
-            region_end(ctx, cb, phase, recorded);
+            region_end(ctx, cb, c->buf_phase, recorded);
             c->cmdbuf_scoped = false;
         }
     }

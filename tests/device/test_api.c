@@ -198,6 +198,15 @@ static void test_phases(void)
     CHECK(r == VKPROF_ERROR_TOO_MANY_PHASES);
     CHECK(vkprof_phase_count(ctx) == VKPROF_MAX_PHASES);
     CHECK(strcmp(vkprof_phase_name(ctx, b), "my_kernel") == 0);
+    /* a full table: every name, defaults included, still finds its own id
+     * (names are looked up by hash; colliding names probe on) */
+    uint32_t found = 0;
+    for (vkprof_phase i = 0; i < VKPROF_MAX_PHASES; i++) {
+        char again[VKPROF_MAX_NAME + 1];
+        snprintf(again, sizeof again, "%s", vkprof_phase_name(ctx, i));
+        found += vkprof_register_phase(ctx, again, &c) == VKPROF_OK && c == i;
+    }
+    CHECK_EQ_U64(found, VKPROF_MAX_PHASES);
     good_cycle(ctx, VKPROF_MAX_PHASES - 1);
     vkprof_destroy(ctx);
 }
