@@ -739,6 +739,28 @@ uint32_t vkprof_phase_flags(vkprof_context ctx, vkprof_phase phase);
  *  `cmd` (while active): VKPROF_ERROR_INVALID_ARGUMENT. */
 vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
 
+/**
+ * Ring rotation's short path (desc.rotate_scopes > 0) for a call with
+ * nothing nested inside it, such as one dispatch: vkprof_cmd_begin, except
+ * that a call this step's window leaves out is only numbered. Then
+ * *left_out is set, the result is VKPROF_DISABLED, nothing is recorded or
+ * kept for the buffer, no vkprof_cmd_end follows, and the call is not
+ * counted: the caller counts it with vkprof_count_calls, once per execution
+ * of its buffer (a layer counts each recording's calls and hands them over
+ * at each submit). Everything else is as after vkprof_cmd_begin, *left_out
+ * false: a scope to end, or a call left out whose end is still needed (the
+ * one just before the window: its end is the window's first boundary).
+ * What it saves: the call's tracker lookups, its counting and its place on
+ * the buffer's open stack, at both ends (issue 26: most of a rotating step's
+ * host cost). A buffer re-recorded with only such calls holds no new scope:
+ * release it first (vkprof_cmd_release) or leave it out of vkprof_cmd_submit,
+ * as the vkprof layer does. Without rotation, in a step not timed, in 2-slot
+ * mode or for an outer phase: the same as vkprof_cmd_begin. NULL left_out:
+ * VKPROF_ERROR_INVALID_ARGUMENT.
+ */
+vkprof_result vkprof_cmd_begin_leaf(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                                    bool *left_out);
+
 /** Stamp the end of the open scope; `phase` must be the one given to begin.
  *  NULL ctx: VKPROF_DISABLED; NULL `cmd` (while active):
  *  VKPROF_ERROR_INVALID_ARGUMENT, and the scope stays open. */

@@ -23,7 +23,10 @@ vkprof_result vkprof__ring_create(vkprof_context ctx);
 void vkprof__ring_on_disable(vkprof_context ctx);
 /* destroy: collect what finished; *late folded now, *left counted as lost */
 void vkprof__ring_destroy_collect(vkprof_context ctx, uint64_t *late, uint64_t *left);
-vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase);
+/* left_out non-NULL: vkprof_cmd_begin_leaf (a call the window leaves out
+ * is only numbered, *left_out set) */
+vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                                 bool *left_out);
 /* args, count: the scope's args (vkprof_cmd_end_args; checked), NULL and 0: none */
 vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
                                const vkprof_arg *args, uint32_t count);

@@ -61,6 +61,7 @@
 #define SKIP (UINT64_C(1) << 63)
 #define SKIP_EDGE (UINT64_C(1) << 62)
 #define SKIP_PHASE(e) ((vkprof_phase)((e)&0xffffffffu))
+#define NO_IDX UINT64_MAX
 
 enum { SC_OPEN = 0, SC_ENDED = 1 };
 
@@ -78,6 +79,7 @@ typedef struct rscope {
     bool ready;                  /* b and e were read in this collection */
     bool partial;                /* one of its stamps is written: it ran */
     bool first_use;              /* its phase's first call (desc.rotate_first_calls) */
+    uint64_t call_idx;           /* rotation: its index in the step's calls; NO_IDX: none */
 } rscope;
 
 /* A recording's calls per phase, stamped or left out by rotation: a
@@ -136,6 +138,12 @@ typedef struct tracker {
     bool boundary_valid;
     uint64_t boundary_pos;
     uint64_t boundary_epoch;
+    /* rotation: the index of the call whose end is the boundary (NO_IDX:
+     * none). A call shares it only as the very next call of the step: calls
+     * left out by vkprof_cmd_begin_leaf leave no trace in the tracker, and
+     * one of them in between would be timed with the next call. */
+    uint64_t boundary_idx;
+    uint64_t edge_idx; /* the open left-out call whose end is the window's first boundary */
     /* set by the owner when a scope call comes in an untimed step: the
      * buffer is being recorded again, without stamps (read at the submit) */
     _Atomic bool rerecorded;
@@ -756,16 +764,17 @@ static void drop_open(vkprof_context ctx, tracker *t)
     t->boundary_valid = false;
 }
 
-static bool boundary_usable(vkprof_context ctx, const tracker *t)
+static bool boundary_usable(vkprof_context ctx, const tracker *t, uint64_t idx)
 {
     return ctx->desc.shared_boundaries && t->boundary_valid &&
-           t->boundary_epoch == atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
+           t->boundary_epoch == atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed) &&
+           (idx == NO_IDX || t->boundary_idx == NO_IDX || t->boundary_idx + 1 == idx);
 }
 
 /* Rotation: a begin outside this step's window. Nothing is recorded; the
  * buffer is being recorded anew (its next submit runs what is stamped now). */
 static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_phase phase,
-                                VkCommandBuffer cmd, bool edge)
+                                VkCommandBuffer cmd, bool edge, uint64_t idx)
 {
     vkprof_ring *r = ctx->gpu.ring;
     count_unstamped(r, mine);
@@ -787,6 +796,9 @@ static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_pha
         rec_count_call(t->cur, phase, true);
     }
     t->open[t->depth++] = SKIP | (edge ? SKIP_EDGE : 0) | (uint64_t)phase;
+    if (edge) {
+        t->edge_idx = idx;
+    }
     t->enable_epoch = epoch;
     t->boundary_valid = false;
     return VKPROF_DISABLED;
@@ -815,14 +827,46 @@ static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
     ring_stamp(ctx, cmd, t->cur, pos);
     t->boundary_valid = true;
     t->boundary_pos = pos;
+    t->boundary_idx = t->edge_idx;
     t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
 }
 
-vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
+vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                                 bool *left_out)
 {
     vkprof_ring *r = ctx->gpu.ring;
-    calls_slot *mine = my_slot(r);
-    count_call(r, mine, phase);
+    uint32_t k = ctx->desc.rotate_scopes;
+    uint64_t idx = NO_IDX;
+    bool first_use = false, counted = false;
+    calls_slot *mine = NULL;
+    /* an outer phase (a whole command buffer) is stamped in every timed
+     * step and takes no call index: the busy time beside the window */
+    if (left_out != NULL && k > 0 && vkprof__step_timed(ctx) &&
+        (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
+         VKPROF_PHASE_FLAG_OUTER) == 0) {
+        /* vkprof_cmd_begin_leaf: a call the window leaves out is only
+         * numbered (the caller counts it, and no end follows) */
+        idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
+        uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
+        first_use = ctx->desc.rotate_first_calls &&
+                    !atomic_load_explicit(&r->phase_seen[phase], memory_order_relaxed) &&
+                    !atomic_exchange_explicit(&r->phase_seen[phase], true, memory_order_relaxed);
+        bool edge = ctx->desc.shared_boundaries && idx + 1 == start;
+        if ((idx < start || idx - start >= k) && !first_use && !edge) {
+            *left_out = true;
+            return VKPROF_DISABLED;
+        }
+        counted = true; /* the index is taken: the rest as vkprof_cmd_begin */
+        mine = my_slot(r);
+        count_call(r, mine, phase);
+        if ((idx < start || idx - start >= k) && !first_use) {
+            return skip_begin(ctx, mine, phase, cmd, true, idx);
+        }
+    }
+    if (!counted) {
+        mine = my_slot(r);
+        count_call(r, mine, phase);
+    }
     if (!vkprof__step_timed(ctx)) {
         count_unstamped(r, mine);
         /* sampling: this step is not timed. A buffer that held scopes is
@@ -834,13 +878,10 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         }
         return VKPROF_DISABLED;
     }
-    uint32_t k = ctx->desc.rotate_scopes;
-    bool first_use = false;
-    /* an outer phase (a whole command buffer) is stamped in every timed
-     * step and takes no call index: the busy time beside the window */
-    if (k > 0 && (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
-                  VKPROF_PHASE_FLAG_OUTER) == 0) {
-        uint64_t idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
+    if (!counted && k > 0 &&
+        (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
+         VKPROF_PHASE_FLAG_OUTER) == 0) {
+        idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
         uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
         /* a phase's first call is stamped whatever the window (a driver's
          * compile at first use, counted once in the estimate) */
@@ -850,7 +891,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         if ((idx < start || idx - start >= k) && !first_use) {
             /* the call just before the window ends at the window's first boundary */
             return skip_begin(ctx, mine, phase, cmd,
-                              ctx->desc.shared_boundaries && idx + 1 == start);
+                              ctx->desc.shared_boundaries && idx + 1 == start, idx);
         }
     }
     tracker *t = tracker_find(r, cmd, true);
@@ -884,6 +925,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     }
     add(&ctx->gpu.scopes_recorded, 1);
     sc->first_use = first_use;
+    sc->call_idx = idx;
     sc->phase = phase;
     sc->state = SC_OPEN;
     sc->flow = vkprof__current_span();
@@ -891,7 +933,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     /* a stamp of this scope runs after its buffer's submit, which follows
      * this call: its begin cannot come before (the stale check) */
     sc->rec_ns = vkprof_host_now_ns();
-    bool shared = boundary_usable(ctx, t);
+    bool shared = boundary_usable(ctx, t, idx);
     uint64_t first = 0, second = 0;
     uint64_t mark = rec->stamps;
     if (!position_take(r, rec, &first) || (!shared && !position_take(r, rec, &second))) {
@@ -1010,6 +1052,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     sc->annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
     t->boundary_valid = true;
     t->boundary_pos = sc->end_pos;
+    t->boundary_idx = sc->call_idx;
     t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
     return VKPROF_OK;
 }

@@ -159,6 +159,30 @@ static void stamp(vkprof_context ctx, VkCommandBuffer cmd, uint32_t slot)
     vkprof__stamp(ctx, cmd, ctx->gpu.pool, slot);
 }
 
+vkprof_result vkprof_cmd_begin_leaf(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
+                                    bool *left_out)
+{
+    if (left_out == NULL) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT, "begin_leaf: left_out is NULL");
+    }
+    *left_out = false;
+    if (!vkprof_active(ctx)) {
+        return VKPROF_DISABLED;
+    }
+    if (cmd == VK_NULL_HANDLE) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "begin_leaf: command buffer is NULL");
+    }
+    if (!vkprof__phase_valid(ctx, phase)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "begin_leaf: unknown phase id %u",
+                            phase);
+    }
+    if (vkprof__ring_mode(ctx)) {
+        return vkprof__ring_begin(ctx, cmd, phase, left_out);
+    }
+    return vkprof_cmd_begin(ctx, cmd, phase);
+}
+
 vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase)
 {
     if (!vkprof_active(ctx)) {
@@ -171,7 +195,7 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
         return vkprof__fail(ctx, VKPROF_ERROR_UNKNOWN_PHASE, "begin: unknown phase id %u", phase);
     }
     if (vkprof__ring_mode(ctx)) {
-        return vkprof__ring_begin(ctx, cmd, phase);
+        return vkprof__ring_begin(ctx, cmd, phase, NULL);
     }
     if (ctx->gpu.state == VKPROF_SCOPE_BEGUN) {
         /* Not re-entrant: abandon the open scope, so neither folds. */

@@ -258,9 +258,11 @@ static void count_exec(lyr_cmd *c)
             atomic_fetch_add_explicit(&c->dev->cost_mixed, 1, memory_order_relaxed);
         }
     }
-    /* a recording left out by the sampling or the probe: its calls ran once
-     * more, unstamped (the phases' estimates cover them) */
-    if (c->counting && c->calls != NULL) {
+    /* the calls of the recording the library never saw (a recording left
+     * out by the sampling or the probe, or dispatches the rotating window
+     * left out): they ran once more, unstamped (the phases' estimates cover
+     * them) */
+    if (c->calls != NULL) {
         for (uint32_t w = 0; w < VKPROF_MAX_PHASES / 64; w++) {
             for (uint64_t bits = c->calls->touched[w]; bits != 0; bits &= bits - 1) {
                 uint32_t ph = w * 64 + (uint32_t)__builtin_ctzll(bits);

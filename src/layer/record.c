@@ -306,6 +306,43 @@ static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why
     return true;
 }
 
+/* A dispatch's scope (dispatch mode): as scope_begin, through the
+ * library's short path for a call with nothing inside it. With rotation, a
+ * dispatch the window leaves out is only numbered there: nothing of it is
+ * kept for the buffer, no end follows, and the layer counts it in the
+ * recording's calls, handed to the library at each execution (count_exec),
+ * as a left-out recording's are; *end_left: a left-out call the library
+ * kept (the one whose end is the window's first boundary), to be ended. */
+static bool dispatch_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why, bool *end_left)
+{
+    *end_left = false;
+    if (phase == LYR_NO_PHASE) {
+        *why = LYR_UNTIMED_phase_table_full;
+        return false;
+    }
+    bool left_out = false;
+    vkprof_result r = vkprof_cmd_begin_leaf(ctx, c->handle, phase, &left_out);
+    if (left_out) {
+        *why = LYR_UNTIMED_not_in_window;
+        calls_add(c, phase);
+        return false;
+    }
+    if (r == VKPROF_DISABLED && lyr_cfg.rotate > 0) {
+        *why = LYR_UNTIMED_not_in_window;
+        *end_left = true;
+        c->had_scopes = true;
+        c->rec_scopes = true;
+        return false;
+    }
+    if (r != VKPROF_OK) {
+        *why = LYR_UNTIMED_refused;
+        return false;
+    }
+    c->had_scopes = true;
+    c->rec_scopes = true;
+    return true;
+}
+
 /* The end of a label region's or a command buffer's scope: while tracing,
  * the number of dispatches recorded in it (this buffer's own; a secondary's
  * are not counted). */
@@ -868,12 +905,13 @@ static void count_dispatch(lyr_cmd *c)
     vkprof_context ctx = c->rctx;                                                                  \
     uint32_t phase = dispatch_phase(c);                                                            \
     int why_ = -1;                                                                                 \
-    bool scoped = scope_begin(c, ctx, phase, &why_);                                               \
+    bool end_left_ = false;                                                                        \
+    bool scoped = dispatch_begin(c, ctx, phase, &why_, &end_left_);                                \
     call;                                                                                          \
     if (scoped) {                                                                                  \
         dispatch_end(c, ctx, cb, phase, GROUPS, BASE);                                             \
     } else {                                                                                       \
-        if (why_ == LYR_UNTIMED_not_in_window) {                                                   \
+        if (end_left_) {                                                                           \
             (void)vkprof_cmd_end(ctx, cb, phase); /* the left-out call's end */                    \
         }                                                                                          \
         c->n_untimed[why_]++;                                                                      \

@@ -92,6 +92,10 @@ static void begin_reusable(void)
 }
 
 static bool reusable; /* run_step: the buffer may be submitted again */
+/* run_step: each call through vkprof_cmd_begin_leaf, as the vkprof layer
+ * makes its dispatches: a call the window leaves out gets no end, and is
+ * counted here and handed over at the buffer's submit (vkprof_count_calls) */
+static bool leaf;
 
 static uint64_t run_step(vkprof_context ctx, uint32_t n, const vkprof_phase *ph, bool fake)
 {
@@ -101,17 +105,26 @@ static uint64_t run_step(vkprof_context ctx, uint32_t n, const vkprof_phase *ph,
     } else {
         CHECK_VK(vku_begin(&g.dev));
     }
+    uint64_t left[VKPROF_MAX_PHASES] = {0};
     for (uint32_t i = 0; i < n; i++) {
         if (i) {
             vku_compute_barrier(g.dev.cmd);
         }
         uint32_t s0 = g_sim.stamps;
-        vkprof_result r = vkprof_cmd_begin(ctx, g.dev.cmd, ph[i]);
+        bool left_out = false;
+        vkprof_result r = leaf ? vkprof_cmd_begin_leaf(ctx, g.dev.cmd, ph[i], &left_out)
+                               : vkprof_cmd_begin(ctx, g.dev.cmd, ph[i]);
         CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
+        CHECK(!left_out || r == VKPROF_DISABLED);
         if (fake) {
             fake_since(s0, i);
         }
         vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+        if (left_out) {
+            CHECK_EQ_U64(g_sim.stamps, s0); /* nothing recorded for it */
+            left[ph[i]]++;
+            continue;
+        }
         s0 = g_sim.stamps;
         r = vkprof_cmd_end(ctx, g.dev.cmd, ph[i]);
         CHECK(r == VKPROF_OK || r == VKPROF_DISABLED);
@@ -120,6 +133,11 @@ static uint64_t run_step(vkprof_context ctx, uint32_t n, const vkprof_phase *ph,
         }
     }
     CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+    for (uint32_t p = 0; p < VKPROF_MAX_PHASES; p++) {
+        if (left[p] > 0) {
+            CHECK(vkprof_count_calls(ctx, p, left[p]) == VKPROF_OK); /* its execution */
+        }
+    }
     resubmit_step(ctx);
     return stamps_now() - before;
 }
@@ -181,6 +199,60 @@ static void test_rotate_coverage_shared(void)
 static void test_rotate_coverage_unshared(void)
 {
     coverage(false);
+}
+
+static void test_rotate_estimates(void);
+
+/* The same through vkprof_cmd_begin_leaf: the same stamps a step, samples,
+ * calls and estimates, with the left-out calls counted by the caller */
+static void test_rotate_leaf(void)
+{
+    leaf = true;
+    coverage(true);
+    coverage(false);
+    test_rotate_estimates(); /* every call measured as the every-step ring measures it */
+    leaf = false;
+}
+
+/* A call the window leaves out through vkprof_cmd_begin_leaf leaves no
+ * trace in the buffer's tracker: the next stamped call must not take the
+ * boundary of a stamped call before the gap, or the left-out calls would be
+ * timed with it. Window [0, 2) of 5 calls, the fifth a phase's first call
+ * (stamped whatever the window): its own begin stamp, 5 stamps, its exact
+ * time; through vkprof_cmd_begin the same. */
+static void test_rotate_leaf_gap(void)
+{
+    enum { C = 5, K = 2 };
+    vkprof_phase ph[C] = {VKPROF_PHASE_NORM, VKPROF_PHASE_NORM, VKPROF_PHASE_NORM,
+                          VKPROF_PHASE_NORM, VKPROF_PHASE_QKV};
+    bnd[0] = 0;
+    for (uint32_t i = 0; i < C; i++) {
+        bnd[i + 1] = bnd[i] + 1000 + 100 * i;
+    }
+    for (int l = 1; l >= 0; l--) {
+        leaf = l != 0;
+        first_calls = true;
+        sim_reset();
+        g_sim.slot_knobs = true;
+        vkprof_context ctx = make_rot(128, true, K);
+        token_base = UINT64_C(1) << 40;
+        CHECK_EQ_U64(run_step(ctx, C, ph, true), 5);
+        CHECK_EQ_U64(g_sim.slot_knob_skips, 0);
+        vkprof_phase_stats q = th_phase(ctx, VKPROF_PHASE_QKV);
+        CHECK_EQ_U64(q.count, 1);
+        CHECK_EQ_U64(q.total_ns, bnd[5] - bnd[4]); /* call 4 alone */
+        vkprof_phase_stats nm = th_phase(ctx, VKPROF_PHASE_NORM);
+        CHECK_EQ_U64(nm.count, 2);
+        CHECK_EQ_U64(nm.calls, 4);
+        CHECK_EQ_U64(nm.total_ns, bnd[2] - bnd[0]);
+        vkprof_timing_stats t = th_stats(ctx);
+        CHECK_EQ_U64(t.calls_executed, C);
+        CHECK_EQ_U64(t.calls_unstamped, 2);
+        check_accounting(ctx);
+        vkprof_destroy(ctx);
+    }
+    leaf = false;
+    first_calls = false;
 }
 
 /* The estimate equals the every-step shared ring's exact totals on a
@@ -938,6 +1010,8 @@ int main(void)
     RUN(test_rotate_coverage_shared);
     RUN(test_rotate_coverage_unshared);
     RUN(test_rotate_estimates);
+    RUN(test_rotate_leaf);
+    RUN(test_rotate_leaf_gap);
     RUN(test_rotate_ring_full);
     RUN(test_rotate_changed_path);
     RUN(test_rotate_uneven_steps);
