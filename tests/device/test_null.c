@@ -244,6 +244,12 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_phase_flags, "ctx", 0, vkprof_phase_flags(NULL, 0))                                   \
     X(vkprof_cmd_begin, "ctx", DIS, vkprof_cmd_begin(NULL, CMD, VKPROF_PHASE_NORM))                \
     X(vkprof_cmd_begin, "cmd", INV, vkprof_cmd_begin(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM))        \
+    X(vkprof_cmd_begin_leaf, "ctx", DIS,                                                           \
+      vkprof_cmd_begin_leaf(NULL, CMD, VKPROF_PHASE_NORM, &(bool){false}))                         \
+    X(vkprof_cmd_begin_leaf, "cmd", INV,                                                           \
+      vkprof_cmd_begin_leaf(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM, &(bool){false}))                 \
+    X(vkprof_cmd_begin_leaf, "left_out", INV,                                                      \
+      vkprof_cmd_begin_leaf(C, CMD, VKPROF_PHASE_NORM, NULL))                                      \
     X(vkprof_cmd_end, "ctx", DIS, vkprof_cmd_end(NULL, CMD, VKPROF_PHASE_NORM))                    \
     X(vkprof_cmd_end, "cmd", INV, vkprof_cmd_end(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM))            \
     X(vkprof_cmd_end_args, "ctx", DIS, vkprof_cmd_end_args(NULL, CMD, VKPROF_PHASE_NORM, NULL, 0)) \
