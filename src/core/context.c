@@ -670,7 +670,9 @@ vkprof_result vkprof_collect(vkprof_context ctx)
 {
     vkprof_result r = vkprof__collect(ctx);
     if (ctx != NULL && ctx->spool != NULL) {
-        vkprof__spool_checkpoint(ctx); /* what was folded reaches the file */
+        /* what only a checkpoint keeps reaches the file; the events folded
+         * are in it already, and the next step checkpoints them */
+        vkprof__spool_checkpoint_kept(ctx);
     }
     return r;
 }
