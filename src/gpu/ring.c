@@ -88,10 +88,20 @@ typedef struct rscope {
  * estimate read 1/K of its time over K executions). Bounded whatever the
  * recording's length; written by the recording's owner, read at submits
  * under the lock. */
+typedef struct rcall {
+    uint32_t phase, calls;
+    uint32_t left_out; /* of calls: left out by rotation */
+} rcall;
+
+/* One entry per phase called, in the order first called (a recording holds
+ * few phases: a buffer's own scope and a window's calls). Grown by doubling
+ * up to VKPROF_MAX_PHASES entries: a recording's calls cost no zeroing of a
+ * table of every phase (2 KB calloc'd per recording was most of a stamped
+ * call's host time, issue 26). */
 typedef struct rcalls {
-    uint64_t touched[VKPROF_MAX_PHASES / 64];
-    uint32_t calls[VKPROF_MAX_PHASES];
-    uint32_t left_out[VKPROF_MAX_PHASES]; /* of calls: left out by rotation */
+    uint32_t n, cap;
+    uint32_t last; /* the entry of the last call: consecutive calls share a phase */
+    rcall v[];
 } rcalls;
 
 typedef struct rrec {
@@ -669,15 +679,35 @@ static rrec *rec_new(void)
 /* A call of the recording, listed for its re-executions */
 static void rec_count_call(rrec *rec, vkprof_phase phase, bool left_out)
 {
-    if (rec->calls == NULL && !rec->calls_partial &&
-        (rec->calls = calloc(1, sizeof *rec->calls)) == NULL) {
-        rec->calls_partial = true;
+    if (rec->calls_partial) {
+        return;
     }
-    if (rec->calls != NULL) {
-        rec->calls->touched[phase / 64] |= UINT64_C(1) << (phase % 64);
-        rec->calls->calls[phase]++;
-        rec->calls->left_out[phase] += left_out ? 1u : 0u;
+    rcalls *c = rec->calls;
+    if (c == NULL || c->v[c->last].phase != phase) {
+        uint32_t i = 0;
+        while (c != NULL && i < c->n && c->v[i].phase != phase) {
+            i++;
+        }
+        if (c == NULL || i == c->n) {
+            if (c == NULL || c->n == c->cap) {
+                uint32_t cap = c == NULL ? 8u : 2u * c->cap;
+                rcalls *g = realloc(c, sizeof *c + cap * sizeof c->v[0]);
+                if (g == NULL) {
+                    rec->calls_partial = true; /* those listed still count */
+                    return;
+                }
+                if (c == NULL) {
+                    g->n = 0;
+                }
+                g->cap = cap;
+                rec->calls = c = g;
+            }
+            c->v[c->n++] = (rcall){phase, 0, 0};
+        }
+        c->last = i;
     }
+    c->v[c->last].calls++;
+    c->v[c->last].left_out += left_out ? 1u : 0u;
 }
 
 /* The recording's calls, added to the phases' counts (sign 1: it ran again)
@@ -689,20 +719,15 @@ static void rec_calls_apply(vkprof_ring *r, const rrec *rec, int sign)
         return;
     }
     uint64_t left = 0;
-    for (uint32_t w = 0; w < VKPROF_MAX_PHASES / 64; w++) {
-        for (uint64_t bits = rec->calls->touched[w]; bits != 0; bits &= bits - 1) {
-            uint32_t p = w * 64;
-            for (uint64_t b = bits; (b & 1) == 0; b >>= 1) {
-                p++;
-            }
-            uint64_t n = sign > 0 ? rec->calls->calls[p] : rec->calls->left_out[p];
-            if (sign > 0) {
-                add(&r->phase_calls[p], n);
-            } else {
-                atomic_fetch_sub_explicit(&r->phase_calls[p], n, memory_order_relaxed);
-            }
-            left += rec->calls->left_out[p];
+    for (uint32_t i = 0; i < rec->calls->n; i++) {
+        const rcall *e = &rec->calls->v[i];
+        uint64_t n = sign > 0 ? e->calls : e->left_out;
+        if (sign > 0) {
+            add(&r->phase_calls[e->phase], n);
+        } else {
+            atomic_fetch_sub_explicit(&r->phase_calls[e->phase], n, memory_order_relaxed);
         }
+        left += e->left_out;
     }
     if (sign > 0) {
         add(&r->calls_unstamped, left);

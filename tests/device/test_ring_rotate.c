@@ -639,6 +639,47 @@ static void resubmit_step(vkprof_context ctx)
  * over R executions; and with every call stamped, est_total_ns read
  * total_ns / R). A recording whose calls were all left out is counted too,
  * and a recording that never ran takes its left-out calls back. */
+/* A re-submitted recording of many phases, some called twice in a row and
+ * again later: each execution counts every call (the recording's list of
+ * calls grows past its first entries and finds a phase again) */
+static void test_rotate_resubmit_many(void)
+{
+    enum { P = 20, R = 3 };
+    vkprof_phase ph[2 * P + 1], reg[P];
+    sim_reset();
+    vkprof_context ctx = make_rot(0, false, 1);
+    for (uint32_t i = 0; i < P; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "many%u", i);
+        CHECK(vkprof_register_phase(ctx, name, &reg[i]) == VKPROF_OK);
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < P; i++) { /* 0 0 1 2 3 ... : phase 0 twice in a row */
+        ph[n++] = reg[i];
+        if (i == 0) {
+            ph[n++] = reg[0];
+        }
+    }
+    for (uint32_t i = 0; i < P; i += 2) { /* and the even ones again, after the others */
+        ph[n++] = reg[i];
+    }
+    reusable = true;
+    run_step(ctx, n, ph, false);
+    reusable = false;
+    for (uint32_t i = 1; i < R; i++) {
+        resubmit_step(ctx);
+    }
+    vkprof_timing_stats t = th_stats(ctx);
+    CHECK_EQ_U64(t.calls_executed, (uint64_t)n * R);
+    CHECK_EQ_U64(t.calls_unstamped, (uint64_t)(n - 1) * R); /* K = 1: one stamped */
+    for (uint32_t i = 0; i < P; i++) {
+        const uint64_t per = (i == 0 ? 3u : i % 2 == 0 ? 2u : 1u);
+        CHECK_EQ_U64(th_phase(ctx, reg[i]).calls, per * R);
+    }
+    check_accounting(ctx);
+    vkprof_destroy(ctx);
+}
+
 static void test_rotate_resubmit(void)
 {
     enum { C = 4, R = 5 };
@@ -1019,6 +1060,7 @@ int main(void)
     RUN(test_rotate_outer_top);
     RUN(test_rotate_seed_model);
     RUN(test_rotate_resubmit);
+    RUN(test_rotate_resubmit_many);
     RUN(test_rotate_misuse);
     RUN(test_rotate_env);
     RUN(test_rotate_first_calls);
