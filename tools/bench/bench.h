@@ -88,6 +88,7 @@ typedef struct host_costs {
      * a step as llama.cpp's 1B graph; the median step; NAN: not measured */
     uint32_t left_out_calls, left_out_steps;
     double left_out_sampled_ns, left_out_rotating_ns;
+    double left_out_leaf_ns; /* rotating, through vkprof_cmd_begin_leaf (issue 26) */
     /* trace export */
     uint32_t trace_capacity;
     uint64_t trace_recorded, trace_dropped;

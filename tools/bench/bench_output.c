@@ -222,6 +222,7 @@ int bench_write_json(const char *path, const summary *s)
     vkprof__json_kv_f64(j, "span_begin_end_tracing_ns", h->fill_ns_per_span);
     vkprof__json_kv_f64(j, "left_out_sampled_ns", h->left_out_sampled_ns);
     vkprof__json_kv_f64(j, "left_out_rotating_ns", h->left_out_rotating_ns);
+    vkprof__json_kv_f64(j, "left_out_leaf_ns", h->left_out_leaf_ns);
     vkprof__json_kv_u64(j, "left_out_calls_per_step", h->left_out_calls);
     vkprof__json_kv_u64(j, "left_out_steps", h->left_out_steps);
     vkprof__json_end(j);
@@ -364,8 +365,12 @@ void bench_print_report(const summary *s)
     }
     printf("  a call left out (begin + end, no stamp), %u a step, median of %u steps:\n"
            "    in a step sampling leaves untimed             %.1f ns\n"
-           "    in a rotating step (K = 4: 5 stamps a step)    %.1f ns\n",
-           h->left_out_calls, h->left_out_steps, h->left_out_sampled_ns, h->left_out_rotating_ns);
+           "    in a rotating step (K = 4: 5 stamps a step)    %.1f ns\n"
+           "    the same through vkprof_cmd_begin_leaf         %.1f ns (%.2fx; the call counted by "
+           "its caller)\n",
+           h->left_out_calls, h->left_out_steps, h->left_out_sampled_ns, h->left_out_rotating_ns,
+           h->left_out_leaf_ns,
+           h->left_out_rotating_ns > 0 ? h->left_out_leaf_ns / h->left_out_rotating_ns : 0.0);
     const ring_path *rp = s->rp;
     if (rp != NULL && rp->ran) {
         printf("\nThe ring's host path per token, without the decode's GPU work (%u empty phase "
