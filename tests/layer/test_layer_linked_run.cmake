@@ -108,6 +108,20 @@ elseif(CASE STREQUAL "off")
     file(READ ${WORK}/off.progress p)
     expect("off: progress" "${p}" "^iterations 2 alpha 6 beta 6")
   endforeach()
+  # the app's own timestamps (linked_app --own-stamps: a profiler inside the
+  # app, beside the layer), each placement, with validation on
+  set(ENV{VK_INSTANCE_LAYERS} "VK_LAYER_vkprof")
+  foreach(where reset begin mid end both)
+    timed_run(60 ${APP} --iterations 3 --dispatches 6 --own-stamps ${where} --time-record --validation)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "--own-stamps ${where}: exit ${rc}\n${out}${err}")
+    endif()
+    expect("own stamps ${where}" "${out}" "record_ns_per_dispatch [0-9.]+ over 12 dispatches")
+  endforeach()
+  timed_run(60 ${APP} --own-stamps nowhere)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "--own-stamps nowhere was taken")
+  endif()
 elseif(CASE STREQUAL "deaths")
   # the app dies at several points, in several ways: every scope collected
   # before the end is in its one trace, the report says how it ended
