@@ -753,9 +753,11 @@ vkprof_result vkprof_cmd_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
  * What it saves: the call's tracker lookups, its counting and its place on
  * the buffer's open stack, at both ends (issue 26: most of a rotating step's
  * host cost). A buffer re-recorded with only such calls holds no new scope:
- * release it first (vkprof_cmd_release) or leave it out of vkprof_cmd_submit,
- * as the vkprof layer does. Without rotation, in a step not timed, in 2-slot
- * mode or for an outer phase: the same as vkprof_cmd_begin. NULL left_out:
+ * release it first (vkprof_cmd_release) or leave it out of vkprof_cmd_submit
+ * (vkprof_queue_submit passes every buffer), as the vkprof layer does; else
+ * its submit is taken as another run of the recording it held before.
+ * Without rotation, in a step not timed, in 2-slot mode or for an outer
+ * phase: the same as vkprof_cmd_begin. NULL left_out:
  * VKPROF_ERROR_INVALID_ARGUMENT.
  */
 vkprof_result vkprof_cmd_begin_leaf(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,

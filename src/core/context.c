@@ -670,9 +670,7 @@ vkprof_result vkprof_collect(vkprof_context ctx)
 {
     vkprof_result r = vkprof__collect(ctx);
     if (ctx != NULL && ctx->spool != NULL) {
-        /* what only a checkpoint keeps reaches the file; the events folded
-         * are in it already, and the next step checkpoints them */
-        vkprof__spool_checkpoint_kept(ctx);
+        vkprof__spool_checkpoint(ctx); /* what was folded reaches the file */
     }
     return r;
 }

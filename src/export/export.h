@@ -36,11 +36,6 @@ bool vkprof__trace_is_pftrace_path(const char *path);
  * all of an opened spool's context. */
 vkprof_result vkprof__spool_create(vkprof_context ctx);
 void vkprof__spool_checkpoint(vkprof_context ctx);
-/* A checkpoint only where something no event says changed (a loss, a
- * calibration point, a name): after a collection, whose folded events an
- * opened spool folds again from the events after the last checkpoint, and
- * which the app's next vkprof_step checkpoints anyway. */
-void vkprof__spool_checkpoint_kept(vkprof_context ctx);
 void vkprof__spool_close(vkprof_context ctx);
 void vkprof__spool_destroy_offline(vkprof_context ctx);
 

@@ -139,9 +139,8 @@ struct vkprof_spool_T {
     /* what each slot holds already (the writer's own bookkeeping) */
     uint64_t slot_cal_taken[2], slot_hclk_taken[2];
     uint32_t slot_cal_count[2], slot_hclk_count[2], slot_threads[2];
-    uint64_t last_sig;  /* what the last checkpoint saw: nothing new, no checkpoint */
-    uint64_t last_kept; /* kept_signature at the last checkpoint */
-    bool detached;      /* the child of a fork: its copy is private */
+    uint64_t last_sig; /* what the last checkpoint saw: nothing new, no checkpoint */
+    bool detached;     /* the child of a fork: its copy is private */
     char path[1024];
     vkprof_context ctx;
     struct vkprof_spool_T *next; /* live writers, for the fork handler */
@@ -345,39 +344,34 @@ static uint64_t hash_u64s(const uint64_t *v, size_t n)
     return s;
 }
 
-/* What only a checkpoint keeps (no event says it): losses, the calibration
- * and host clock points, names of phases, buckets and threads. Read from
- * the counters themselves: the timing stats' sums over every thread's slots
- * cost a step of a small decode more than the rest of the checkpoint. */
-static uint64_t kept_signature(vkprof_context ctx)
+/* What a checkpoint holds changed: events, steps, scopes, losses, the
+ * calibration and host clock points, names. Read from the counters
+ * themselves: the timing stats' sums over every thread's slots cost a small
+ * decode's step more than the rest of the checkpoint (issue 26). */
+static uint64_t signature(vkprof_context ctx)
 {
     const vkprof_gpu *gp = &ctx->gpu;
-    const uint64_t v[] = {atomic_load(&gp->lost_ring_full),
+    const uint64_t v[] = {atomic_load(&ctx->trace.next),
+                          atomic_load(&ctx->trace.annot_next),
+                          atomic_load(&ctx->trace.dropped),
+                          atomic_load(&ctx->trace.annot_dropped),
+                          vkprof__steps_done(ctx),
+                          atomic_load(&gp->phase_count),
+                          atomic_load(&ctx->host.bucket_count),
+                          ctx->cal.taken,
+                          ctx->hclk.taken,
+                          atomic_load(&gp->scopes_recorded),
+                          atomic_load(&gp->extra_samples),
+                          atomic_load(&gp->scopes_collected),
+                          atomic_load(&gp->lost_ring_full),
                           atomic_load(&gp->lost_overwritten),
                           atomic_load(&gp->lost_never_submitted),
                           atomic_load(&gp->lost_reset),
                           atomic_load(&gp->lost_misuse),
                           atomic_load(&gp->lost_backwards),
                           atomic_load(&gp->lost_stale),
-                          atomic_load(&gp->phase_count),
-                          atomic_load(&ctx->host.bucket_count),
-                          ctx->cal.taken,
-                          ctx->hclk.taken,
+                          atomic_load(&gp->submissions),
                           vkprof__thread_count()};
-    return hash_u64s(v, sizeof v / sizeof v[0]);
-}
-
-/* Anything new: the events and steps too, and the scopes recorded */
-static uint64_t signature(vkprof_context ctx)
-{
-    const uint64_t v[] = {kept_signature(ctx),
-                          atomic_load(&ctx->trace.next),
-                          atomic_load(&ctx->trace.annot_next),
-                          vkprof__steps_done(ctx),
-                          atomic_load(&ctx->gpu.scopes_recorded),
-                          atomic_load(&ctx->gpu.extra_samples),
-                          atomic_load(&ctx->gpu.scopes_collected),
-                          atomic_load(&ctx->gpu.submissions)};
     return hash_u64s(v, sizeof v / sizeof v[0]);
 }
 
@@ -507,20 +501,6 @@ static void checkpoint_locked(vkprof_context ctx, struct vkprof_spool_T *sp, boo
     atomic_store_explicit(&c->seq_end, seq, memory_order_release);
     atomic_store_explicit(&h->seq, seq, memory_order_release);
     sp->last_sig = sig;
-    sp->last_kept = kept_signature(ctx);
-}
-
-void vkprof__spool_checkpoint_kept(vkprof_context ctx)
-{
-    struct vkprof_spool_T *sp = ctx->spool;
-    if (sp == NULL || ctx->offline || sp->detached) {
-        return;
-    }
-    pthread_mutex_lock(&sp->lock);
-    if (kept_signature(ctx) != sp->last_kept) {
-        checkpoint_locked(ctx, sp, false);
-    }
-    pthread_mutex_unlock(&sp->lock);
 }
 
 void vkprof__spool_checkpoint(vkprof_context ctx)

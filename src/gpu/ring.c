@@ -79,7 +79,6 @@ typedef struct rscope {
     bool ready;                  /* b and e were read in this collection */
     bool partial;                /* one of its stamps is written: it ran */
     bool first_use;              /* its phase's first call (desc.rotate_first_calls) */
-    uint64_t call_idx;           /* rotation: its index in the step's calls; NO_IDX: none */
 } rscope;
 
 /* A recording's calls per phase, stamped or left out by rotation: a
@@ -148,12 +147,13 @@ typedef struct tracker {
     bool boundary_valid;
     uint64_t boundary_pos;
     uint64_t boundary_epoch;
-    /* rotation: the index of the call whose end is the boundary (NO_IDX:
-     * none). A call shares it only as the very next call of the step: calls
-     * left out by vkprof_cmd_begin_leaf leave no trace in the tracker, and
-     * one of them in between would be timed with the next call. */
-    uint64_t boundary_idx;
-    uint64_t edge_idx; /* the open left-out call whose end is the window's first boundary */
+    /* the step's calls numbered when the boundary was stamped (step_calls):
+     * a numbered call shares it only as the very next call of the step, and
+     * an outer scope only with no call numbered since. Calls left out by
+     * vkprof_cmd_begin_leaf leave no trace in the tracker, and one of them
+     * in between would be timed with the next stamped call. Without
+     * rotation nothing is numbered, and sharing is as it always was. */
+    uint64_t boundary_seq;
     /* set by the owner when a scope call comes in an untimed step: the
      * buffer is being recorded again, without stamps (read at the submit) */
     _Atomic bool rerecorded;
@@ -791,15 +791,18 @@ static void drop_open(vkprof_context ctx, tracker *t)
 
 static bool boundary_usable(vkprof_context ctx, const tracker *t, uint64_t idx)
 {
+    const uint64_t seq =
+        idx != NO_IDX ? idx
+                      : atomic_load_explicit(&ctx->gpu.ring->step_calls, memory_order_relaxed);
     return ctx->desc.shared_boundaries && t->boundary_valid &&
            t->boundary_epoch == atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed) &&
-           (idx == NO_IDX || t->boundary_idx == NO_IDX || t->boundary_idx + 1 == idx);
+           t->boundary_seq == seq;
 }
 
 /* Rotation: a begin outside this step's window. Nothing is recorded; the
  * buffer is being recorded anew (its next submit runs what is stamped now). */
 static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_phase phase,
-                                VkCommandBuffer cmd, bool edge, uint64_t idx)
+                                VkCommandBuffer cmd, bool edge)
 {
     vkprof_ring *r = ctx->gpu.ring;
     count_unstamped(r, mine);
@@ -821,9 +824,6 @@ static vkprof_result skip_begin(vkprof_context ctx, calls_slot *mine, vkprof_pha
         rec_count_call(t->cur, phase, true);
     }
     t->open[t->depth++] = SKIP | (edge ? SKIP_EDGE : 0) | (uint64_t)phase;
-    if (edge) {
-        t->edge_idx = idx;
-    }
     t->enable_epoch = epoch;
     t->boundary_valid = false;
     return VKPROF_DISABLED;
@@ -852,7 +852,7 @@ static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
     ring_stamp(ctx, cmd, t->cur, pos);
     t->boundary_valid = true;
     t->boundary_pos = pos;
-    t->boundary_idx = t->edge_idx;
+    t->boundary_seq = atomic_load_explicit(&r->step_calls, memory_order_relaxed);
     t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
 }
 
@@ -885,7 +885,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         mine = my_slot(r);
         count_call(r, mine, phase);
         if ((idx < start || idx - start >= k) && !first_use) {
-            return skip_begin(ctx, mine, phase, cmd, true, idx);
+            return skip_begin(ctx, mine, phase, cmd, true);
         }
     }
     if (!counted) {
@@ -916,7 +916,7 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         if ((idx < start || idx - start >= k) && !first_use) {
             /* the call just before the window ends at the window's first boundary */
             return skip_begin(ctx, mine, phase, cmd,
-                              ctx->desc.shared_boundaries && idx + 1 == start, idx);
+                              ctx->desc.shared_boundaries && idx + 1 == start);
         }
     }
     tracker *t = tracker_find(r, cmd, true);
@@ -950,7 +950,6 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
     }
     add(&ctx->gpu.scopes_recorded, 1);
     sc->first_use = first_use;
-    sc->call_idx = idx;
     sc->phase = phase;
     sc->state = SC_OPEN;
     sc->flow = vkprof__current_span();
@@ -1077,7 +1076,7 @@ vkprof_result vkprof__ring_end(vkprof_context ctx, VkCommandBuffer cmd, vkprof_p
     sc->annot = count > 0 ? vkprof__trace_args(ctx, args, count) : 0;
     t->boundary_valid = true;
     t->boundary_pos = sc->end_pos;
-    t->boundary_idx = sc->call_idx;
+    t->boundary_seq = atomic_load_explicit(&r->step_calls, memory_order_relaxed);
     t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
     return VKPROF_OK;
 }

@@ -203,6 +203,58 @@ static void test_rotate_coverage_unshared(void)
 
 static void test_rotate_estimates(void);
 
+/* The same gap next to an outer scope (which takes no call index): a call
+ * stamped after an outer scope's end and a left-out call must stamp its
+ * own begin; an outer scope begun right after a stamped call, nothing
+ * numbered since, still shares its end. K = 2, first calls stamped: step 0
+ * has 4 calls of X (the window [0, 2)); step 1 (the window [2, 4)) records
+ * outer O, then X (index 0, left out), then Y (index 1: the window's edge,
+ * and Y's first call, so stamped), then O again. */
+static void test_rotate_leaf_gap_outer(void)
+{
+    sim_reset();
+    first_calls = true;
+    vkprof_context ctx = make_rot(0, true, 2);
+    vkprof_phase x = VKPROF_PHASE_NORM, y = VKPROF_PHASE_QKV, o;
+    CHECK(vkprof_register_phase(ctx, "buffer", &o) == VKPROF_OK);
+    CHECK(vkprof_set_phase_flags(ctx, o, VKPROF_PHASE_FLAG_OUTER) == VKPROF_OK);
+    leaf = true;
+    const vkprof_phase four[4] = {x, x, x, x};
+    CHECK_EQ_U64(run_step(ctx, 4, four, false), 3); /* [0, 2) of 4: 3 stamps, shared */
+    uint64_t before = stamps_now();
+    CHECK_VK(vku_begin(&g.dev));
+    CHECK(vkprof_cmd_begin_leaf(ctx, g.dev.cmd, o, &(bool){false}) == VKPROF_OK);
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, o) == VKPROF_OK); /* 2 stamps */
+    bool lo = false;
+    CHECK(vkprof_cmd_begin_leaf(ctx, g.dev.cmd, x, &lo) == VKPROF_DISABLED && lo); /* index 0 */
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+    uint64_t mid = stamps_now();
+    CHECK(vkprof_cmd_begin_leaf(ctx, g.dev.cmd, y, &lo) == VKPROF_OK && !lo); /* index 1 */
+    CHECK_EQ_U64(stamps_now() - mid, 1); /* its own begin: O's end is before X */
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, y) == VKPROF_OK);
+    /* an outer scope right after Y's end, nothing numbered since: it shares */
+    mid = stamps_now();
+    CHECK(vkprof_cmd_begin_leaf(ctx, g.dev.cmd, o, &lo) == VKPROF_OK && !lo);
+    CHECK_EQ_U64(stamps_now() - mid, 0);
+    vku_busy_record(&g.dev, &busy, g.dev.cmd, 4);
+    CHECK(vkprof_cmd_end(ctx, g.dev.cmd, o) == VKPROF_OK);
+    CHECK_VK(vkEndCommandBuffer(g.dev.cmd));
+    CHECK(vkprof_count_calls(ctx, x, 1) == VKPROF_OK); /* the left-out X, run once */
+    th_submit_wait(&g, ctx, 1, &g.dev.cmd);
+    CHECK(vkprof_collect(ctx) == VKPROF_OK);
+    vkprof_step(ctx);
+    CHECK_EQ_U64(stamps_now() - before, 2 + 2 + 1);
+    CHECK_EQ_U64(th_phase(ctx, y).count, 1);
+    CHECK_EQ_U64(th_phase(ctx, x).calls, 5);
+    CHECK_EQ_U64(th_phase(ctx, o).count, 2);
+    check_accounting(ctx);
+    leaf = false;
+    first_calls = false;
+    vkprof_destroy(ctx);
+}
+
 /* The same through vkprof_cmd_begin_leaf: the same stamps a step, samples,
  * calls and estimates, with the left-out calls counted by the caller */
 static void test_rotate_leaf(void)
@@ -1053,6 +1105,7 @@ int main(void)
     RUN(test_rotate_estimates);
     RUN(test_rotate_leaf);
     RUN(test_rotate_leaf_gap);
+    RUN(test_rotate_leaf_gap_outer);
     RUN(test_rotate_ring_full);
     RUN(test_rotate_changed_path);
     RUN(test_rotate_uneven_steps);
