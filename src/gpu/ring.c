@@ -856,35 +856,52 @@ static void edge_stamp(vkprof_context ctx, tracker *t, VkCommandBuffer cmd)
     t->boundary_epoch = atomic_load_explicit(&ctx->gpu.step_epoch, memory_order_relaxed);
 }
 
+/* Rotation: does the call take an index in the step? Not an outer phase (a
+ * whole command buffer), which is stamped in every timed step: the busy
+ * time beside the window. */
+static bool rot_numbered(vkprof_context ctx, vkprof_phase phase)
+{
+    return ctx->desc.rotate_scopes > 0 &&
+           (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
+            VKPROF_PHASE_FLAG_OUTER) == 0;
+}
+
+/* Rotation: the call's index in the step, the window's start, and whether
+ * it is its phase's first call (stamped whatever the window: a driver's
+ * compile at first use, counted once in the estimate). Is it outside the
+ * window? */
+static bool rot_claim(vkprof_context ctx, vkprof_phase phase, uint64_t *idx, uint64_t *start,
+                      bool *first_use)
+{
+    vkprof_ring *r = ctx->gpu.ring;
+    *idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
+    *start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
+    *first_use = ctx->desc.rotate_first_calls &&
+                 !atomic_load_explicit(&r->phase_seen[phase], memory_order_relaxed) &&
+                 !atomic_exchange_explicit(&r->phase_seen[phase], true, memory_order_relaxed);
+    return *idx < *start || *idx - *start >= ctx->desc.rotate_scopes;
+}
+
 vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof_phase phase,
                                  bool *left_out)
 {
     vkprof_ring *r = ctx->gpu.ring;
-    uint32_t k = ctx->desc.rotate_scopes;
-    uint64_t idx = NO_IDX;
+    uint64_t idx = NO_IDX, start = 0;
     bool first_use = false, counted = false;
     calls_slot *mine = NULL;
-    /* an outer phase (a whole command buffer) is stamped in every timed
-     * step and takes no call index: the busy time beside the window */
-    if (left_out != NULL && k > 0 && vkprof__step_timed(ctx) &&
-        (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
-         VKPROF_PHASE_FLAG_OUTER) == 0) {
+    if (left_out != NULL && vkprof__step_timed(ctx) && rot_numbered(ctx, phase)) {
         /* vkprof_cmd_begin_leaf: a call the window leaves out is only
          * numbered (the caller counts it, and no end follows) */
-        idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
-        uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
-        first_use = ctx->desc.rotate_first_calls &&
-                    !atomic_load_explicit(&r->phase_seen[phase], memory_order_relaxed) &&
-                    !atomic_exchange_explicit(&r->phase_seen[phase], true, memory_order_relaxed);
+        bool outside = rot_claim(ctx, phase, &idx, &start, &first_use);
         bool edge = ctx->desc.shared_boundaries && idx + 1 == start;
-        if ((idx < start || idx - start >= k) && !first_use && !edge) {
+        if (outside && !first_use && !edge) {
             *left_out = true;
             return VKPROF_DISABLED;
         }
         counted = true; /* the index is taken: the rest as vkprof_cmd_begin */
         mine = my_slot(r);
         count_call(r, mine, phase);
-        if ((idx < start || idx - start >= k) && !first_use) {
+        if (outside && !first_use) {
             return skip_begin(ctx, mine, phase, cmd, true);
         }
     }
@@ -903,17 +920,8 @@ vkprof_result vkprof__ring_begin(vkprof_context ctx, VkCommandBuffer cmd, vkprof
         }
         return VKPROF_DISABLED;
     }
-    if (!counted && k > 0 &&
-        (atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed) &
-         VKPROF_PHASE_FLAG_OUTER) == 0) {
-        idx = atomic_fetch_add_explicit(&r->step_calls, 1, memory_order_relaxed);
-        uint64_t start = atomic_load_explicit(&r->rot_start, memory_order_relaxed);
-        /* a phase's first call is stamped whatever the window (a driver's
-         * compile at first use, counted once in the estimate) */
-        first_use = ctx->desc.rotate_first_calls &&
-                    !atomic_load_explicit(&r->phase_seen[phase], memory_order_relaxed) &&
-                    !atomic_exchange_explicit(&r->phase_seen[phase], true, memory_order_relaxed);
-        if ((idx < start || idx - start >= k) && !first_use) {
+    if (!counted && rot_numbered(ctx, phase)) {
+        if (rot_claim(ctx, phase, &idx, &start, &first_use) && !first_use) {
             /* the call just before the window ends at the window's first boundary */
             return skip_begin(ctx, mine, phase, cmd,
                               ctx->desc.shared_boundaries && idx + 1 == start);

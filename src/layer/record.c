@@ -280,30 +280,34 @@ static bool may_stamp(lyr_device *d, uint32_t family)
     return d->host_reset || (f->flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) != 0;
 }
 
+/* What a begin's result means for the recording: a scope (true), or why
+ * not. With rotation, VKPROF_DISABLED is a call outside this step's window
+ * that the library keeps on the buffer's open stack (*end_left: its end
+ * must follow, and may stamp the window's first boundary): the buffer is
+ * one with scopes, told to the library at its submit. */
+static bool begun(lyr_cmd *c, vkprof_result r, int *why, bool *end_left)
+{
+    *end_left = false;
+    if (r == VKPROF_DISABLED && lyr_cfg.rotate > 0) {
+        *why = LYR_UNTIMED_not_in_window;
+        *end_left = true;
+    } else if (r != VKPROF_OK) {
+        *why = LYR_UNTIMED_refused;
+        return false;
+    }
+    c->had_scopes = true;
+    c->rec_scopes = true;
+    return r == VKPROF_OK;
+}
+
 static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why)
 {
     if (phase == LYR_NO_PHASE) {
         *why = LYR_UNTIMED_phase_table_full;
         return false;
     }
-    vkprof_result r = vkprof_cmd_begin(ctx, c->handle, phase);
-    if (r == VKPROF_DISABLED && lyr_cfg.rotate > 0) {
-        /* Rotation: outside this step's window. The library keeps the call
-         * on the buffer's open stack (its end must follow) and may stamp
-         * the window's first boundary at that end: the buffer is one with
-         * scopes, told to the library at its submit. */
-        *why = LYR_UNTIMED_not_in_window;
-        c->had_scopes = true;
-        c->rec_scopes = true;
-        return false;
-    }
-    if (r != VKPROF_OK) {
-        *why = LYR_UNTIMED_refused;
-        return false;
-    }
-    c->had_scopes = true;
-    c->rec_scopes = true;
-    return true;
+    bool end_left;
+    return begun(c, vkprof_cmd_begin(ctx, c->handle, phase), why, &end_left);
 }
 
 /* A dispatch's scope (dispatch mode): as scope_begin, through the
@@ -311,8 +315,7 @@ static bool scope_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why
  * dispatch the window leaves out is only numbered there: nothing of it is
  * kept for the buffer, no end follows, and the layer counts it in the
  * recording's calls, handed to the library at each execution (count_exec),
- * as a left-out recording's are; *end_left: a left-out call the library
- * kept (the one whose end is the window's first boundary), to be ended. */
+ * as a left-out recording's are. */
 static bool dispatch_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *why, bool *end_left)
 {
     *end_left = false;
@@ -327,20 +330,7 @@ static bool dispatch_begin(lyr_cmd *c, vkprof_context ctx, uint32_t phase, int *
         calls_add(c, phase);
         return false;
     }
-    if (r == VKPROF_DISABLED && lyr_cfg.rotate > 0) {
-        *why = LYR_UNTIMED_not_in_window;
-        *end_left = true;
-        c->had_scopes = true;
-        c->rec_scopes = true;
-        return false;
-    }
-    if (r != VKPROF_OK) {
-        *why = LYR_UNTIMED_refused;
-        return false;
-    }
-    c->had_scopes = true;
-    c->rec_scopes = true;
-    return true;
+    return begun(c, r, why, end_left);
 }
 
 /* The end of a label region's or a command buffer's scope: while tracing,
