@@ -272,12 +272,12 @@ typedef struct lyr_device {
     _Atomic uint64_t collects_after_waits, collects_at_submits;
     /* host time by lyr_host_time (queue.c): ns and calls */
     _Atomic uint64_t host_ns[LYR_HOST_COUNT], host_calls[LYR_HOST_COUNT];
-    /* the pairs of blocks (under cost_lock): the current pair's two blocks'
-     * steps and time, and over the pairs completed, the difference of their
-     * mean step times (on - off) and the off block's mean, in us */
     /* the host's time in the counted steps of each state, by kind
      * (lyr_cost_host): what the probe's statement splits its cost into */
     _Atomic uint64_t cost_host_ns[2][LYR_COST_KINDS];
+    /* the pairs of blocks (under cost_lock): the current pair's two blocks'
+     * steps and time, and over the pairs completed, the difference of their
+     * mean step times (on - off) and the off block's mean, in us */
     pthread_mutex_t cost_lock;
     uint64_t cost_blk_n[2], cost_blk_ns[2];
     uint64_t cost_pairs;

@@ -157,15 +157,15 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+enum { LEFT_SAMPLED, LEFT_ROTATING, LEFT_LEAF };
+
 /* ns per begin/end pair of calls that write no stamp: `steps` steps of
  * `calls` pairs recorded into a real command buffer (the rotating window's
  * K + 1 stamps among them), submitted, waited, collected and stepped; only
  * the recording loop is timed, and the median step is returned (a step that
- * the OS interrupted does not move it). NAN when a call fails. */
-enum { LEFT_SAMPLED, LEFT_ROTATING, LEFT_LEAF };
-
-/* how: LEFT_SAMPLED, LEFT_ROTATING (vkprof_cmd_begin/end: every call kept on
- * the buffer's open stack), LEFT_LEAF (vkprof_cmd_begin_leaf, as the layer
+ * the OS interrupted does not move it). NAN when a call fails. how:
+ * LEFT_SAMPLED, LEFT_ROTATING (vkprof_cmd_begin/end: every call kept on the
+ * buffer's open stack), LEFT_LEAF (vkprof_cmd_begin_leaf, as the layer
  * makes its dispatches: a call the window leaves out is only numbered, and
  * counted here, in the loop, and handed over at the submit) */
 static double time_left_out(const vku_instance *inst, const vku_device *dev, int how,
