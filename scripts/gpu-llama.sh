@@ -19,7 +19,8 @@
 #                                  cmdbuf s32; a mode ending in p: with
 #                                  --cost-probe $PROBE (16); in d (before
 #                                  any p): VKPROF_LAYER_DIAG_STAMPS=top;
-#                                  rotKt: the busy begins at the top; old-MODE: MODE
+#                                  rotKt: the busy begins at the top; rotKbN:
+#                                  --rotate K --busy N; old-MODE: MODE
 #                                  with the build $VOLD; SHAPES, default:
 #                                  1b, or "1b 8b"),
 #                                  the split per kernel family against every
@@ -191,6 +192,7 @@ mode_args() {
     plain) echo "" ;;
     every) echo "--rotate 0" ;;
     rot*nb) local k=${1#rot}; echo "--rotate ${k%nb} --busy off" ;;
+    rot*b*) local k=${1#rot}; echo "--rotate ${k%%b*} --busy ${k#*b}" ;; # rot4b4: --busy 4
     rot*t) local k=${1#rot}; echo "--rotate ${k%t}" ;; # with VKPROF_LAYER_BUSY_BEGIN=top
     rot*) echo "--rotate ${1#rot}" ;;
     cmdbuf) echo "--mode cmdbuf" ;;
@@ -276,7 +278,7 @@ def outer_busy(shape, m, r):
     if x is None:
         return None
     s, d, n = x
-    ns = sum(p["total_ns"] for p in n["phases"] if p.get("outer"))
+    ns = sum(p.get("est_total_ns", p["total_ns"]) for p in n["phases"] if p.get("outer"))
     return ns / d["steps"] if ns > 0 else None
 def step_shape(shape, m, r):
     tf = glob.glob("w/perf-%s-%s-%s/*.trace.json" % (shape, m, r))

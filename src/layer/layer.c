@@ -79,6 +79,7 @@ static void load_config(void)
     memset(c, 0, sizeof *c);
     c->on = true;
     c->busy = true;
+    c->busy_every = 1;
     c->mode = LYR_MODE_DISPATCH;
     c->sample = 1;
     c->steps = LYR_STEPS_WAIT;
@@ -127,6 +128,13 @@ static void load_config(void)
         } else {
             lyr_warn("VKPROF_LAYER_BUSY='%s' is not on or off; using on", v);
         }
+    }
+    v = getenv("VKPROF_LAYER_BUSY_EVERY");
+    if (v != NULL && *v != '\0' && !parse_u32(v, 1, 1000000, &c->busy_every)) {
+        lyr_warn("VKPROF_LAYER_BUSY_EVERY='%s' is not a whole number 1..1000000; using 1 (the "
+                 "busy scopes in every step)",
+                 v);
+        c->busy_every = 1;
     }
     v = getenv("VKPROF_LAYER_BUSY_BEGIN");
     if (v != NULL && *v != '\0') {
@@ -257,6 +265,9 @@ static void load_config(void)
      * around label mode's regions where asked for (VKPROF_LAYER_BUSY=on: the
      * regions' shares are then of the busy time; issue 26) */
     c->busy = c->busy && (c->rotate > 0 || (c->mode == LYR_MODE_LABEL && busy_asked));
+    if (!c->busy || c->rotate == 0) {
+        c->busy_every = 1; /* busy steps of their own only beside the window */
+    }
     /* the probe's blocks are of steps: with none, every step would be one */
     if (c->cost_block > 0 && c->steps == LYR_STEPS_NONE) {
         lyr_warn("VKPROF_LAYER_COST_BLOCK=%u needs steps (not VKPROF_LAYER_STEPS=none); no cost "

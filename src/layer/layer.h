@@ -74,6 +74,12 @@ typedef struct lyr_config {
      * buffer is also a scope of an outer phase, stamped in every step, for
      * the GPU's busy time beside the window (issue 26) */
     bool busy;
+    /* VKPROF_LAYER_BUSY_EVERY=N (with rotate and busy): the busy scopes in
+     * one step in N only, a step of their own (the window stamps nothing in
+     * it: the buffers run as in flow); the other steps stamp the window and
+     * count the buffers' scopes as left out (estimated). 1: every step,
+     * beside the window. Each stamp a step costs (issue 26). */
+    uint32_t busy_every;
     /* VKPROF_LAYER_BUSY_BEGIN=top|all (default all): where a command
      * buffer's busy scope begins: at the top of the pipe (waiting for
      * nothing) or after all earlier work (desc.outer_begin_top) */
@@ -350,7 +356,9 @@ typedef struct lyr_cmd {
     bool counting;    /* it does not, left out by sampling or the cost probe: counts its calls */
     lyr_calls *calls; /* counting: its calls per phase (allocated at first use) */
     uint32_t label_counted; /* counting, label mode: bit i, region i's segment is open */
-    bool buffer_left_out;   /* counting: its buffer scope (busy, cmdbuf) is one of its calls */
+    bool buffer_left_out;   /* its buffer scope (busy, cmdbuf) is one of its counted calls:
+                               counting, or a window step (busy_every) */
+    bool window_off;        /* a busy step (busy_every): its dispatches are counted, not stamped */
     bool cost_off;          /* recorded in a block the cost probe leaves unprofiled */
     uint64_t cost_step;     /* the step it was recorded in (the probe's warm-up) */
     bool no_scopes;         /* render pass continue: nothing may be stamped */

@@ -274,7 +274,7 @@ static void count_exec(lyr_cmd *c)
         return;
     }
     lyr_family *f = &c->dev->fam[c->family];
-    if (c->counting && c->buffer_left_out) {
+    if (c->buffer_left_out) {
         atomic_fetch_add_explicit(&f->buffers_left_out, 1, memory_order_relaxed);
     }
     uint64_t untimed[LYR_UNTIMED_COUNT] = {0};

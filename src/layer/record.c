@@ -369,6 +369,16 @@ static uint32_t buffer_phase(lyr_device *d, const lyr_cmd *c, vkprof_context ctx
     return phase;
 }
 
+/* Does this recording's step stamp its buffers' busy scopes? Every step,
+ * or with VKPROF_LAYER_BUSY_EVERY=N the last of each N (the first step is
+ * then a window step, which sees the phases' first calls), in a step of
+ * its own: its dispatches are counted, not stamped (issue 26: each stamp a
+ * step costs; the buffers then run as in flow). */
+static bool busy_step(const lyr_cmd *c)
+{
+    return lyr_cfg.busy_every <= 1 || c->cost_step % lyr_cfg.busy_every == lyr_cfg.busy_every - 1;
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
                                                              const VkCommandBufferBeginInfo *bi)
 {
@@ -423,6 +433,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
         c->untimed_why == LYR_UNTIMED_not_sampled || c->untimed_why == LYR_UNTIMED_cost_probe;
     c->label_counted = 0;
     c->buffer_left_out = false;
+    c->window_off = false;
     calls_clear(c);
     c->qlabel_phase = LYR_NO_PHASE;
     if ((c->timed || c->counting) &&
@@ -432,12 +443,19 @@ static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
     VkResult vr = NEXT(d, BeginCommandBuffer)(cb, bi);
     c->rec_t0 = vr == VK_SUCCESS ? rec_t0 : 0;
     rec_span_begin(d, c, vr == VK_SUCCESS && rec_t0 != 0);
-    if (vr == VK_SUCCESS && c->timed && lyr_buffer_scopes() && !c->secondary) {
+    if (vr == VK_SUCCESS && c->timed && lyr_buffer_scopes() && !c->secondary && !busy_step(c)) {
+        /* a window step (busy_every): the buffer's scope is left out, counted */
+        uint32_t phase = buffer_phase(d, c, ctx);
+        calls_add(c, phase);
+        c->buffer_left_out = phase < VKPROF_MAX_PHASES;
+    } else if (vr == VK_SUCCESS && c->timed && lyr_buffer_scopes() && !c->secondary) {
         uint32_t phase = buffer_phase(d, c, ctx);
         c->buf_phase = phase;
         int why = -1;
         c->cmdbuf_scoped = scope_begin(c, ctx, phase, &why);
         c->region_why = why;
+        /* a busy step of its own (busy_every): no window inside it */
+        c->window_off = lyr_cfg.busy_every > 1;
     } else if (vr == VK_SUCCESS && c->counting && lyr_buffer_scopes() && !c->secondary) {
         uint32_t phase = buffer_phase(d, c, ctx);
         calls_add(c, phase); /* the buffer's scope, not stamped */
@@ -878,6 +896,13 @@ static void count_dispatch(lyr_cmd *c)
         if (c->counting) {                                                                         \
             count_dispatch(c);                                                                     \
         }                                                                                          \
+        call;                                                                                      \
+        return;                                                                                    \
+    }                                                                                              \
+    if (c->window_off) {                                                                           \
+        /* a busy step (busy_every): counted, not stamped */                                       \
+        c->n_untimed[LYR_UNTIMED_not_in_window]++;                                                 \
+        calls_add(c, dispatch_phase(c));                                                           \
         call;                                                                                      \
         return;                                                                                    \
     }                                                                                              \

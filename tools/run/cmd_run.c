@@ -381,7 +381,8 @@ static bool prepare_dir(const char *dir, char *out, size_t cap)
 
 typedef struct run_opts {
     const char *mode, *names, *keep, *format;
-    const char *busy; /* --busy on|off: the command buffers' busy scopes beside --rotate */
+    const char *busy;    /* --busy on|off|N: the command buffers' busy scopes beside --rotate */
+    uint32_t busy_every; /* --busy N: in 1 step in N (0: not given as a number) */
     uint32_t sample, trace_events;
     uint32_t rotate;     /* UINT32_MAX: not given */
     uint32_t cost_block; /* --cost-probe B; UINT32_MAX: not given */
@@ -434,7 +435,13 @@ static bool setup_env(const char *layer_dir, const char *out_dir, const run_opts
             return false;
         }
     }
-    if (o->busy != NULL && !set_env("VKPROF_LAYER_BUSY", o->busy)) {
+    if (o->busy_every > 0) {
+        /* --busy N: the busy scopes in 1 step in N, a step of their own */
+        snprintf(n, sizeof n, "%u", o->busy_every);
+        if (!set_env("VKPROF_LAYER_BUSY", "on") || !set_env("VKPROF_LAYER_BUSY_EVERY", n)) {
+            return false;
+        }
+    } else if (o->busy != NULL && !set_env("VKPROF_LAYER_BUSY", o->busy)) {
         return false;
     }
     if (o->names != NULL && !set_env("VKPROF_LAYER_NAMES", o->names)) {
@@ -1869,11 +1876,22 @@ int vkprof_cmd_run(int argc, char **argv)
         return 2;
     }
     default_rotation(&ro);
-    if (ro.busy != NULL && strcmp(ro.busy, "on") != 0 && strcmp(ro.busy, "off") != 0) {
-        fprintf(stderr, TOOL ": unknown --busy '%s' (on|off)\n", ro.busy);
+    uint64_t busy_n = 0;
+    const char *busy_why = NULL;
+    if (ro.busy != NULL && strcmp(ro.busy, "on") != 0 && strcmp(ro.busy, "off") != 0 &&
+        !cli_parse_u64(ro.busy, 1, 1000000, &busy_n, &busy_why)) {
+        fprintf(stderr, TOOL ": unknown --busy '%s' (on|off|N, N 1..1000000)\n", ro.busy);
         return 2;
     }
+    ro.busy_every = (uint32_t)busy_n;
     const bool label_mode = ro.mode != NULL && strcmp(ro.mode, "label") == 0;
+    if (label_mode && ro.busy_every > 1) {
+        fprintf(stderr,
+                TOOL ": --busy %u: with --mode label the busy scopes hold the regions "
+                     "in every step (--busy on)\n",
+                ro.busy_every);
+        return 2;
+    }
     if (ro.busy != NULL && !label_mode &&
         (ro.rotate == 0 || (ro.mode != NULL && strcmp(ro.mode, "dispatch") != 0))) {
         /* the buffers' busy scopes stand beside a rotating window and
