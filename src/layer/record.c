@@ -370,13 +370,18 @@ static uint32_t buffer_phase(lyr_device *d, const lyr_cmd *c, vkprof_context ctx
 }
 
 /* Does this recording's step stamp its buffers' busy scopes? Every step,
- * or with VKPROF_LAYER_BUSY_EVERY=N the last of each N (the first step is
- * then a window step, which sees the phases' first calls), in a step of
- * its own: its dispatches are counted, not stamped (issue 26: each stamp a
- * step costs; the buffers then run as in flow). */
+ * or with VKPROF_LAYER_BUSY_EVERY=N one step in N, in a step of its own:
+ * its dispatches are counted, not stamped (issue 26: each stamp a step
+ * costs; the buffers then run as in flow). Which steps: at random (a hash
+ * of the step's number), never by a period: llama.cpp's decode alternates
+ * a step of 261 dispatches with one of none, and every 4th step would be
+ * an empty one, its buffers' mean then standing for all of them. Never the
+ * first step, which holds the phases' first calls (the window stamps them). */
 static bool busy_step(const lyr_cmd *c)
 {
-    return lyr_cfg.busy_every <= 1 || c->cost_step % lyr_cfg.busy_every == lyr_cfg.busy_every - 1;
+    return lyr_cfg.busy_every <= 1 ||
+           (c->cost_step > 0 &&
+            lyr_mix64(c->cost_step ^ UINT64_C(0x62757379)) % lyr_cfg.busy_every == 0);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL lyr_BeginCommandBuffer(VkCommandBuffer cb,
