@@ -483,10 +483,12 @@ typedef struct vkprof_context_desc {
      *  an app that itself times only part of each step (the vkprof layer's
      *  --sample N), where untimed work would read as idle. UNKNOWN (the
      *  default): as said. ENABLED: also with rotation, where phases flagged
-     *  VKPROF_PHASE_FLAG_OUTER are registered: the app says their scopes,
-     *  stamped in every step, hold all of each step's work (the layer's
-     *  command buffers), and the counter is their union. (Takes the place
-     *  of reserved[1].) */
+     *  VKPROF_PHASE_FLAG_OUTER are registered: the app says that in each
+     *  step that holds scopes of them, they hold all of its work (the
+     *  layer's command buffers), and the counter is their union in those
+     *  steps only: an app may stamp them in some steps (the layer's
+     *  --busy N), and a step without one has no value. (Takes the place of
+     *  reserved[1].) */
     vkprof_feature trace_gpu_busy;
     /** The begin stamp of an outer phase's scope (VKPROF_PHASE_FLAG_OUTER:
      *  a whole command buffer) at the top of the pipe: ENABLED, it waits for
@@ -692,11 +694,12 @@ const char *vkprof_phase_name(vkprof_context ctx, vkprof_phase phase);
  * window, and it is never a first call. Its figures are then exact while
  * the other phases' are estimates, and the union of its scopes is the
  * queue's busy time: the trace's GPU busy counter is written from them
- * (desc.trace_gpu_busy ENABLED says that every step's work lies inside
- * them). An outer phase's time overlaps its inner scopes' time, so front
- * ends leave it out of the split (vkprof_phase_stats.flags says which
- * phases are outer; the trace names them, metadata
- * gpu_sampling.outer_phases). Without rotation the flag changes no stamp.
+ * (desc.trace_gpu_busy ENABLED says that each step's work lies inside
+ * them, in the steps that hold them: an app may begin them in some steps
+ * only, and count the rest with vkprof_count_calls). An outer phase's time overlaps its inner
+ * scopes' time, so front ends leave it out of the split (vkprof_phase_stats.flags says which phases
+ * are outer; the trace names them, metadata gpu_sampling.outer_phases). Without rotation the flag
+ * changes no stamp.
  */
 #define VKPROF_PHASE_FLAG_OUTER 0x1u
 

@@ -1448,7 +1448,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Add the busy interval [a, b) to the steps it overlaps (st: the sorted
  * step events, m of them; b[k] is [st[k], st[k + 1])). */
-static void busy_add(vkprof_xbusy *out, const uint64_t *st, uint32_t m, uint64_t a, uint64_t b)
+static void busy_add(vkprof_xbusy *out, unsigned char *hit, const uint64_t *st, uint32_t m,
+                     uint64_t a, uint64_t b)
 {
     /* the last step event at or before a (0 when a is before them all) */
     uint32_t lo = 0, hi = m;
@@ -1465,6 +1466,7 @@ static void busy_add(vkprof_xbusy *out, const uint64_t *st, uint32_t m, uint64_t
         const uint64_t e = b < st[k + 1] ? b : st[k + 1];
         if (e > s) {
             out[k].busy_ns += e - s;
+            hit[k] = 1;
         }
     }
 }
@@ -1505,11 +1507,15 @@ int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out)
         }
     }
     vkprof_xbusy *b = NULL;
+    unsigned char *hit = NULL; /* the steps with work in them */
     if (!failed && u >= 2) {
         b = calloc(u - 1, sizeof *b);
-        failed = b == NULL;
+        hit = calloc(u - 1, 1);
+        failed = b == NULL || hit == NULL;
     }
     if (failed || u < 2) {
+        free(b);
+        free(hit);
         free(st);
         if (failed) {
             errno = ENOMEM;
@@ -1521,12 +1527,19 @@ int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out)
         b[k].start_ns = st[k];
         b[k].end_ns = st[k + 1];
     }
-    /* the union of the track's scopes (in start order), step by step */
+    /* the union of the track's scopes (in start order), step by step; where
+     * the busy time comes from outer scopes beside a sampled split, theirs
+     * alone, and only the steps that hold them (vkprof run --busy N stamps
+     * them in 1 step in N): each measured step has its value, held until
+     * the next one */
+    const bool outer_only = !whole_steps(x, s);
     uint64_t cs = 0, ce = 0;
     bool open = false;
     vkprof__export_iter_range(&it, tr->pos[VKPROF_EV_GPU], tr->n[VKPROF_EV_GPU]);
     while (vkprof__export_next(x, &it, &e)) {
-        if (e.end_ns <= e.start_ns) {
+        if (e.end_ns <= e.start_ns ||
+            (outer_only && e.src < x->nsrc &&
+             !(vkprof_phase_flags(x->src[e.src].ctx, e.name_id) & VKPROF_PHASE_FLAG_OUTER))) {
             continue;
         }
         if (open && e.start_ns <= ce) {
@@ -1536,23 +1549,38 @@ int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out)
             continue;
         }
         if (open) {
-            busy_add(b, st, u, cs, ce);
+            busy_add(b, hit, st, u, cs, ce);
         }
         cs = e.start_ns;
         ce = e.end_ns;
         open = true;
     }
     if (open) {
-        busy_add(b, st, u, cs, ce);
+        busy_add(b, hit, st, u, cs, ce);
     }
     failed = it.failed;
     vkprof__export_iter_free(&it);
     free(st);
     if (failed) {
         free(b);
+        free(hit);
         errno = ENOMEM;
         return -1;
     }
+    uint32_t n = u - 1;
+    if (outer_only) {
+        n = 0;
+        for (uint32_t k = 0; k + 1 < u; k++) {
+            if (hit[k]) {
+                b[n++] = b[k];
+            }
+        }
+    }
+    free(hit);
+    if (n == 0) {
+        free(b);
+        return 0;
+    }
     *out = b;
-    return (int)(u - 1);
+    return (int)n;
 }

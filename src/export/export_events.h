@@ -206,7 +206,10 @@ typedef struct vkprof_xbusy {
  * (malloc'd; the caller frees it): their number, 0 (*out NULL) when the
  * track has none to give (no scope; fewer than 2 step events; a context
  * that did not time every call of its steps: rotation, sample_every, calls
- * left out, desc.trace_gpu_busy DISABLED), or -1 (errno ENOMEM). */
+ * left out, desc.trace_gpu_busy DISABLED), or -1 (errno ENOMEM). Where the
+ * busy time comes from outer scopes (rotation, desc.trace_gpu_busy
+ * ENABLED), only their union counts, and only the steps that hold one are
+ * given: an app may stamp them in some steps only. */
 int vkprof__export_busy(vkprof_export *x, uint32_t t, vkprof_xbusy **out);
 /* Its share of the step in thousandths of a percent (0..100000), as both
  * writers give it (JSON: 3 decimals; .pftrace: that over 1000). */

@@ -373,6 +373,7 @@ int lyr_finish_write(lyr_index *ix, const char *out_dir, lyr_ctx_table *ctxs, co
     vkprof__json_kv_str(j, "mode", ix->mode_name);
     vkprof__json_kv_u64(j, "sample_every", ix->sample_every ? ix->sample_every : 1u);
     vkprof__json_kv_u64(j, "rotate", ix->rotate);
+    vkprof__json_kv_u64(j, "busy_every", ix->busy_every);
     vkprof__json_kv_u64(j, "cost_block", ix->cost_block);
     vkprof__json_kv_str(j, "steps_rule", ix->steps_rule);
     vkprof__json_kv_u64(j, "name_map_entries", ix->name_map_entries);

@@ -28,9 +28,9 @@
 
 #define LYR_INDEX_MAGIC "VKPLYRIX"
 #define LYR_INDEX_VERSION                                                                          \
-    8u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
+    9u /* 2: the module names' counts; 3: rotate; 4: the cost probe; 5: recording time;            \
           6: where results were read, the host's time; 7: buffers left out; 8: the cost            \
-          probe's host time by state */
+          probe's host time by state; 9: busy_every */
 #define LYR_IDX_DEVICES 64u
 #define LYR_IDX_FAMILIES 16u
 #define LYR_SPOOL_DIR ".vkprof"
@@ -151,7 +151,7 @@ typedef struct lyr_index {
     uint32_t auto_names; /* VKPROF_LAYER_AUTO_NAMES */
     uint32_t rotate;     /* VKPROF_LAYER_ROTATE: K dispatches stamped a step, 0 all */
     uint32_t cost_block; /* VKPROF_LAYER_COST_BLOCK: the cost probe's block of steps, 0 off */
-    uint32_t pad_cost;
+    uint32_t busy_every; /* the busy scopes: in 1 step in N (VKPROF_LAYER_BUSY_EVERY), 0 none */
     /* shader modules created, and how many of them embedded.c named */
     _Atomic uint64_t modules, modules_by_address, modules_by_content;
     char mode_name[16];

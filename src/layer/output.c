@@ -218,6 +218,7 @@ static void proc_create(void)
     ix->mode = (uint32_t)lyr_cfg.mode;
     ix->sample_every = lyr_cfg.sample;
     ix->rotate = lyr_cfg.rotate;
+    ix->busy_every = lyr_cfg.busy && lyr_buffer_scopes() ? lyr_cfg.busy_every : 0;
     ix->cost_block = lyr_cfg.cost_block;
     ix->keep_last = lyr_cfg.keep_last;
     ix->trace_format = lyr_cfg.trace_format;

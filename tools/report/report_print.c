@@ -1054,6 +1054,21 @@ static bool busy_unmeasured(const rpt_summary *s)
     return s->has_whole_steps && !s->whole_steps;
 }
 
+/* Is `name` one of the outer phases (metadata, joined by ", ")? */
+static bool outer_listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = list; p != NULL && *p != '\0';) {
+        const char *e = strstr(p, ", ");
+        const size_t len = e != NULL ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) {
+            return true;
+        }
+        p = e != NULL ? e + 2 : NULL;
+    }
+    return false;
+}
+
 int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
 {
     memset(out, 0, sizeof *out);
@@ -1065,17 +1080,28 @@ int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
     const size_t nw = s->n_token_events - 1;
     int64_t *merged = malloc(2 * (s->n_slices + 1) * sizeof *merged);
     int64_t *idle_pm = malloc(nw * sizeof *idle_pm); /* per window: idle, per mille x 1000 */
-    if (merged == NULL || idle_pm == NULL) {
+    /* Where the busy time comes from outer scopes (a sampled split beside
+     * them), only their slices count, and only in the steps that hold them
+     * (vkprof run --busy N stamps them in 1 step in N; the others' sampled
+     * slices would read as mostly idle) */
+    const bool outer_only = s->outer_phases != NULL && !(s->has_whole_steps && s->whole_steps);
+    unsigned char *outer = outer_only ? calloc(s->n_gpu + 1, 1) : NULL;
+    if (merged == NULL || idle_pm == NULL || (outer_only && outer == NULL)) {
         free(merged);
         free(idle_pm);
+        free(outer);
         return -1;
+    }
+    for (size_t g = 0; outer != NULL && g < s->n_gpu; g++) {
+        outer[g] = outer_listed(s->outer_phases, s->gpu[g].name);
     }
     /* the track's slices as disjoint intervals, in order (slices are sorted
      * by track, then start) */
     size_t nm = 0;
     for (size_t i = 0; i < s->n_slices; i++) {
         const rpt_slice *sl = &s->slices[i];
-        if (sl->track != track || sl->dur_ns <= 0) {
+        if (sl->track != track || sl->dur_ns <= 0 ||
+            (outer != NULL && (sl->group >= s->n_gpu || !outer[sl->group]))) {
             continue;
         }
         const int64_t a = sl->ts_ns, b = sl->ts_ns + sl->dur_ns;
@@ -1134,6 +1160,7 @@ int rpt_gpu_idle_of(const rpt_summary *s, size_t track, rpt_gpu_idle *out)
     }
     free(merged);
     free(idle_pm);
+    free(outer);
     return out->windows > 0 ? 1 : 0;
 }
 

@@ -828,8 +828,9 @@ typedef struct report {
      * its summary before the exit status exists) */
     long long child;
     int child_status, child_signo;
-    const char *mode; /* the process being printed: its layer mode */
-    uint64_t rotate;  /* its rotating window (0: none) */
+    const char *mode;    /* the process being printed: its layer mode */
+    uint64_t rotate;     /* its rotating window (0: none) */
+    uint64_t busy_every; /* its busy scopes: in 1 step in N (0: none, or an older layer) */
 } report;
 
 static const char *const lost_keys[] = {
@@ -1169,9 +1170,13 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                 int hn = snprintf(how, sizeof how, "%llu of %llu buffers timed, the rest estimated",
                                   (unsigned long long)outer_count, (unsigned long long)outer_calls);
                 if (left > 0 && hn > 0 && (size_t)hn < sizeof how) {
-                    hn += snprintf(how + hn, sizeof how - (size_t)hn, ": %llu left out by %s",
+                    const bool both = r->busy_every > 1 && (probe > 0 || sample_every > 1);
+                    hn += snprintf(how + hn, sizeof how - (size_t)hn, ": %llu left out by %s%s",
                                    (unsigned long long)left,
-                                   probe > 0 ? "the cost probe" : "the sampling");
+                                   r->busy_every > 1 ? "the window's steps" : "",
+                                   !both && r->busy_every > 1 ? ""
+                                   : probe > 0 ? (both ? " and the cost probe" : "the cost probe")
+                                               : (both ? " and the sampling" : "the sampling"));
                 }
                 if (lost > 0 && hn > 0 && (size_t)hn < sizeof how) {
                     snprintf(how + hn, sizeof how - (size_t)hn, ", %llu lost or unread",
@@ -1180,14 +1185,23 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
             } else {
                 snprintf(how, sizeof how, "%llu buffers, exact", (unsigned long long)outer_count);
             }
+            char every[64];
+            if (r->busy_every > 1) {
+                snprintf(every, sizeof every, "in 1 %sstep in %llu, at random",
+                         probe > 0          ? "profiled "
+                         : sample_every > 1 ? "sampled "
+                                            : "",
+                         (unsigned long long)r->busy_every);
+            } else {
+                snprintf(every, sizeof every, "in every %sstep",
+                         probe > 0          ? "profiled "
+                         : sample_every > 1 ? "sampled "
+                                            : "");
+            }
             fprintf(o,
                     "      GPU busy %.3f ms per step: its command buffers' time, each one "
-                    "stamped in every %sstep (%s)",
-                    busy / 1e6,
-                    probe > 0          ? "profiled "
-                    : sample_every > 1 ? "sampled "
-                                       : "",
-                    how);
+                    "stamped %s (%s)",
+                    busy / 1e6, every, how);
             if (of_busy) {
                 fprintf(o, "; the label regions' own time is %.1f%% of it\n",
                         busy > 0 ? 100.0 * total / (double)steps / busy : 0.0);
@@ -1412,6 +1426,10 @@ static void print_cost(report *r, const cJSON *dev)
                                 "busy time), each waiting for the work before it"
                           : r->mode != NULL && strcmp(r->mode, "label") == 0
                               ? "2 stamps a label region, each waiting for the work before it"
+                          : r->rotate > 0 && has_outer(dev) && r->busy_every > 1
+                              ? "a few stamps a step (the window) or, in 1 step in N at random, "
+                                "2 a command buffer (its busy time) instead, each waiting for "
+                                "the work before it"
                           : r->rotate > 0 && has_outer(dev)
                               ? "a few stamps a step (the window) and 2 a command buffer (its "
                                 "busy time), each waiting for the work before it"
@@ -1586,6 +1604,7 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
     r->processes++;
     r->mode = str(root, "mode", "");
     r->rotate = u64(root, "rotate");
+    r->busy_every = u64(root, "busy_every");
     uint64_t sample_every = u64(root, "sample_every");
     if (sample_every == 0) {
         sample_every = 1;
@@ -1628,6 +1647,13 @@ static bool print_summary(report *r, const char *dir, const char *file, cJSON *r
                 "  rotating window: %llu dispatches timed a step (+1 boundary stamp), the next "
                 "step the next ones: per-phase times are estimates\n",
                 (unsigned long long)u64(root, "rotate"));
+        if (r->busy_every > 1) {
+            fprintf(o,
+                    "  busy scopes: each command buffer stamped in 1 step in %llu, chosen at "
+                    "random, a step of its own (no window in it: its buffers run in flow); the "
+                    "others' buffers estimated\n",
+                    (unsigned long long)r->busy_every);
+        }
     } else if (r->mode != NULL && strcmp(r->mode, "dispatch") == 0 && sample_every <= 1) {
         /* issue 26: the old default, kept for short diagnostic runs */
         fprintf(o, "  every dispatch stamped (--rotate 0): each one runs alone, the GPU "
