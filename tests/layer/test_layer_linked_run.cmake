@@ -867,7 +867,7 @@ sys.exit(1 if bad else 3 if shares else 0)
   file(GLOB rtr ${WORK}/rot/*.trace.json)
   timed_run(60 ${VKPROF} report ${rtr})
   expect("report of --rotate 2" "${out}" "GPU busy and idle per step \\(each queue's timed GPU work")
-  expect("report of --rotate 2" "${out}" "\\(from the outer scopes, stamped in every step around all of its work: command_buffer;")
+  expect("report of --rotate 2" "${out}" "\\(from the outer scopes around all of a step's work, over the steps that hold them: command_buffer;")
   # --busy off: the window alone, and busy/idle is not measured
   timed_run(120 ${VKPROF} run -o ${WORK}/rotnb --rotate 2 --busy off --layer-dir ${LAYER_DIR} -- ${APP} --iterations 8 --dispatches 6 --pipelines 2)
   if(NOT rc EQUAL 0)
@@ -883,7 +883,7 @@ sys.exit(1 if bad else 3 if shares else 0)
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "--busy maybe was not refused: exit ${rc}")
   endif()
-  expect("--busy maybe" "${err}" "unknown --busy 'maybe' \\(on\\|off\\)")
+  expect("--busy maybe" "${err}" "unknown --busy 'maybe' \\(on\\|off\\|N, N 1..1000000\\)")
   timed_run(20 ${VKPROF} run -o ${WORK}/rotbad --rotate 0 --busy on --layer-dir ${LAYER_DIR} -- ${APP})
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "--busy with every dispatch was not refused: exit ${rc}")
@@ -893,6 +893,95 @@ sys.exit(1 if bad else 3 if shares else 0)
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "--busy with --mode cmdbuf was not refused: exit ${rc}")
   endif()
+  # --busy 4 (issue 26: each stamp a step costs): the busy scopes in 1 step
+  # in 4, chosen by a hash of the step's number (never by a period, which
+  # aliases with an app's alternating steps), each a step of its own with
+  # no window in it; the other steps stamp the window and count the
+  # buffers' scopes as left out. Exact accounting: the steps chosen, the
+  # buffers stamped, the dispatches counted, the trace's busy points.
+  timed_run(120 ${VKPROF} run -o ${WORK}/rotb4 --rotate 2 --busy 4 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 40 --dispatches 6 --pipelines 2 --validation)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "--rotate 2 --busy 4: exit ${rc}")
+  endif()
+  expect_not("--busy 4" "${out}${err}" "VUID-|Validation Error")
+  expect("--busy 4" "${err}" "busy scopes: each command buffer stamped in 1 step in 4, chosen at random, a step of its own")
+  expect("--busy 4" "${err}" "GPU busy [0-9.]+ ms per step: its command buffers' time, each one stamped in 1 step in 4, at random \\(([0-9]+) of 40 buffers timed, the rest estimated: ([0-9]+) left out by the window's steps\\)")
+  expect("--busy 4" "${err}" "lost: none")
+  file(GLOB b4s ${WORK}/rotb4/*.summary.json)
+  file(GLOB b4t ${WORK}/rotb4/*.trace.json)
+  execute_process(COMMAND ${PYTHON} -c "
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))
+d = s['devices'][0]
+f, n = d['queue_families'][0], d['contexts'][0]['snapshot']
+bad = []
+def want(what, ok):
+    if not ok:
+        bad.append(what)
+M = (1 << 64) - 1
+def mix(x):
+    z = (x + 0x9e3779b97f4a7c15) & M
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+    return z ^ (z >> 31)
+# one buffer of 8 dispatches a step (40 steps): the steps the hash picks, never the first
+busy = [k for k in range(40) if k > 0 and mix(k ^ 0x62757379) % 4 == 0]
+want('busy_every key', s.get('busy_every') == 4 and s['rotate'] == 2)
+want('some steps, not all', 0 < len(busy) < 39)
+o = [p for p in n['phases'] if p.get('outer')]
+o = o[0] if len(o) == 1 else {'count': -1, 'calls': -1, 'total_ns': 0, 'est_total_ns': -1}
+want('buffers stamped: the chosen steps', o['count'] == len(busy) and o['calls'] == 40)
+want('the rest left out, counted', f['recording']['scopes_left_out'] == 40 - len(busy))
+want('busy estimate: its mean times its calls', abs(o['est_total_ns'] - o['total_ns'] * 40 // max(o['count'], 1)) <= 1)
+dd = f['dispatches']
+want('dispatches', dd['executed'] == 320 and dd['executed_untimed']['not_in_window'] == 320 - dd['executed_timed'])
+# the window runs in the other steps only: 2 a step, and the calls just
+# before its start whose end is its first boundary are not timed
+want('window stamps only in the window steps', dd['executed_timed'] <= 2 * (40 - len(busy)) + 2)
+t_ = n['timing']
+want('calls', t_['calls_executed'] == 320 + 40 and t_['calls_unstamped'] == 320 - dd['executed_timed'] + 40 - len(busy))
+# the trace: a step with a buffer's scope holds no dispatch's
+sl = [e for e in t['traceEvents'] if e.get('ph') == 'X' and e.get('cat') == 'gpu']
+outer_steps = {e['args']['step'] for e in sl if e['name'] == 'command_buffer'}
+disp_steps = {e['args']['step'] for e in sl if e['name'] != 'command_buffer'}
+want('busy steps in the trace', len(outer_steps) == len(busy))
+want('no window in a busy step', not (outer_steps & disp_steps))
+pts = [e for e in t['traceEvents'] if e.get('ph') == 'C' and e.get('cat') == 'busy']
+want('a busy point for each busy step (the last may have no step after it)', len(busy) - 1 <= len(pts) <= len(busy))
+want('busy shares', all(0 < e['args']['%'] <= 100 for e in pts))
+print('busy steps %s; timed dispatches %d; busy points %d' % (busy, dd['executed_timed'], len(pts)))
+print('bad:', bad)
+sys.exit(1 if bad else 0)
+" ${b4s} ${b4t} RESULT_VARIABLE src OUTPUT_VARIABLE said ERROR_VARIABLE said_err)
+  message(STATUS "--busy 4:\n${said}${said_err}")
+  if(NOT src EQUAL 0)
+    message(FATAL_ERROR "--busy 4: the accounting is off")
+  endif()
+  timed_run(60 ${VKPROF} report ${b4t})
+  string(REGEX MATCH "busy steps \\[([0-9, ]*)\\]" _ "${said}")
+  string(REGEX MATCHALL "[0-9]+" bsteps "${CMAKE_MATCH_1}")
+  list(LENGTH bsteps nb)
+  math(EXPR nb1 "${nb} - 1")
+  expect("report of --busy 4" "${out}" "GPU busy and idle per step \\(each queue's timed GPU work")
+  # busy and idle over the busy steps alone: the window's steps are left out
+  if(NOT out MATCHES "over (${nb}|${nb1}) step\\(s\\) with timed GPU work")
+    message(FATAL_ERROR "report of --busy 4: not over the ${nb} busy steps:\n${out}")
+  endif()
+  timed_run(20 ${VKPROF} run -o ${WORK}/rotbad --mode label --busy 4 --layer-dir ${LAYER_DIR} -- ${APP})
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "--busy 4 with --mode label was not refused: exit ${rc}")
+  endif()
+  timed_run(20 ${VKPROF} run -o ${WORK}/rotbad --busy 0 --layer-dir ${LAYER_DIR} -- ${APP})
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "--busy 0 was not refused: exit ${rc}")
+  endif()
+  # a garbage value: warned, and the busy scopes in every step
+  set(ENV{VKPROF_LAYER_BUSY_EVERY} "4x")
+  timed_run(120 ${VKPROF} run -o ${WORK}/rotbg --rotate 2 --layer-dir ${LAYER_DIR} -- ${APP} --iterations 8 --dispatches 6 --pipelines 2)
+  unset(ENV{VKPROF_LAYER_BUSY_EVERY})
+  expect("VKPROF_LAYER_BUSY_EVERY=4x" "${err}" "VKPROF_LAYER_BUSY_EVERY='4x' is not a whole number 1..1000000; using 1")
+  expect("VKPROF_LAYER_BUSY_EVERY=4x" "${err}" "each one stamped in every step \\(8 buffers, exact\\)")
   # one recording submitted at every step (--resubmit), under the default:
   # each execution counts its calls again (the library's calls are the
   # layer's executed dispatches), so the estimate is each phase's first

@@ -1366,9 +1366,9 @@ static void print_gpu_idle(const rpt_summary *s, FILE *out, const char *unit)
     }
     if (header && s->outer_phases != NULL && s->has_whole_steps && !s->whole_steps) {
         fprintf(out,
-                "  (from the outer scopes, stamped in every %s around all of its work: %s; the "
-                "other slices are a sample and hold no more than these)\n",
-                unit, s->outer_phases);
+                "  (from the outer scopes around all of a %s's work, over the %ss that hold "
+                "them: %s; the other slices are a sample and hold no more than these)\n",
+                unit, unit, s->outer_phases);
     }
     rpt_submit_latency_out sl;
     if (header && rpt_submit_latency(s, &sl) == 1) {
