@@ -549,6 +549,32 @@ def part_rotate(ok, layer_dir, vkprof, plain, graphs):
     ok(ob > 0 and cb > 0 and 0.5 <= ob / cb <= 2.0,
        "rotate: GPU busy %.3f ms a step from its command buffers' outer scopes, --mode cmdbuf %.3f: ratio %.3f "
        "in 0.5..2" % (ob, cb, ob / cb if cb else 0))
+    # VKPROF_LAYER_BUSY_EVERY=4 (vkprof run --busy 4): the buffers' scopes
+    # in 1 step in 4, chosen at random, a step of their own; the other
+    # steps' buffers counted as left out and estimated (node-llama-cpp's
+    # steps alternate, as llama.cpp's do: a period would alias with them)
+    rb = LayerRun(WORK, "rotate-busy4", layer_dir,
+                  env={"VKPROF_LAYER_ROTATE": "16", "VKPROF_LAYER_BUSY_EVERY": "4"})
+    if not check_common(ok, rb, plain):
+        return
+    check_rotated(ok, rb, ("not_in_window",))
+    ok(rb.summary.get("busy_every") == 4, "busy 4: the summary says busy_every 4", rb.summary.get("busy_every"))
+    outer = [p for ctx in rb.device["contexts"] for p in ctx["snapshot"]["phases"] if p.get("outer")]
+    left = sum(f["recording"]["scopes_left_out"] for f in rb.device["queue_families"])
+    timed, calls = sum(p["count"] for p in outer), sum(p["calls"] for p in outer)
+    ok(0 < timed < calls and timed + left == calls,
+       "busy 4: %d of %d buffers stamped, %d left out and counted" % (timed, calls, left))
+    est = sum(p["est_total_ns"] for p in outer) / max(1, rb.device["steps"]) / 1e6
+    ok(est > 0 and 0.5 <= est / cb <= 2.0,
+       "busy 4: GPU busy %.3f ms a step estimated from its stamped buffers, --mode cmdbuf %.3f: ratio %.3f in 0.5..2"
+       % (est, cb, est / cb if cb else 0))
+    # no window in a busy step: a step with a buffer's scope holds no dispatch's
+    sl = [e for e in rb.trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "gpu"]
+    onames = {p["name"] for p in outer}
+    osteps = {e["args"].get("step") for e in sl if e["name"] in onames}
+    dsteps = {e["args"].get("step") for e in sl if e["name"] not in onames}
+    ok(osteps and not (osteps & dsteps), "busy 4: %d busy steps, none with a dispatch's slice" % len(osteps),
+       sorted(osteps & dsteps))
 
 
 PARTS = {"core": part_core, "markers": part_markers, "perf": part_perf, "rotate": part_rotate}
