@@ -914,8 +914,8 @@ static void rotate_outer_trace(const char *name, vkprof_feature busy_flag, bool 
     if (rep != NULL) {
         CHECK((strstr(rep, ": not measured (only part of each") == NULL) == measured);
         CHECK((strstr(rep, "idle) over 7 token(s) with timed GPU work") != NULL) == measured);
-        CHECK((strstr(rep, "from the outer scopes, stamped in every token around all of its "
-                           "work: command_buffer;") != NULL) == measured);
+        CHECK((strstr(rep, "from the outer scopes around all of a token's work, over the "
+                           "tokens that hold them: command_buffer;") != NULL) == measured);
         /* the slices called a sample, and the estimates after them */
         CHECK(strstr(rep, "GPU phases (the trace's slices: a sample)") != NULL);
         CHECK(strstr(rep, outer ? "GPU phases, estimated: the slices above are a sample (7 of 21 "

@@ -211,7 +211,7 @@ elseif(CASE STREQUAL "layer_devices")
   # under the Khronos validation layer (above ours): vkprof devices' one
   # measured dispatch
   set(ENV{VK_INSTANCE_LAYERS} VK_LAYER_KHRONOS_validation)
-  vrun(0 -o ${OUT} -- ${VKPROF} devices)
+  vrun(0 -o ${OUT} --busy on -- ${VKPROF} devices)
   expect("stdout" "${out}" "measured dispatch: busy shader")
   expect("stderr" "${err}" "\nvkprof \\(pid ([0-9]+)\\), mode dispatch, every submit: [^\n]*/out/vkprof-[0-9]+.summary.json\n")
   string(REGEX MATCH "vkprof \\(pid ([0-9]+)\\)" _ "${err}")
@@ -221,7 +221,8 @@ elseif(CASE STREQUAL "layer_devices")
   # vkprof devices names no pipeline: the layer names it after the symbol
   # that holds its SPIR-V in vkprof's executable
   # (vkprof run's default: the rotating window, its table's columns: timed,
-  # calls, timed ms, share, per step; and the command buffers' busy time)
+  # calls, timed ms, share, per step; and, --busy on, the command buffers'
+  # busy time in every step)
   expect("stderr" "${err}" "\n      busy +[1-9][0-9]* +[1-9][0-9]* +[0-9.]+ +100.0 +[0-9.]+\n")
   expect("stderr" "${err}" "\n      GPU busy [0-9.]+ ms per step: its command buffers' time")
   expect("stderr" "${err}" "\n  shader modules: [1-9][0-9]*, named from the loaded files' symbols: [1-9][0-9]* by address")

@@ -54,56 +54,59 @@
 static void run_usage(FILE *f)
 {
     fprintf(
-        f, "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--rotate K] [--sample N]\n"
-           "                  [--busy on|off] [--cost-probe B] [--names FILE] [--keep first|last]\n"
-           "                  [--trace-events N]\n"
-           "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
-           "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
-           "  each of its processes how it ended, its trace, and per device and queue\n"
-           "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
-           "  each phase and the steps (a host wait that retires queue work closes one).\n"
-           "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
-           "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
-           "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
-           "  last collection.\n"
-           "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
-           "                        .summary.json go (default vkprof-run; made when\n"
-           "                        missing; nothing in it is deleted)\n"
-           "  --mode M        dispatch (dispatches, the default: see --rotate), label\n"
-           "                  (each debug label region) or cmdbuf (each command buffer)\n"
-           "  --rotate K      dispatch mode: each step stamps only K dispatches (K + 1\n"
-           "                  stamps), the next step the next K, so every dispatch\n"
-           "                  position is timed once every ceil(dispatches a step / K)\n"
-           "                  steps; phase times are then estimates (mean x calls).\n"
-           "                  Default 4 (with --busy on), unless --sample or another\n"
-           "                  --mode is given. 0: every dispatch, each one stamped and\n"
-           "                  so run alone, the GPU serialised (+36 to +64 %% of\n"
-           "                  llama.cpp's step time on an H100): for short diagnostics\n"
-           "  --busy on|off   with --rotate or --mode label: also stamp each command\n"
-           "                  buffer's start and end in every step, for the GPU's busy\n"
-           "                  time per step beside the window's split, or as what the\n"
-           "                  label regions' shares are of (default: on with --rotate,\n"
-           "                  off with --mode label; 2 stamps a buffer)\n"
-           "  --sample N      time 1 submit in N (default 1)\n"
-           "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
-           "                  in blocks of B, and in each pair of blocks one, chosen at\n"
-           "                  random, is not profiled; the report compares the steps'\n"
-           "                  wall time with and without (the figures are scaled to\n"
-           "                  every step). 0: off (the default)\n"
-           "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
-           "                  without one, modules are named after the symbols that hold\n"
-           "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
-           "                  not)\n"
-           "  --keep K        first (default): the first events, later ones counted as\n"
-           "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
-           "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
-           "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
-           "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
-           "                  else <vkprof's folder>/layer, else\n"
-           "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
-           "  The layer is enabled the loader's way: VK_ADD_LAYER_PATH gets the folder,\n"
-           "  VK_INSTANCE_LAYERS gets " LAYER_NAME " appended; VKPROF_LAYER=on and the\n"
-           "  options above go to the layer as VKPROF_LAYER_* variables.\n");
+        f,
+        "usage: vkprof run [-o DIR] [--mode dispatch|label|cmdbuf] [--rotate K] [--sample N]\n"
+        "                  [--busy on|off|N] [--cost-probe B] [--names FILE] [--keep first|last]\n"
+        "                  [--trace-events N]\n"
+        "                  [--format json|pftrace|both] [--layer-dir DIR] [--] CMD ARGS...\n"
+        "  Run CMD with the vkprof layer (" LAYER_NAME ") on; when it ends, print for\n"
+        "  each of its processes how it ended, its trace, and per device and queue\n"
+        "  family every dispatch (timed, lost or untimed, and why), the GPU time of\n"
+        "  each phase and the steps (a host wait that retires queue work closes one).\n"
+        "  The report goes to stderr; CMD's own output is left alone. The exit status\n"
+        "  is CMD's (128+N when signal N killed it). SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
+        "  are passed on to CMD; a process killed or crashed keeps its trace up to its\n"
+        "  last collection.\n"
+        "  -o DIR, --output DIR  where each process's <exe>-<pid>.trace.json and\n"
+        "                        .summary.json go (default vkprof-run; made when\n"
+        "                        missing; nothing in it is deleted)\n"
+        "  --mode M        dispatch (dispatches, the default: see --rotate), label\n"
+        "                  (each debug label region) or cmdbuf (each command buffer)\n"
+        "  --rotate K      dispatch mode: each step stamps only K dispatches (K + 1\n"
+        "                  stamps), the next step the next K, so every dispatch\n"
+        "                  position is timed once every ceil(dispatches a step / K)\n"
+        "                  steps; phase times are then estimates (mean x calls).\n"
+        "                  Default 4 (with --busy 4), unless --sample or another\n"
+        "                  --mode is given. 0: every dispatch, each one stamped and\n"
+        "                  so run alone, the GPU serialised (+36 to +64 %% of\n"
+        "                  llama.cpp's step time on an H100): for short diagnostics\n"
+        "  --busy on|off|N with --rotate or --mode label: also stamp each command\n"
+        "                  buffer's start and end, for the GPU's busy time per step\n"
+        "                  beside the window's split, or as what the label regions'\n"
+        "                  shares are of (2 stamps a buffer). on: in every step; N:\n"
+        "                  in 1 step in N, chosen at random, with no window in it\n"
+        "                  (--rotate only). Default: 4 with --rotate, off with\n"
+        "                  --mode label\n"
+        "  --sample N      time 1 submit in N (default 1)\n"
+        "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
+        "                  in blocks of B, and in each pair of blocks one, chosen at\n"
+        "                  random, is not profiled; the report compares the steps'\n"
+        "                  wall time with and without (the figures are scaled to\n"
+        "                  every step). 0: off (the default)\n"
+        "  --names FILE    a name map (vkprof names) for pipelines without a name;\n"
+        "                  without one, modules are named after the symbols that hold\n"
+        "                  them in the files the app loaded (VKPROF_LAYER_AUTO_NAMES=off:\n"
+        "                  not)\n"
+        "  --keep K        first (default): the first events, later ones counted as\n"
+        "                  dropped; last: the last ones (a server stopped with Ctrl-C)\n"
+        "  --trace-events N  events kept per queue family (1024..67108864; 262144)\n"
+        "  --format F      json (default), pftrace (Perfetto's protobuf) or both\n"
+        "  --layer-dir DIR the folder of " MANIFEST " (default: $VKPROF_LAYER_DIR,\n"
+        "                  else <vkprof's folder>/layer, else\n"
+        "                  <vkprof's folder>/../share/vulkan/explicit_layer.d)\n"
+        "  The layer is enabled the loader's way: VK_ADD_LAYER_PATH gets the folder,\n"
+        "  VK_INSTANCE_LAYERS gets " LAYER_NAME " appended; VKPROF_LAYER=on and the\n"
+        "  options above go to the layer as VKPROF_LAYER_* variables.\n");
 }
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -1419,6 +1422,11 @@ static void print_cost(report *r, const cJSON *dev)
     const cJSON *cp = cJSON_GetObjectItemCaseSensitive(dev, "cost_probe");
     if (cp == NULL) {
         /* not measured: what this mode does to the app, said anyway */
+        char busy_how[192];
+        snprintf(busy_how, sizeof busy_how,
+                 "a few stamps a step (the window) or, in 1 step in %llu at random, 2 a command "
+                 "buffer (its busy time) instead, each waiting for the work before it",
+                 (unsigned long long)r->busy_every);
         const char *how = r->mode != NULL && strcmp(r->mode, "cmdbuf") == 0
                               ? "2 stamps a command buffer, each waiting for the work before it"
                           : r->mode != NULL && strcmp(r->mode, "label") == 0 && has_outer(dev)
@@ -1426,10 +1434,7 @@ static void print_cost(report *r, const cJSON *dev)
                                 "busy time), each waiting for the work before it"
                           : r->mode != NULL && strcmp(r->mode, "label") == 0
                               ? "2 stamps a label region, each waiting for the work before it"
-                          : r->rotate > 0 && has_outer(dev) && r->busy_every > 1
-                              ? "a few stamps a step (the window) or, in 1 step in N at random, "
-                                "2 a command buffer (its busy time) instead, each waiting for "
-                                "the work before it"
+                          : r->rotate > 0 && has_outer(dev) && r->busy_every > 1 ? busy_how
                           : r->rotate > 0 && has_outer(dev)
                               ? "a few stamps a step (the window) and 2 a command buffer (its "
                                 "busy time), each waiting for the work before it"
@@ -1826,6 +1831,11 @@ static int command_start(int argc, char **argv)
  * than dispatch, and none of those in the layer's own variables (which
  * vkprof run passes on), nor steps turned off (the window moves by steps). */
 #define RUN_DEFAULT_ROTATE 4u
+/* ... and the command buffers' busy scopes in 1 step in N, at random, each
+ * such step without the window (issue 26: on llama.cpp's 1B decode on an
+ * H100, 15 stamps a step cost +3.7 % of its step time; docs/performance.md,
+ * "Busy steps of their own") */
+#define RUN_DEFAULT_BUSY_EVERY 4u
 
 static bool env_set(const char *name)
 {
@@ -1911,6 +1921,12 @@ int vkprof_cmd_run(int argc, char **argv)
     }
     ro.busy_every = (uint32_t)busy_n;
     const bool label_mode = ro.mode != NULL && strcmp(ro.mode, "label") == 0;
+    if (ro.busy == NULL && ro.rotate != UINT32_MAX && ro.rotate > 0 && !label_mode &&
+        !env_set("VKPROF_LAYER_BUSY") && !env_set("VKPROF_LAYER_BUSY_EVERY")) {
+        /* the window's busy scopes, by default in 1 step in N: each stamp
+         * a step costs (issue 26; --busy on: in every step) */
+        ro.busy_every = RUN_DEFAULT_BUSY_EVERY;
+    }
     if (label_mode && ro.busy_every > 1) {
         fprintf(stderr,
                 TOOL ": --busy %u: with --mode label the busy scopes hold the regions "
