@@ -191,6 +191,7 @@ mode_args() {
     *d) mode_args "${1%d}" ;; # with VKPROF_LAYER_DIAG_STAMPS=top
     plain) echo "" ;;
     every) echo "--rotate 0" ;;
+    def) echo "" ;; # vkprof run with no mode option: its default
     rot*nb) local k=${1#rot}; echo "--rotate ${k%nb} --busy off" ;;
     rot*b*) local k=${1#rot}; echo "--rotate ${k%%b*} --busy ${k#*b}" ;; # rot4b4: --busy 4
     rot*t) local k=${1#rot}; echo "--rotate ${k%t}" ;; # with VKPROF_LAYER_BUSY_BEGIN=top
