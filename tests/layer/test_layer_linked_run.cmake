@@ -992,6 +992,11 @@ sys.exit(1 if bad else 0)
   unset(ENV{VKPROF_LAYER_BUSY_EVERY})
   expect("VKPROF_LAYER_BUSY_EVERY=4x" "${err}" "VKPROF_LAYER_BUSY_EVERY='4x' is not a whole number 1..1000000; using 1")
   expect("VKPROF_LAYER_BUSY_EVERY=4x" "${err}" "each one stamped in every step \\(8 buffers, exact\\)")
+  # --busy on wins over the environment's schedule: every step
+  set(ENV{VKPROF_LAYER_BUSY_EVERY} "4")
+  timed_run(120 ${VKPROF} run -o ${WORK}/rotbon --rotate 2 --busy on --layer-dir ${LAYER_DIR} -- ${APP} --iterations 8 --dispatches 6 --pipelines 2)
+  unset(ENV{VKPROF_LAYER_BUSY_EVERY})
+  expect("--busy on, VKPROF_LAYER_BUSY_EVERY=4" "${err}" "each one stamped in every step \\(8 buffers, exact\\)")
   # one recording submitted at every step (--resubmit), under the default:
   # each execution counts its calls again (the library's calls are the
   # layer's executed dispatches), so the estimate is each phase's first

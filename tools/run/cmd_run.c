@@ -446,6 +446,9 @@ static bool setup_env(const char *layer_dir, const char *out_dir, const run_opts
         }
     } else if (o->busy != NULL && !set_env("VKPROF_LAYER_BUSY", o->busy)) {
         return false;
+    } else if (o->busy != NULL && strcmp(o->busy, "on") == 0 &&
+               !set_env("VKPROF_LAYER_BUSY_EVERY", "1")) {
+        return false; /* --busy on: every step, whatever the environment says */
     }
     if (o->names != NULL && !set_env("VKPROF_LAYER_NAMES", o->names)) {
         return false;
