@@ -376,10 +376,12 @@ static uint32_t buffer_phase(lyr_device *d, const lyr_cmd *c, vkprof_context ctx
  * of the step's number), never by a period: llama.cpp's decode alternates
  * a step of 261 dispatches with one of none, and every 4th step would be
  * an empty one, its buffers' mean then standing for all of them. Never the
- * first step, which holds the phases' first calls (the window stamps them). */
+ * first step, which holds the phases' first calls (the window stamps them);
+ * always the second, so that a run of a few steps has its busy time too
+ * (with N = 8 the hash's first pick is step 17). */
 static bool busy_step(const lyr_cmd *c)
 {
-    return lyr_cfg.busy_every <= 1 ||
+    return lyr_cfg.busy_every <= 1 || c->cost_step == 1 ||
            (c->cost_step > 0 &&
             lyr_mix64(c->cost_step ^ UINT64_C(0x62757379)) % lyr_cfg.busy_every == 0);
 }

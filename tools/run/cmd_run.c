@@ -76,7 +76,7 @@ static void run_usage(FILE *f)
         "                  stamps), the next step the next K, so every dispatch\n"
         "                  position is timed once every ceil(dispatches a step / K)\n"
         "                  steps; phase times are then estimates (mean x calls).\n"
-        "                  Default 4 (with --busy 4), unless --sample or another\n"
+        "                  Default 2 (with --busy 8), unless --sample or another\n"
         "                  --mode is given. 0: every dispatch, each one stamped and\n"
         "                  so run alone, the GPU serialised (+36 to +64 %% of\n"
         "                  llama.cpp's step time on an H100): for short diagnostics\n"
@@ -85,7 +85,8 @@ static void run_usage(FILE *f)
         "                  beside the window's split, or as what the label regions'\n"
         "                  shares are of (2 stamps a buffer). on: in every step; N:\n"
         "                  in 1 step in N, chosen at random, with no window in it\n"
-        "                  (--rotate only). Default: 4 with --rotate, off with\n"
+        "                  (--rotate only); the second step is always one.\n"
+        "                  Default: 8 with --rotate, off with\n"
         "                  --mode label\n"
         "  --sample N      time 1 submit in N (default 1)\n"
         "  --cost-probe B  measure what profiling costs the app in this run: steps go\n"
@@ -1845,12 +1846,14 @@ static int command_start(int argc, char **argv)
  * where nothing else was asked for: no --rotate, --sample or --mode other
  * than dispatch, and none of those in the layer's own variables (which
  * vkprof run passes on), nor steps turned off (the window moves by steps). */
-#define RUN_DEFAULT_ROTATE 4u
+#define RUN_DEFAULT_ROTATE 2u
 /* ... and the command buffers' busy scopes in 1 step in N, at random, each
  * such step without the window (issue 26: on llama.cpp's 1B decode on an
- * H100, 15 stamps a step cost +3.7 % of its step time; docs/performance.md,
- * "Busy steps of their own") */
-#define RUN_DEFAULT_BUSY_EVERY 4u
+ * H100, 15 stamps a step cost +3.7 % of its step time; each stamp a step
+ * costs, so K = 2 and N = 8: 3 stamps a step, 2 a buffer in 1 step in 8;
+ * docs/performance.md, "Busy steps of their own" and "The default of
+ * 2026-12-06") */
+#define RUN_DEFAULT_BUSY_EVERY 8u
 
 static bool env_set(const char *name)
 {
