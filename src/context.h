@@ -303,7 +303,13 @@ typedef struct vkprof_phase_acc {
     /* VKPROF_PHASE_FLAG_*: set once, read on the recording path (relaxed);
      * vkprof_reset keeps them */
     _Atomic uint32_t flags;
+    /* vkprof_set_phase_parent: 0 none told, VKPROF__PARENT_ROOT told none
+     * (a top-level region), VKPROF__PARENT_SEVERAL told two different ones,
+     * else the parent's id + 1; vkprof_reset keeps it */
+    _Atomic uint32_t parent;
 } vkprof_phase_acc;
+#define VKPROF__PARENT_ROOT 0xfffffffeu
+#define VKPROF__PARENT_SEVERAL 0xffffffffu
 
 /* ---- ring mode (ring.c) ---- */
 struct vkprof_ring_T;

@@ -532,6 +532,11 @@ typedef struct vkprof_phase_stats {
     /** VKPROF_PHASE_FLAG_* (vkprof_set_phase_flags): OUTER, a phase whose
      *  scopes hold others' work, left out of the split. */
     uint32_t flags;
+    /** vkprof_set_phase_parent: the phase its scopes are nested in, the
+     *  region around it; VKPROF_PHASE_NO_PARENT when none was told, or only
+     *  "none"; VKPROF_PHASE_SEVERAL_PARENTS when two different ones were
+     *  told (its time then belongs to no single region's total). */
+    uint32_t parent;
 } vkprof_phase_stats;
 
 /**
@@ -712,6 +717,25 @@ vkprof_result vkprof_set_phase_flags(vkprof_context ctx, vkprof_phase phase, uin
 
 /** A phase's flags; 0 for an unknown id or a NULL ctx. */
 uint32_t vkprof_phase_flags(vkprof_context ctx, vkprof_phase phase);
+
+/**
+ * Phase nesting: the region a phase's scopes lie in (issue 26: the layer's
+ * --mode label times each debug-label region's own time, in segments, and
+ * tells the library which region each one is nested in, so that a front
+ * end can give each region's total: its own time and its nested
+ * regions'). `parent` VKPROF_PHASE_NO_PARENT: a top-level region. Told
+ * again with the same parent, nothing changes; told another (a region
+ * nested in two different ones, or top-level once and nested once), the
+ * phase has VKPROF_PHASE_SEVERAL_PARENTS, for good. A phase told itself as
+ * its parent is left as it was (a region nested in one of the same name
+ * is the same row). Thread-safe, lock-free; the snapshot JSON gives
+ * "parent": NAME, or "parent_several": true.
+ * VKPROF_ERROR_INVALID_ARGUMENT for a NULL ctx or an unknown phase or
+ * parent.
+ */
+#define VKPROF_PHASE_NO_PARENT 0xffffffffu
+#define VKPROF_PHASE_SEVERAL_PARENTS 0xfffffffeu
+vkprof_result vkprof_set_phase_parent(vkprof_context ctx, vkprof_phase phase, vkprof_phase parent);
 
 /*
  * The timing cycle (not re-entrant: one scope at a time per context). In the

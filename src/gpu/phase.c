@@ -170,6 +170,32 @@ uint32_t vkprof_phase_flags(vkprof_context ctx, vkprof_phase phase)
     return atomic_load_explicit(&ctx->gpu.phases[phase].flags, memory_order_relaxed);
 }
 
+vkprof_result vkprof_set_phase_parent(vkprof_context ctx, vkprof_phase phase, vkprof_phase parent)
+{
+    const uint32_t n =
+        ctx == NULL ? 0 : atomic_load_explicit(&ctx->gpu.phase_count, memory_order_acquire);
+    if (ctx == NULL || phase >= n || (parent >= n && parent != VKPROF_PHASE_NO_PARENT)) {
+        return vkprof__fail(ctx, VKPROF_ERROR_INVALID_ARGUMENT,
+                            "vkprof_set_phase_parent: an unknown phase (%u) or parent (%u)", phase,
+                            parent);
+    }
+    if (parent == phase) {
+        return VKPROF_OK; /* a region in one of its own name: the same row */
+    }
+    const uint32_t want = parent == VKPROF_PHASE_NO_PARENT ? VKPROF__PARENT_ROOT : parent + 1u;
+    _Atomic uint32_t *slot = &ctx->gpu.phases[phase].parent;
+    uint32_t cur = atomic_load_explicit(slot, memory_order_relaxed);
+    /* the recording path tells it at every region: one load when known */
+    while (cur != want && cur != VKPROF__PARENT_SEVERAL) {
+        const uint32_t next = cur == 0 ? want : VKPROF__PARENT_SEVERAL;
+        if (atomic_compare_exchange_weak_explicit(slot, &cur, next, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            break;
+        }
+    }
+    return VKPROF_OK;
+}
+
 bool vkprof_any_recorded(vkprof_context ctx)
 {
     if (ctx == NULL) {
@@ -218,6 +244,10 @@ static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
     s->first_calls = a->first_count;
     s->first_ns = vkprof_ticks_to_ns(a->first_ticks, period);
     s->flags = atomic_load_explicit(&a->flags, memory_order_relaxed);
+    const uint32_t par = atomic_load_explicit(&a->parent, memory_order_relaxed);
+    s->parent = par == VKPROF__PARENT_SEVERAL                   ? VKPROF_PHASE_SEVERAL_PARENTS
+                : par == 0 || par == VKPROF__PARENT_ROOT ? VKPROF_PHASE_NO_PARENT
+                                                         : par - 1u;
     /* The estimator: the mean of the timed calls times the calls executed.
      * Every call timed (or lost): calls == count, the exact total. A
      * phase's first calls (a driver's compile) count once, and the mean of
@@ -306,6 +336,11 @@ vkprof_result vkprof_snapshot_json(vkprof_context ctx, char *buf, size_t cap, si
         }
         if (s.flags & VKPROF_PHASE_FLAG_OUTER) {
             vkprof__json_kv_bool(j, "outer", true);
+        }
+        if (s.parent == VKPROF_PHASE_SEVERAL_PARENTS) {
+            vkprof__json_kv_bool(j, "parent_several", true);
+        } else if (s.parent < ctx->gpu.phase_count) {
+            vkprof__json_kv_str(j, "parent", ctx->gpu.phases[s.parent].name);
         }
         vkprof__json_end(j);
     }

@@ -1039,6 +1039,18 @@ static VKAPI_ATTR void VKAPI_CALL lyr_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer
             c->label_disp[i] = c->n_dispatch;
             /* its segment opens at its first dispatch (region_cover) */
             c->label_want[i] = lyr_cfg.mode == LYR_MODE_LABEL;
+            if (c->label_want[i] && c->label_phase[i] != LYR_NO_PHASE) {
+                /* the region it is nested in, for each region's total: its
+                 * own time and its nested regions' (one load when known) */
+                uint32_t parent = VKPROF_PHASE_NO_PARENT;
+                for (uint32_t k = i; k-- > 0;) {
+                    if (c->label_want[k] && c->label_phase[k] != LYR_NO_PHASE) {
+                        parent = c->label_phase[k];
+                        break;
+                    }
+                }
+                (void)vkprof_set_phase_parent(c->rctx, c->label_phase[i], parent);
+            }
         }
     }
     c->depth++;

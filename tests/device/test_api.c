@@ -211,6 +211,74 @@ static void test_phases(void)
     vkprof_destroy(ctx);
 }
 
+/* Phase nesting (vkprof_set_phase_parent, issue 26): one parent, told
+ * again; two different ones, several for good; itself, ignored; and the
+ * snapshot and its JSON say so */
+static void test_phase_parent(void)
+{
+    vkprof_context ctx = make_ctx(VKPROF_ENABLE_ON, NULL);
+    vkprof_phase graph, node, disp, twice, top;
+    CHECK(vkprof_register_phase(ctx, "graph", &graph) == VKPROF_OK);
+    CHECK(vkprof_register_phase(ctx, "node", &node) == VKPROF_OK);
+    CHECK(vkprof_register_phase(ctx, "disp", &disp) == VKPROF_OK);
+    CHECK(vkprof_register_phase(ctx, "twice", &twice) == VKPROF_OK);
+    CHECK(vkprof_register_phase(ctx, "top", &top) == VKPROF_OK);
+    CHECK(vkprof_set_phase_parent(ctx, graph, VKPROF_PHASE_NO_PARENT) == VKPROF_OK);
+    CHECK(vkprof_set_phase_parent(ctx, node, graph) == VKPROF_OK);
+    CHECK(vkprof_set_phase_parent(ctx, node, graph) == VKPROF_OK); /* the same: kept */
+    CHECK(vkprof_set_phase_parent(ctx, disp, node) == VKPROF_OK);
+    CHECK(vkprof_set_phase_parent(ctx, disp, disp) == VKPROF_OK); /* itself: ignored */
+    CHECK(vkprof_set_phase_parent(ctx, twice, graph) == VKPROF_OK);
+    CHECK(vkprof_set_phase_parent(ctx, twice, node) == VKPROF_OK); /* another: several */
+    CHECK(vkprof_set_phase_parent(ctx, twice, graph) == VKPROF_OK); /* for good */
+    CHECK(vkprof_set_phase_parent(ctx, top, VKPROF_PHASE_NO_PARENT) == VKPROF_OK);
+    CHECK(vkprof_set_phase_parent(ctx, top, graph) == VKPROF_OK); /* top and nested: several */
+    const uint32_t n = vkprof_phase_count(ctx);
+    CHECK(vkprof_set_phase_parent(NULL, node, graph) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_set_phase_parent(ctx, n, graph) == VKPROF_ERROR_INVALID_ARGUMENT);
+    CHECK(vkprof_set_phase_parent(ctx, node, n) == VKPROF_ERROR_INVALID_ARGUMENT);
+    vkprof_phase_stats st[VKPROF_MAX_PHASES];
+    uint32_t got = 0;
+    CHECK(vkprof_snapshot(ctx, st, VKPROF_MAX_PHASES, &got, NULL) == VKPROF_OK);
+    CHECK_EQ_U64(got, n);
+    CHECK_EQ_U64(st[graph].parent, VKPROF_PHASE_NO_PARENT);
+    CHECK_EQ_U64(st[node].parent, graph);
+    CHECK_EQ_U64(st[disp].parent, node);
+    CHECK_EQ_U64(st[twice].parent, VKPROF_PHASE_SEVERAL_PARENTS);
+    CHECK_EQ_U64(st[top].parent, VKPROF_PHASE_SEVERAL_PARENTS);
+    CHECK_EQ_U64(st[VKPROF_PHASE_NORM].parent, VKPROF_PHASE_NO_PARENT); /* never told */
+    size_t need = 0;
+    CHECK(vkprof_snapshot_json(ctx, NULL, 0, &need) == VKPROF_ERROR_BUFFER_TOO_SMALL);
+    char *buf = malloc(need);
+    CHECK(buf != NULL && vkprof_snapshot_json(ctx, buf, need, &need) == VKPROF_OK);
+    cJSON *root = buf != NULL ? cJSON_Parse(buf) : NULL;
+    const cJSON *phases = cJSON_GetObjectItemCaseSensitive(root, "phases");
+    CHECK(cJSON_IsArray(phases) && cJSON_GetArraySize(phases) == (int)n);
+    uint32_t parents = 0, several = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, phases)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const cJSON *par = cJSON_GetObjectItemCaseSensitive(p, "parent");
+        if (cJSON_IsString(par)) {
+            parents++;
+            CHECK((strcmp(name->valuestring, "node") == 0 &&
+                   strcmp(par->valuestring, "graph") == 0) ||
+                  (strcmp(name->valuestring, "disp") == 0 &&
+                   strcmp(par->valuestring, "node") == 0));
+        }
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "parent_several"))) {
+            several++;
+            CHECK(strcmp(name->valuestring, "twice") == 0 || strcmp(name->valuestring, "top") == 0);
+        }
+    }
+    CHECK_EQ_U64(parents, 2);
+    CHECK_EQ_U64(several, 2);
+    cJSON_Delete(root);
+    free(buf);
+    vkprof_destroy(ctx);
+}
+
 static void test_env(void)
 {
     logbuf.warnings = 0;
@@ -374,6 +442,7 @@ int main(void)
     RUN(test_misuse);
     RUN(test_log_repeats);
     RUN(test_phases);
+    RUN(test_phase_parent);
     RUN(test_env);
     RUN(test_json);
     vku_busy_destroy(&g.dev, &busy);

@@ -242,6 +242,7 @@ static long long trace_counts(vkprof_context ctx, bool rec, bool drop)
     X(vkprof_phase_name, "ctx", 1, vkprof_phase_name(NULL, 0) == NULL)                             \
     X(vkprof_set_phase_flags, "ctx", INV, vkprof_set_phase_flags(NULL, 0, 0))                      \
     X(vkprof_phase_flags, "ctx", 0, vkprof_phase_flags(NULL, 0))                                   \
+    X(vkprof_set_phase_parent, "ctx", INV, vkprof_set_phase_parent(NULL, 0, 0))                    \
     X(vkprof_cmd_begin, "ctx", DIS, vkprof_cmd_begin(NULL, CMD, VKPROF_PHASE_NORM))                \
     X(vkprof_cmd_begin, "cmd", INV, vkprof_cmd_begin(C, VK_NULL_HANDLE, VKPROF_PHASE_NORM))        \
     X(vkprof_cmd_begin_leaf, "ctx", DIS,                                                           \

@@ -931,6 +931,104 @@ static void print_rotation(report *r, const cJSON *timing, const cJSON *phases, 
     }
 }
 
+/* Nested label regions (issue 26): the table gives each region's own
+ * time; this tree gives each one's total, its own and its nested
+ * regions', from the parents the layer told the library
+ * (vkprof_set_phase_parent). Shares are of the table's base (the busy time
+ * with --busy on). Printed only where some region has a parent. */
+typedef struct region_node {
+    const cJSON *p;
+    double own, total;
+    int parent; /* index, -1 none, -2 several */
+} region_node;
+
+static void print_region(FILE *o, const region_node *nd, int n, int at, int depth, int width,
+                         double base, uint64_t steps)
+{
+    char per[32] = "-";
+    if (steps > 0) {
+        snprintf(per, sizeof per, "%.1f", nd[at].total / (double)steps / 1e3);
+    }
+    fprintf(o, "      %*s%-*.63s %12.3f %12.3f %8.1f %14s\n", 2 * depth, "", width - 2 * depth,
+            str(nd[at].p, "name", "?"), nd[at].total / 1e6, nd[at].own / 1e6,
+            base > 0 ? 100.0 * nd[at].total / base : 0.0, per);
+    if (depth >= 16) {
+        return; /* the walk's own bound: a tree deeper than any app nests */
+    }
+    for (int k = 0; k < n; k++) {
+        if (nd[k].parent == at && k != at && nd[k].total > 0) {
+            print_region(o, nd, n, k, depth + 1, width, base, steps);
+        }
+    }
+}
+
+static void print_region_totals(FILE *o, const cJSON *phases, bool est, double factor,
+                                uint64_t steps, double base, bool of_busy, int width)
+{
+    enum { MAXN = 512 };
+    region_node nd[MAXN];
+    int n = 0;
+    bool nested = false;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, phases)
+    {
+        if (n == MAXN) {
+            break;
+        }
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "outer"))) {
+            continue;
+        }
+        nd[n].p = p;
+        nd[n].own = u64(p, "count") > 0 ? phase_ns(p, est) * factor : 0.0;
+        nd[n].total = 0;
+        nd[n].parent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "parent_several")) ? -2 : -1;
+        n++;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *pn = str(nd[i].p, "parent", NULL);
+        for (int k = 0; pn != NULL && k < n; k++) {
+            if (k != i && strcmp(str(nd[k].p, "name", ""), pn) == 0) {
+                nd[i].parent = k;
+                nested = true;
+                break;
+            }
+        }
+    }
+    if (!nested) {
+        return;
+    }
+    /* each region's own time into its total and every enclosing one's, up
+     * a chain of at most n links (a cycle of names stops there) */
+    for (int i = 0; i < n; i++) {
+        int at = i;
+        for (int hops = 0; at >= 0 && hops <= n; hops++) {
+            nd[at].total += nd[i].own;
+            at = nd[at].parent;
+        }
+    }
+    const char *several = NULL;
+    for (int i = 0; i < n && several == NULL; i++) {
+        if (nd[i].parent == -2 && nd[i].total > 0) {
+            several = str(nd[i].p, "name", "?");
+        }
+    }
+    fprintf(o, "      each region's total, its own time and its nested regions':\n");
+    fprintf(o, "      %-*s %12s %12s %8s %14s\n", width, "region", est ? "total ms~" : "total ms",
+            est ? "own ms~" : "own ms", of_busy ? "% busy" : "share %",
+            est ? "per step us~" : "per step us");
+    for (int i = 0; i < n; i++) {
+        if (nd[i].parent < 0 && nd[i].total > 0) {
+            print_region(o, nd, n, i, 0, width, base, steps);
+        }
+    }
+    if (several != NULL) {
+        fprintf(o,
+                "      %s lies in several regions (or at the top and in one): its time is in "
+                "its own total, not in the regions around it\n",
+                several);
+    }
+}
+
 /* Phases with calls but no timed one: no estimate (never a silent 0). */
 static void print_untimed(report *r, const cJSON *phases, uint64_t rotate)
 {
@@ -1140,6 +1238,10 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                     "      in no label: %.3f ms per step, %.1f%% of the busy time (its buffers' "
                     "work outside every label region, and the gaps between regions)\n",
                     rest / (double)steps / 1e6, 100.0 * rest / base);
+        }
+        if (r->mode != NULL && strcmp(r->mode, "label") == 0) {
+            print_region_totals(o, phases, est, factor, steps, base, of_busy,
+                                width < 30 ? 30 : width);
         }
         if (steps > 0) {
             const char *why = rotate > 0 && probe > 0
