@@ -245,7 +245,7 @@ static void fill_stats(vkprof_context ctx, uint32_t i, vkprof_phase_stats *s)
     s->first_ns = vkprof_ticks_to_ns(a->first_ticks, period);
     s->flags = atomic_load_explicit(&a->flags, memory_order_relaxed);
     const uint32_t par = atomic_load_explicit(&a->parent, memory_order_relaxed);
-    s->parent = par == VKPROF__PARENT_SEVERAL                   ? VKPROF_PHASE_SEVERAL_PARENTS
+    s->parent = par == VKPROF__PARENT_SEVERAL            ? VKPROF_PHASE_SEVERAL_PARENTS
                 : par == 0 || par == VKPROF__PARENT_ROOT ? VKPROF_PHASE_NO_PARENT
                                                          : par - 1u;
     /* The estimator: the mean of the timed calls times the calls executed.

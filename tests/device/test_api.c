@@ -229,7 +229,7 @@ static void test_phase_parent(void)
     CHECK(vkprof_set_phase_parent(ctx, disp, node) == VKPROF_OK);
     CHECK(vkprof_set_phase_parent(ctx, disp, disp) == VKPROF_OK); /* itself: ignored */
     CHECK(vkprof_set_phase_parent(ctx, twice, graph) == VKPROF_OK);
-    CHECK(vkprof_set_phase_parent(ctx, twice, node) == VKPROF_OK); /* another: several */
+    CHECK(vkprof_set_phase_parent(ctx, twice, node) == VKPROF_OK);  /* another: several */
     CHECK(vkprof_set_phase_parent(ctx, twice, graph) == VKPROF_OK); /* for good */
     CHECK(vkprof_set_phase_parent(ctx, top, VKPROF_PHASE_NO_PARENT) == VKPROF_OK);
     CHECK(vkprof_set_phase_parent(ctx, top, graph) == VKPROF_OK); /* top and nested: several */
@@ -262,10 +262,10 @@ static void test_phase_parent(void)
         const cJSON *par = cJSON_GetObjectItemCaseSensitive(p, "parent");
         if (cJSON_IsString(par)) {
             parents++;
-            CHECK((strcmp(name->valuestring, "node") == 0 &&
-                   strcmp(par->valuestring, "graph") == 0) ||
-                  (strcmp(name->valuestring, "disp") == 0 &&
-                   strcmp(par->valuestring, "node") == 0));
+            CHECK(
+                (strcmp(name->valuestring, "node") == 0 &&
+                 strcmp(par->valuestring, "graph") == 0) ||
+                (strcmp(name->valuestring, "disp") == 0 && strcmp(par->valuestring, "node") == 0));
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "parent_several"))) {
             several++;

@@ -981,7 +981,8 @@ static void print_region_totals(FILE *o, const cJSON *phases, bool est, double f
         nd[n].p = p;
         nd[n].own = u64(p, "count") > 0 ? phase_ns(p, est) * factor : 0.0;
         nd[n].total = 0;
-        nd[n].parent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "parent_several")) ? -2 : -1;
+        nd[n].parent =
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "parent_several")) ? -2 : -1;
         n++;
     }
     for (int i = 0; i < n; i++) {
