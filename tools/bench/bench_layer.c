@@ -12,9 +12,13 @@
  *               layer: the in-app ring with the layer's stamps (one scope per
  *               dispatch) and, as the layer, a trace of them
  *   sampled     under the layer, 1 submit in N stamped             vs none
+ *   default     under the layer as `vkprof run` sets it by default:  vs none
+ *               a rotating window of 2 dispatches a step, the command
+ *               buffers' busy scopes in 1 step in 8
  *
  * and the per-phase split of `layer` (its summary, phases named by the
- * pipeline names the engine sets) against the in-app ring's. See
+ * pipeline names the engine sets), and of `default` (its estimates),
+ * against the in-app ring's. See
  * docs/performance.md. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
@@ -33,13 +37,14 @@
 
 #include "bench.h"
 #include "outfile.h"
+#include "run_defaults.h"
 
 extern char **environ;
 
-enum { L_NONE, L_LOADED_OFF, L_LAYER, L_RING, L_SAMPLED, L_COUNT };
+enum { L_NONE, L_LOADED_OFF, L_LAYER, L_RING, L_SAMPLED, L_DEFAULT, L_COUNT };
 
-static const char *const lname[L_COUNT] = {"none", "loaded-off", "layer", "ring-dispatch",
-                                           "sampled"};
+static const char *const lname[L_COUNT] = {"none",          "loaded-off", "layer",
+                                           "ring-dispatch", "sampled",    "default"};
 static const char *const lwhat[L_COUNT] = {
     "decode --profile off, no layer",
     "the same under the layer, VKPROF_LAYER=off",
@@ -47,10 +52,13 @@ static const char *const lwhat[L_COUNT] = {
     "decode --profile ring-shared --scope dispatch --trace, no layer (the in-app ring: the same "
     "stamps, traced)",
     "the same as layer, 1 submit in N stamped",
+    "the same as layer, as vkprof run sets it by default: a window of " VKPROF_RUN_STR(
+        VKPROF_RUN_DEFAULT_ROTATE) " dispatches a step, the busy scopes in 1 step "
+                                   "in " VKPROF_RUN_STR(VKPROF_RUN_DEFAULT_BUSY_EVERY),
 };
 /* Each ratio is against this configuration of the same round; and its goal. */
-static const int lagainst[L_COUNT] = {-1, L_NONE, L_RING, -1, L_NONE};
-static const double lgoal[L_COUNT] = {0, 0.995, 0.98, 0, 0.99};
+static const int lagainst[L_COUNT] = {-1, L_NONE, L_RING, -1, L_NONE, L_NONE};
+static const double lgoal[L_COUNT] = {0, 0.995, 0.98, 0, 0.99, 0.98};
 
 #define LB_MAX_PHASES 64u
 
@@ -145,6 +153,8 @@ static int run_child(lbench *b, int cfg, const char *json, const char *outdir, c
 {
     const bench_layer_opts *o = b->o;
     char tokens[16], sample[32], layer_path[PATH_MAX + 32], layers[4096], out[2 * PATH_MAX + 64];
+    const bool layered =
+        cfg == L_LOADED_OFF || cfg == L_LAYER || cfg == L_SAMPLED || cfg == L_DEFAULT;
     snprintf(tokens, sizeof tokens, "%u", o->tokens);
     snprintf(sample, sizeof sample, "VKPROF_LAYER_SAMPLE=%u", o->sample_every);
     snprintf(layer_path, sizeof layer_path, "VK_ADD_LAYER_PATH=%s", b->dir);
@@ -162,23 +172,27 @@ static int run_child(lbench *b, int cfg, const char *json, const char *outdir, c
     while (environ[n] != NULL) {
         n++;
     }
-    char **envp = calloc(n + 8, sizeof *envp);
+    char **envp = calloc(n + 10, sizeof *envp);
     if (envp == NULL) {
         return -1;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (env_ours(environ[i]) || (strncmp(environ[i], "VK_INSTANCE_LAYERS=", 19) == 0 &&
-                                     cfg != L_LOADED_OFF && cfg != L_LAYER && cfg != L_SAMPLED)) {
+        if (env_ours(environ[i]) ||
+            (strncmp(environ[i], "VK_INSTANCE_LAYERS=", 19) == 0 && !layered)) {
             envp[k++] = environ[i];
         }
     }
-    if (cfg == L_LOADED_OFF || cfg == L_LAYER || cfg == L_SAMPLED) {
+    if (layered) {
         envp[k++] = layer_path;
         envp[k++] = layers;
         envp[k++] = out;
         envp[k++] = cfg == L_LOADED_OFF ? "VKPROF_LAYER=off" : "VKPROF_LAYER=on";
         envp[k++] = cfg == L_SAMPLED ? sample : "VKPROF_LAYER_SAMPLE=1";
+    }
+    if (cfg == L_DEFAULT) {
+        envp[k++] = "VKPROF_LAYER_ROTATE=" VKPROF_RUN_STR(VKPROF_RUN_DEFAULT_ROTATE);
+        envp[k++] = "VKPROF_LAYER_BUSY_EVERY=" VKPROF_RUN_STR(VKPROF_RUN_DEFAULT_BUSY_EVERY);
     }
     envp[k] = NULL;
 
@@ -258,23 +272,27 @@ static uint64_t jnum(const cJSON *o, const char *key)
 }
 
 /* Each timed phase of an array of {"name", "count", "total_ns"} (the
- * library's snapshot and the decode's JSON share the keys). */
-static void add_phases(lconf *c, const cJSON *phases)
+ * library's snapshot and the decode's JSON share the keys); est: each
+ * one's estimate over all its calls (est_total_ns: a rotating window),
+ * outer phases (the busy scopes) left out. */
+static void add_phases(lconf *c, const cJSON *phases, bool est)
 {
     const cJSON *ph;
     cJSON_ArrayForEach(ph, phases)
     {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ph, "name");
-        if (cJSON_IsString(nm) && jnum(ph, "count") > 0) {
-            add_phase(c, nm->valuestring, jnum(ph, "total_ns"), jnum(ph, "count"));
+        if (cJSON_IsString(nm) && jnum(ph, "count") > 0 &&
+            !(est && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ph, "outer")))) {
+            add_phase(c, nm->valuestring, jnum(ph, est ? "est_total_ns" : "total_ns"),
+                      jnum(ph, "count"));
         }
     }
 }
 
 /* The phases and the accounting of one library snapshot document. */
-static void take_snapshot(lconf *c, const cJSON *snap)
+static void take_snapshot(lconf *c, const cJSON *snap, bool est)
 {
-    add_phases(c, cJSON_GetObjectItemCaseSensitive(snap, "phases"));
+    add_phases(c, cJSON_GetObjectItemCaseSensitive(snap, "phases"), est);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(snap, "timing");
     c->samples += jnum(t, "samples");
     c->lost += jnum(t, "scopes_dropped");
@@ -282,7 +300,7 @@ static void take_snapshot(lconf *c, const cJSON *snap)
 
 /* The one summary the layer wrote into `outdir` (the decode is one process):
  * phases summed over its devices and contexts. */
-static int take_layer_summary(lconf *c, const char *outdir)
+static int take_layer_summary(lconf *c, const char *outdir, bool est)
 {
     DIR *d = opendir(outdir);
     if (d == NULL) {
@@ -315,7 +333,7 @@ static int take_layer_summary(lconf *c, const char *outdir)
     {
         cJSON_ArrayForEach(cx, cJSON_GetObjectItemCaseSensitive(dev, "contexts"))
         {
-            take_snapshot(c, cJSON_GetObjectItemCaseSensitive(cx, "snapshot"));
+            take_snapshot(c, cJSON_GetObjectItemCaseSensitive(cx, "snapshot"), est);
         }
     }
     cJSON_Delete(j);
@@ -375,7 +393,7 @@ static int take_decode_json(lbench *b, int cfg, uint32_t round, const char *path
         lconf *c = &b->c[cfg];
         c->nph = 0;
         c->samples = c->lost = 0;
-        add_phases(c, cJSON_GetObjectItemCaseSensitive(j, "phases"));
+        add_phases(c, cJSON_GetObjectItemCaseSensitive(j, "phases"), false);
         const cJSON *lib = cJSON_GetObjectItemCaseSensitive(j, "vkprof");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(lib, "timing");
         c->samples = jnum(t, "samples");
@@ -395,8 +413,8 @@ static int run_one(lbench *b, int cfg, uint32_t round)
     if (run_child(b, cfg, json, outdir, log) != 0 || take_decode_json(b, cfg, round, json) != 0) {
         return -1;
     }
-    if (cfg == L_LAYER || cfg == L_SAMPLED) {
-        return take_layer_summary(&b->c[cfg], outdir);
+    if (cfg == L_LAYER || cfg == L_SAMPLED || cfg == L_DEFAULT) {
+        return take_layer_summary(&b->c[cfg], outdir, cfg == L_DEFAULT);
     }
     return 0;
 }
@@ -485,8 +503,8 @@ static void totals(const lconf *a, const lconf *r, double *ratio, double *extra_
     *extra_ms = ex * 1e-6;
 }
 
-static int write_json(const char *path, const lbench *b, double split, uint32_t unmatched,
-                      double total_ratio, bool same)
+static int write_json(const char *path, const lbench *b, double split, double split_default,
+                      uint32_t unmatched, double total_ratio, bool same)
 {
     outfile o;
     if (outfile_open(&o, "vkprof bench", path) != 0) {
@@ -530,7 +548,7 @@ static int write_json(const char *path, const lbench *b, double split, uint32_t 
             vkprof__json_key(j, "goal");
             vkprof__json_f64(j, lgoal[i]);
         }
-        if (i == L_LAYER || i == L_RING || i == L_SAMPLED) {
+        if (i == L_LAYER || i == L_RING || i == L_SAMPLED || i == L_DEFAULT) {
             vkprof__json_kv_u64(j, "samples", c->samples);
             vkprof__json_kv_u64(j, "lost", c->lost);
         }
@@ -539,6 +557,8 @@ static int write_json(const char *path, const lbench *b, double split, uint32_t 
     vkprof__json_end(j);
     vkprof__json_key(j, "split_max_pp_layer_vs_ring");
     vkprof__json_f64(j, split);
+    vkprof__json_key(j, "split_max_pp_default_vs_ring");
+    vkprof__json_f64(j, split_default);
     vkprof__json_kv_u64(j, "ring_phases_missing_in_layer", unmatched);
     vkprof__json_kv_bool(j, "scopes_per_phase_equal", same);
     vkprof__json_key(j, "gpu_time_layer_over_ring");
@@ -667,6 +687,8 @@ int bench_layer(const bench_layer_opts *o)
     }
     uint32_t unmatched = 0;
     double split = share_diff_pp(&b.c[L_LAYER], &b.c[L_RING], &unmatched);
+    uint32_t unmatched_default = 0;
+    double split_default = share_diff_pp(&b.c[L_DEFAULT], &b.c[L_RING], &unmatched_default);
     double total_ratio, extra_ms;
     totals(&b.c[L_LAYER], &b.c[L_RING], &total_ratio, &extra_ms);
 
@@ -706,14 +728,22 @@ int bench_layer(const bench_layer_opts *o)
            total_ratio, extra_ms);
     bool same = counts_equal(&b.c[L_LAYER], &b.c[L_RING]);
     printf("\n  scopes per phase, layer = ring (the same stamps): %s", same ? "yes" : "NO");
+    printf("\nper-phase split, default (its estimates) vs the in-app ring (last round): max "
+           "|share difference| %.2f pp",
+           split_default);
+    if (unmatched_default > 0) {
+        printf(", %u of the ring's phases not timed yet", unmatched_default);
+    }
     printf("\nsamples (last round): layer %llu (lost %llu), ring %llu (lost %llu), sampled %llu "
-           "(lost %llu)\n",
+           "(lost %llu), default %llu (lost %llu)\n",
            (unsigned long long)b.c[L_LAYER].samples, (unsigned long long)b.c[L_LAYER].lost,
            (unsigned long long)b.c[L_RING].samples, (unsigned long long)b.c[L_RING].lost,
-           (unsigned long long)b.c[L_SAMPLED].samples, (unsigned long long)b.c[L_SAMPLED].lost);
+           (unsigned long long)b.c[L_SAMPLED].samples, (unsigned long long)b.c[L_SAMPLED].lost,
+           (unsigned long long)b.c[L_DEFAULT].samples, (unsigned long long)b.c[L_DEFAULT].lost);
     printf("tokens identical across all runs: %s\n", b.mismatches == 0 ? "yes" : "NO");
     rc = b.mismatches == 0 ? 0 : 1;
-    if (o->json != NULL && write_json(o->json, &b, split, unmatched, total_ratio, same) != 0) {
+    if (o->json != NULL &&
+        write_json(o->json, &b, split, split_default, unmatched, total_ratio, same) != 0) {
         rc = 1;
     }
 done:

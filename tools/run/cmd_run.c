@@ -39,6 +39,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "run_defaults.h"
 #include "cli_opts.h"
 #include "finish.h"
 #include "names.h"
@@ -1943,20 +1944,15 @@ static int command_start(int argc, char **argv)
 }
 
 /* The default mode (issue 26): the rotating window, K = RUN_DEFAULT_ROTATE,
- * with the command buffers' busy scopes. Every dispatch (--rotate 0) drains
- * the queue after each one: +36 to +64 % of llama.cpp's step time on an H100,
- * and each dispatch timed alone, not in flow (docs/layer.md, "Modes"). Only
- * where nothing else was asked for: no --rotate, --sample or --mode other
- * than dispatch, and none of those in the layer's own variables (which
- * vkprof run passes on), nor steps turned off (the window moves by steps). */
-#define RUN_DEFAULT_ROTATE 2u
-/* ... and the command buffers' busy scopes in 1 step in N, at random, each
- * such step without the window (issue 26: on llama.cpp's 1B decode on an
- * H100, 15 stamps a step cost +3.7 % of its step time; each stamp a step
- * costs, so K = 2 and N = 8: 3 stamps a step, 2 a buffer in 1 step in 8;
- * docs/performance.md, "Busy steps of their own" and "The default of
- * 2026-12-06") */
-#define RUN_DEFAULT_BUSY_EVERY 8u
+ * with the command buffers' busy scopes in 1 step in RUN_DEFAULT_BUSY_EVERY
+ * (run_defaults.h). Every dispatch (--rotate 0) drains the queue after each
+ * one: +36 to +64 % of llama.cpp's step time on an H100, and each dispatch
+ * timed alone, not in flow (docs/layer.md, "Modes"). Only where nothing
+ * else was asked for: no --rotate, --sample or --mode other than dispatch,
+ * and none of those in the layer's own variables (which vkprof run passes
+ * on), nor steps turned off (the window moves by steps). */
+#define RUN_DEFAULT_ROTATE ((uint32_t)VKPROF_RUN_DEFAULT_ROTATE)
+#define RUN_DEFAULT_BUSY_EVERY ((uint32_t)VKPROF_RUN_DEFAULT_BUSY_EVERY)
 
 static bool env_set(const char *name)
 {

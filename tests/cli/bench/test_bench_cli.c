@@ -370,10 +370,10 @@ static void test_bench_layer(void)
         double split = num(j, "split_max_pp_layer_vs_ring");
         CHECK(isfinite(split) && split >= 0 && split < 100);
         const cJSON *cfgs = cJSON_GetObjectItemCaseSensitive(j, "configs");
-        CHECK(cJSON_GetArraySize(cfgs) == 5);
-        static const char *const names[] = {"none", "loaded-off", "layer", "ring-dispatch",
-                                            "sampled"};
-        for (size_t i = 0; i < 5; i++) {
+        CHECK(cJSON_GetArraySize(cfgs) == 6);
+        static const char *const names[] = {"none",          "loaded-off", "layer",
+                                            "ring-dispatch", "sampled",    "default"};
+        for (size_t i = 0; i < 6; i++) {
             const cJSON *c = find_config(cfgs, names[i]);
             CHECK(c != NULL);
             if (c == NULL) {
@@ -391,6 +391,18 @@ static void test_bench_layer(void)
             CHECK(num(rg, "samples") > 0 && num(rg, "lost") == 0 && num(ly, "lost") == 0);
             CHECK(num(ly, "samples") > num(rg, "samples")); /* and weights_init's */
         }
+        /* vkprof run's default: a window of 2 a step (and each phase's first
+         * call, and the busy scopes in some steps): fewer stamps than every
+         * dispatch, none lost, and a split of its estimates */
+        const cJSON *df = find_config(cfgs, "default");
+        if (ly != NULL && df != NULL) {
+            CHECK(num(df, "samples") > 0 && num(df, "lost") == 0);
+            CHECK(num(df, "samples") < num(ly, "samples"));
+            CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(df, "against")),
+                         "none") == 0);
+        }
+        double split_default = num(j, "split_max_pp_default_vs_ring");
+        CHECK(isfinite(split_default) && split_default >= 0 && split_default <= 100);
     }
     cJSON_Delete(j);
     free(text);
