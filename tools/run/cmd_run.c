@@ -1323,17 +1323,17 @@ static void print_context(report *r, const cJSON *ctxo, const cJSON *fam, uint64
                         busy > 0 ? total / (double)steps / busy : 0.0);
             }
         } else if (steps > 0 && outer_calls > 0) {
-            /* buffers ran, none stamped: say so, never drop the line */
+            /* buffers ran, none timed: say so, never drop the line */
             fprintf(o,
                     "      GPU busy: not measured: none of the %llu command buffers that ran was "
-                    "stamped%s\n",
+                    "timed%s\n",
                     (unsigned long long)outer_calls,
                     r->busy_every > 1 && replay != 1.0
                         ? " (recordings submitted more than once keep the kind of the step they "
                           "were recorded in, and none was recorded in a busy step: --busy on "
                           "stamps the buffers in every step)"
                     : r->busy_every > 1 ? " (none ran in a busy step: a run of few steps)"
-                                        : "");
+                                        : " (the samples line below says what was lost)");
         }
         if (rotate > 0) {
             const uint64_t left_out = has_left                    ? u64(rec_o, "scopes_left_out")
